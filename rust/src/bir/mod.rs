@@ -1,0 +1,1 @@
+//! The BIR module model (contract §1).

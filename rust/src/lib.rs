@@ -1,0 +1,13 @@
+//! lncsplit core: the pelican expression algebra, the BIR module model and the
+//! multi-core (LNC) split passes. Nothing in this crate outside `py/` knows about
+//! Python; `cargo test` exercises it without an interpreter.
+
+pub mod error;
+pub mod pelican;
+pub mod bir;
+pub mod passes;
+
+#[cfg(feature = "python")]
+mod py;
+
+pub use error::{Error, Result};

@@ -1,0 +1,1 @@
+//! The split passes (contract §3).

@@ -1,0 +1,504 @@
+//! The PelicanContext: a per-module arena of expression nodes with hash-consing.
+//!
+//! Nodes live in a `Vec`, identified by `u32` ids; a `hashbrown::HashTable<u32>`
+//! holds only ids (hash = foldhash of the canonical node, eq = compare with the
+//! arena), so keys are never stored twice. Every factory canonicalizes before it
+//! interns (MLIR's "simplify in the builder, then unique"), which makes
+//! structural equality the same as id equality. Cloning a context is a few
+//! `Vec` copies, which is what makes the per-core module clone cheap.
+
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::Arc;
+
+use hashbrown::HashTable;
+
+use super::kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
+use crate::error::{Error, Result};
+
+/// Deepest expression tree a context accepts. Every recursive algorithm
+/// (eval, folding, wire) is bounded by it, so no input can overflow the stack.
+pub const MAX_DEPTH: u32 = 512;
+
+/// A loop axis: the identity of an AffineIV. `lo, lo+step, … < ub`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Axis {
+    pub name: Arc<str>,
+    pub lo: i64,
+    pub ub: i64,
+    pub step: i64,
+}
+
+impl Axis {
+    /// calculateTripcount(ub, lo, step): number of values lo + k·step < ub.
+    pub fn trip_count(&self) -> i64 {
+        trip_count(self.lo, self.ub, self.step)
+    }
+}
+
+pub fn trip_count(lo: i64, ub: i64, step: i64) -> i64 {
+    if step <= 0 || ub <= lo {
+        return 0;
+    }
+    let span = (ub as i128) - (lo as i128);
+    let step = step as i128;
+    ((span + step - 1) / step) as i64
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Meta {
+    has_shard: bool,
+    has_runtime: bool,
+    depth: u32,
+}
+
+#[derive(Clone)]
+pub struct Context {
+    nodes: Vec<Node>,
+    meta: Vec<Meta>,
+    index: HashTable<ExprId>,
+    axes: Vec<Axis>,
+    registers: Vec<Arc<str>>,
+    reg_index: hashbrown::HashMap<Arc<str>, RegId>,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Context({} nodes, {} axes)", self.nodes.len(), self.axes.len())
+    }
+}
+
+fn hash_node(node: &Node) -> u64 {
+    // A fixed seed keeps hashing deterministic across runs and threads.
+    let mut h = foldhash::fast::FixedState::with_seed(0x6c6e_6373_706c_6974).build_hasher();
+    node.hash(&mut h);
+    h.finish()
+}
+
+impl Context {
+    pub fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    pub fn with_capacity(n: usize) -> Self {
+        Context {
+            nodes: Vec::with_capacity(n),
+            meta: Vec::with_capacity(n),
+            index: HashTable::with_capacity(n),
+            axes: Vec::new(),
+            registers: Vec::new(),
+            reg_index: hashbrown::HashMap::new(),
+        }
+    }
+
+    /// Number of interned nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The node behind an id. Panics only on an id that this context never
+    /// issued, which the bindings rule out by checking ids first.
+    pub fn node(&self, id: ExprId) -> &Node {
+        &self.nodes[id as usize]
+    }
+
+    pub fn contains(&self, id: ExprId) -> bool {
+        (id as usize) < self.nodes.len()
+    }
+
+    pub fn kind(&self, id: ExprId) -> ExprKind {
+        self.nodes[id as usize].kind()
+    }
+
+    /// True when a ShardId occurs anywhere below `id` (computed at intern time,
+    /// so `update_shard_id` skips shard-free subtrees in O(1)).
+    pub fn has_shard(&self, id: ExprId) -> bool {
+        self.meta[id as usize].has_shard
+    }
+
+    /// True when a runtime value (CCGetRank, IndirectArg, IntRuntimeValue,
+    /// OpaqueFn) occurs below `id`.
+    pub fn has_runtime(&self, id: ExprId) -> bool {
+        self.meta[id as usize].has_runtime
+    }
+
+    pub fn depth(&self, id: ExprId) -> u32 {
+        self.meta[id as usize].depth
+    }
+
+    // ---------------------------------------------------------------- axes
+
+    /// Define a new loop axis. Every call makes a distinct axis, even with the
+    /// same name and bounds (one axis per `Loop`).
+    pub fn add_axis(&mut self, name: &str, lo: i64, ub: i64, step: i64) -> Result<AxisId> {
+        if step <= 0 {
+            return Err(Error::pelican(
+                format!("Invalid step {step} for loop axis {name}: must be > 0"),
+                "AffineIndices.h:171",
+            ));
+        }
+        let id = self.axes.len() as AxisId;
+        self.axes.push(Axis { name: Arc::from(name), lo, ub, step });
+        Ok(id)
+    }
+
+    pub fn axis(&self, id: AxisId) -> &Axis {
+        &self.axes[id as usize]
+    }
+
+    pub fn axes(&self) -> &[Axis] {
+        &self.axes
+    }
+
+    pub fn register_name(&self, id: RegId) -> &str {
+        &self.registers[id as usize]
+    }
+
+    /// Intern a register (or opaque-function) name.
+    pub fn intern_name(&mut self, name: &str) -> RegId {
+        if let Some(&id) = self.reg_index.get(name) {
+            return id;
+        }
+        let id = self.registers.len() as RegId;
+        let name: Arc<str> = Arc::from(name);
+        self.registers.push(name.clone());
+        self.reg_index.insert(name, id);
+        id
+    }
+
+    // ------------------------------------------------------------ interning
+
+    /// Intern an already-canonical node: return the existing id of a
+    /// structurally equal node, or append it.
+    fn intern(&mut self, node: Node) -> Result<ExprId> {
+        let hash = hash_node(&node);
+        let nodes = &self.nodes;
+        if let Some(&id) = self.index.find(hash, |&id| nodes[id as usize] == node) {
+            return Ok(id);
+        }
+        let meta = self.meta_of(&node)?;
+        let id = u32::try_from(self.nodes.len())
+            .map_err(|_| Error::pelican("too many expression nodes in one context", "lncsplit"))?;
+        self.nodes.push(node);
+        self.meta.push(meta);
+        let nodes = &self.nodes;
+        self.index.insert_unique(hash, id, |&i| hash_node(&nodes[i as usize]));
+        Ok(id)
+    }
+
+    fn meta_of(&self, node: &Node) -> Result<Meta> {
+        let mut m = Meta {
+            has_shard: matches!(node, Node::ShardId { .. }),
+            has_runtime: matches!(
+                node,
+                Node::CCGetRank { .. }
+                    | Node::IndirectArg { .. }
+                    | Node::IntRuntimeValue { .. }
+                    | Node::OpaqueFn { .. }
+            ),
+            depth: 1,
+        };
+        for c in node.children() {
+            let cm = self.meta[c as usize];
+            m.has_shard |= cm.has_shard;
+            m.has_runtime |= cm.has_runtime;
+            m.depth = m.depth.max(cm.depth + 1);
+        }
+        if m.depth > MAX_DEPTH {
+            return Err(Error::pelican(
+                format!("expression nested deeper than {MAX_DEPTH} levels"),
+                "lncsplit/pelican",
+            ));
+        }
+        Ok(m)
+    }
+
+    fn check_id(&self, id: ExprId) -> Result<()> {
+        if self.contains(id) {
+            Ok(())
+        } else {
+            Err(Error::pelican(format!("unknown expression id {id}"), "lncsplit/pelican"))
+        }
+    }
+
+    // ------------------------------------------------------------ factories
+
+    /// CCGetRankExpr::create (AffineExpr.h:326).
+    pub fn cc_get_rank(&mut self, iteration_id: i64, channel_id: i64) -> Result<ExprId> {
+        if (iteration_id | channel_id) < 0 {
+            return Err(Error::pelican(
+                "Invalid iteration_id or channel_id for CCGetRankExpr!",
+                "AffineExpr.h:326",
+            ));
+        }
+        self.intern(Node::CCGetRank { iteration_id, channel_id })
+    }
+
+    /// IndirectArgExpr::create (AffineExpr.h:356).
+    pub fn indirect_arg(&mut self, arg_id: i64) -> Result<ExprId> {
+        if arg_id < 0 {
+            return Err(Error::pelican("Invalid arg_id for IndirectArgExpr!", "AffineExpr.h:356"));
+        }
+        self.intern(Node::IndirectArg { arg_id })
+    }
+
+    /// The AffineIV of a loop axis (one node per axis).
+    pub fn affine_iv(&mut self, axis: AxisId) -> Result<ExprId> {
+        if axis as usize >= self.axes.len() {
+            return Err(Error::pelican(format!("unknown loop axis id {axis}"), "lncsplit/pelican"));
+        }
+        self.intern(Node::AffineIV { axis })
+    }
+
+    /// A register-backed runtime integer (kind 7) naming `reg`.
+    pub fn int_runtime_value(&mut self, reg: &str) -> Result<ExprId> {
+        let reg = self.intern_name(reg);
+        self.intern(Node::IntRuntimeValue { reg })
+    }
+
+    /// createShardId(ctx, ub): the symbolic "which shard am I", 0 ≤ shard < ub.
+    pub fn shard_id(&mut self, ub: i64) -> Result<ExprId> {
+        if ub <= 0 {
+            return Err(Error::pelican(
+                format!("Invalid ub {ub} for ShardId: must be > 0"),
+                "lncsplit/pelican",
+            ));
+        }
+        self.intern(Node::ShardId { ub })
+    }
+
+    pub fn symbolic_idx(&mut self, lo: i64, ub: i64, step: i64, offset: i64) -> Result<ExprId> {
+        if step <= 0 {
+            return Err(Error::pelican(
+                format!("Invalid step {step} for SymbolicIdx: must be > 0"),
+                "AffineIndices.h:171",
+            ));
+        }
+        self.intern(Node::SymbolicIdx { lo, ub, step, offset })
+    }
+
+    pub fn ap_index(
+        &mut self,
+        lo: i64,
+        ub: i64,
+        step: i64,
+        stride: i64,
+        inner: Option<ExprId>,
+    ) -> Result<ExprId> {
+        if step <= 0 {
+            return Err(Error::pelican(
+                format!("Invalid step {step} for APIndex: must be > 0"),
+                "AffineIndices.h:171",
+            ));
+        }
+        if let Some(i) = inner {
+            self.check_id(i)?;
+            if self.kind(i) != ExprKind::APIndex {
+                return Err(Error::pelican("APIndex inner must be an APIndex", "lncsplit/pelican"));
+            }
+        }
+        self.intern(Node::APIndex { lo, ub, step, stride, inner })
+    }
+
+    /// TiledAPIndex: the tile must divide the child's trip count; a nested
+    /// TiledAPIndex with the same partition flag fuses (tile sizes multiply).
+    pub fn tiled_ap_index(
+        &mut self,
+        child: ExprId,
+        tile_pos_flags: i64,
+        tile_size: i64,
+        is_partition: bool,
+    ) -> Result<ExprId> {
+        self.check_id(child)?;
+        if !self.kind(child).is_index_leaf() {
+            return Err(Error::pelican(
+                "TiledAPIndex child must be an index (kinds 6-13)",
+                "lncsplit/pelican",
+            ));
+        }
+        let (mut child, mut tile_size) = (child, tile_size);
+        if let Node::TiledAPIndex { child: inner, tile_size: inner_tile, is_partition: p, .. } =
+            *self.node(child)
+        {
+            if p == is_partition {
+                tile_size = tile_size
+                    .checked_mul(inner_tile)
+                    .ok_or_else(|| Error::overflow("TiledAPIndex fusion"))?;
+                child = inner;
+            }
+        }
+        let tc = self.trip_count(child).unwrap_or(0);
+        if tile_size <= 0 || tc % tile_size != 0 {
+            return Err(Error::pelican(
+                format!(
+                    "TiledAPIndex tile size {tile_size} must divide the trip count {tc} of its child"
+                ),
+                "AffineIndices.h:152",
+            ));
+        }
+        self.intern(Node::TiledAPIndex { child, tile_pos_flags, tile_size, is_partition })
+    }
+
+    /// createAffineExpr: c + Σ coeff·idx. Canonical form: indices merged,
+    /// zero coefficients dropped, terms ordered by id. No other rewriting: an
+    /// AffExpr `1·i + 0` stays an AffExpr.
+    pub fn aff_expr(&mut self, terms: &[(ExprId, i64)], c: i64) -> Result<ExprId> {
+        let mut t: Vec<(ExprId, i64)> = Vec::with_capacity(terms.len());
+        for &(idx, coeff) in terms {
+            self.check_id(idx)?;
+            let k = self.kind(idx);
+            if !k.is_index_leaf() {
+                return Err(Error::pelican(
+                    format!(
+                        "AffExpr term idx must be an index (kinds 6-13), got {} (kind {})",
+                        k.name(),
+                        k as u8
+                    ),
+                    "lncsplit/pelican",
+                ));
+            }
+            t.push((idx, coeff));
+        }
+        t.sort_unstable_by_key(|x| x.0);
+        let mut merged: Vec<(ExprId, i64)> = Vec::with_capacity(t.len());
+        for (idx, coeff) in t {
+            match merged.last_mut() {
+                Some(last) if last.0 == idx => {
+                    last.1 = last.1.checked_add(coeff).ok_or_else(|| Error::overflow("AffExpr"))?;
+                }
+                _ => merged.push((idx, coeff)),
+            }
+        }
+        merged.retain(|x| x.1 != 0);
+        self.intern(Node::AffExpr { terms: merged.into_boxed_slice(), c })
+    }
+
+    /// A constant: the AffExpr with no terms.
+    pub fn constant(&mut self, c: i64) -> ExprId {
+        self.intern(Node::AffExpr { terms: Box::new([]), c }).expect("a constant always interns")
+    }
+
+    /// createNArySum: terms ordered by id (so a+b ≡ b+a); duplicates kept.
+    pub fn sum(&mut self, terms: &[ExprId]) -> Result<ExprId> {
+        for &t in terms {
+            self.check_id(t)?;
+        }
+        let mut t = terms.to_vec();
+        t.sort_unstable();
+        self.intern(Node::Sum { terms: t.into_boxed_slice() })
+    }
+
+    pub fn mult(&mut self, var: ExprId, scale: i64) -> Result<ExprId> {
+        self.check_id(var)?;
+        self.intern(Node::Mult { var, scale })
+    }
+
+    fn check_denom(denom: i64) -> Result<()> {
+        if denom <= 0 {
+            return Err(Error::pelican("Unsupported denom for DivLikeExpr!", "AffineExpr.h:711"));
+        }
+        Ok(())
+    }
+
+    pub fn floor_div(&mut self, numer: ExprId, denom: i64) -> Result<ExprId> {
+        self.check_id(numer)?;
+        Self::check_denom(denom)?;
+        self.intern(Node::FloorDiv { numer, denom })
+    }
+
+    pub fn modulo(&mut self, numer: ExprId, denom: i64) -> Result<ExprId> {
+        self.check_id(numer)?;
+        Self::check_denom(denom)?;
+        self.intern(Node::Modulo { numer, denom })
+    }
+
+    pub fn cc_div(&mut self, numer: ExprId, denom: i64, replica_groups_id: u64) -> Result<ExprId> {
+        self.check_id(numer)?;
+        Self::check_denom(denom)?;
+        self.intern(Node::CCDiv { numer, denom, replica_groups_id })
+    }
+
+    pub fn cc_mod(&mut self, numer: ExprId, denom: i64, replica_groups_id: u64) -> Result<ExprId> {
+        self.check_id(numer)?;
+        Self::check_denom(denom)?;
+        self.intern(Node::CCMod { numer, denom, replica_groups_id })
+    }
+
+    pub fn icmp(&mut self, op: CmpOp, lhs: ExprId, rhs: ExprId) -> Result<ExprId> {
+        self.check_id(lhs)?;
+        self.check_id(rhs)?;
+        self.intern(Node::ICmp { op, lhs, rhs })
+    }
+
+    pub fn opaque_fn(&mut self, name: &str, args: &[ExprId]) -> Result<ExprId> {
+        for &a in args {
+            self.check_id(a)?;
+        }
+        let name = self.intern_name(name);
+        self.intern(Node::OpaqueFn { name, args: args.into() })
+    }
+
+    // -------------------------------------------------------------- geometry
+
+    /// `(lo, ub, step)` of an index leaf, when statically known.
+    pub fn index_geometry(&self, id: ExprId) -> Option<(i64, i64, i64)> {
+        match *self.node(id) {
+            Node::AffineIV { axis } => {
+                let a = self.axis(axis);
+                Some((a.lo, a.ub, a.step))
+            }
+            Node::ShardId { ub } => Some((0, ub, 1)),
+            Node::SymbolicIdx { lo, ub, step, .. } => Some((lo, ub, step)),
+            Node::APIndex { lo, ub, step, .. } => Some((lo, ub, step)),
+            Node::TiledAPIndex { child, tile_size, .. } => {
+                let tc = self.trip_count(child)?;
+                Some((0, tc / tile_size, 1))
+            }
+            _ => None,
+        }
+    }
+
+    /// Trip count of an index leaf; None for runtime values and non-indices.
+    pub fn trip_count(&self, id: ExprId) -> Option<i64> {
+        self.index_geometry(id).map(|(lo, ub, step)| trip_count(lo, ub, step))
+    }
+
+    /// infimum = lo, supremum = lo + step·(tripcount − 1) of an index leaf.
+    pub fn infimum(&self, id: ExprId) -> Option<i64> {
+        self.index_geometry(id).map(|g| g.0)
+    }
+
+    pub fn supremum(&self, id: ExprId) -> Option<i64> {
+        let (lo, ub, step) = self.index_geometry(id)?;
+        let tc = trip_count(lo, ub, step);
+        if tc == 0 {
+            return None;
+        }
+        lo.checked_add(step.checked_mul(tc - 1)?)
+    }
+
+    /// Every ShardId node id reachable from `id`.
+    pub fn shard_ids_in(&self, id: ExprId, out: &mut Vec<ExprId>) {
+        if !self.has_shard(id) {
+            return;
+        }
+        if let Node::ShardId { .. } = self.node(id) {
+            if !out.contains(&id) {
+                out.push(id);
+            }
+            return;
+        }
+        for c in self.node(id).children() {
+            self.shard_ids_in(c, out);
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Expression evaluation (contract §2.3) and shard binding (`update_shard_id`).
+//!
+//! `eval` returns `Ok(None)` — *undecided* — when the value depends on an index
+//! the bindings do not fix or on a runtime value. Arithmetic is checked: an
+//! overflow is an error, never a wrap. Modulo is Euclidean, divisions floor.
+
+use hashbrown::HashMap;
+
+use super::context::Context;
+use super::kinds::{ExprId, Node};
+use crate::error::{Error, Result};
+
+/// Values for index leaves: AffineIVs by axis name, the ShardId by `shard`,
+/// and any index leaf by its id (the compiler's `DenseMap<AffineIdx*, long>`).
+#[derive(Clone, Debug, Default)]
+pub struct Bindings {
+    pub by_name: HashMap<String, i64>,
+    pub by_id: HashMap<ExprId, i64>,
+    pub shard: Option<i64>,
+}
+
+impl Bindings {
+    pub fn shard(core: i64) -> Self {
+        Bindings { shard: Some(core), ..Default::default() }
+    }
+}
+
+fn add(a: i64, b: i64) -> Result<i64> {
+    a.checked_add(b).ok_or_else(|| Error::overflow("eval (add)"))
+}
+
+fn mul(a: i64, b: i64) -> Result<i64> {
+    a.checked_mul(b).ok_or_else(|| Error::overflow("eval (mul)"))
+}
+
+/// Floor division toward −∞ (denominators are > 0 by construction).
+pub fn floor_div(a: i64, d: i64) -> Result<i64> {
+    a.checked_div_euclid(d).ok_or_else(|| Error::overflow("eval (floordiv)"))
+}
+
+/// Euclidean modulo: result in [0, d).
+pub fn euclid_mod(a: i64, d: i64) -> Result<i64> {
+    a.checked_rem_euclid(d).ok_or_else(|| Error::overflow("eval (modulo)"))
+}
+
+fn out_of_range(what: &str, v: i64, lo: i64, ub: i64, step: i64) -> Error {
+    Error::pelican(
+        format!("binding {v} for {what} is outside its range [{lo}, {ub}) step {step}"),
+        "lncsplit/eval",
+    )
+}
+
+fn check_in_range(what: &str, v: i64, lo: i64, ub: i64, step: i64) -> Result<i64> {
+    let aligned = step > 0 && (v as i128 - lo as i128) % step as i128 == 0;
+    if v < lo || v >= ub || !aligned {
+        return Err(out_of_range(what, v, lo, ub, step));
+    }
+    Ok(v)
+}
+
+impl Context {
+    /// Evaluate `id` under `b`. `Ok(None)` means undecided.
+    pub fn eval(&self, id: ExprId, b: &Bindings) -> Result<Option<i64>> {
+        Ok(match self.node(id) {
+            Node::CCGetRank { .. }
+            | Node::IndirectArg { .. }
+            | Node::IntRuntimeValue { .. }
+            | Node::OpaqueFn { .. } => None,
+            Node::AffineIV { axis } => {
+                let a = self.axis(*axis);
+                let v = b.by_id.get(&id).or_else(|| b.by_name.get(&*a.name));
+                match v {
+                    Some(&v) => Some(check_in_range(&format!("axis {}", a.name), v, a.lo, a.ub, a.step)?),
+                    None => None,
+                }
+            }
+            Node::ShardId { ub } => {
+                match b.by_id.get(&id).copied().or(b.shard) {
+                    Some(v) => Some(check_in_range("shard", v, 0, *ub, 1)?),
+                    None => None,
+                }
+            }
+            Node::TiledAPIndex { child, tile_size, .. } if !b.by_id.contains_key(&id) => {
+                // Unbound tiled index: the outer tile of its child's value.
+                match self.eval(*child, b)? {
+                    Some(v) => Some(floor_div(v, *tile_size)?),
+                    None => None,
+                }
+            }
+            Node::APIndex { .. } | Node::TiledAPIndex { .. } | Node::SymbolicIdx { .. } => {
+                match b.by_id.get(&id) {
+                    Some(&v) => {
+                        let (lo, ub, step) = self.index_geometry(id).unwrap_or((v, v + 1, 1));
+                        Some(check_in_range("index", v, lo, ub, step)?)
+                    }
+                    None => None,
+                }
+            }
+            Node::AffExpr { terms, c } => {
+                let mut acc = *c;
+                for &(idx, coeff) in terms.iter() {
+                    match self.eval(idx, b)? {
+                        Some(v) => acc = add(acc, mul(coeff, v)?)?,
+                        None => return Ok(None),
+                    }
+                }
+                Some(acc)
+            }
+            Node::Sum { terms } => {
+                let mut acc = 0i64;
+                for &t in terms.iter() {
+                    match self.eval(t, b)? {
+                        Some(v) => acc = add(acc, v)?,
+                        None => return Ok(None),
+                    }
+                }
+                Some(acc)
+            }
+            Node::Mult { var, scale } => match self.eval(*var, b)? {
+                Some(v) => Some(mul(v, *scale)?),
+                None => None,
+            },
+            Node::FloorDiv { numer, denom } | Node::CCDiv { numer, denom, .. } => {
+                match self.eval(*numer, b)? {
+                    Some(v) => Some(floor_div(v, *denom)?),
+                    None => None,
+                }
+            }
+            Node::Modulo { numer, denom } | Node::CCMod { numer, denom, .. } => {
+                match self.eval(*numer, b)? {
+                    Some(v) => Some(euclid_mod(v, *denom)?),
+                    None => None,
+                }
+            }
+            Node::ICmp { op, lhs, rhs } => match (self.eval(*lhs, b)?, self.eval(*rhs, b)?) {
+                (Some(l), Some(r)) => Some(op.apply(l, r) as i64),
+                _ => None,
+            },
+        })
+    }
+
+    /// The constant value of `id` if it is a folded constant (an AffExpr
+    /// without terms).
+    pub fn as_constant(&self, id: ExprId) -> Option<i64> {
+        match self.node(id) {
+            Node::AffExpr { terms, c } if terms.is_empty() => Some(*c),
+            _ => None,
+        }
+    }
+
+    /// QuasiAffineExpr::update_shard_id: substitute the constant `core` for
+    /// every ShardId and fold constants. `core ≥ ub` (or < 0) is an error.
+    pub fn update_shard_id(&mut self, id: ExprId, core: i64) -> Result<ExprId> {
+        let mut memo = HashMap::new();
+        self.update_shard_id_memo(id, core, &mut memo)
+    }
+
+    /// `update_shard_id` with a caller-owned memo, so a whole module's
+    /// expressions are bound once per distinct subtree.
+    pub fn update_shard_id_memo(
+        &mut self,
+        id: ExprId,
+        core: i64,
+        memo: &mut HashMap<ExprId, ExprId>,
+    ) -> Result<ExprId> {
+        if !self.has_shard(id) {
+            return Ok(id);
+        }
+        if let Some(&r) = memo.get(&id) {
+            return Ok(r);
+        }
+        let node = self.node(id).clone();
+        let r = match node {
+            Node::ShardId { ub } => {
+                check_in_range("shard", core, 0, ub, 1)?;
+                self.constant(core)
+            }
+            Node::AffExpr { terms, c } => {
+                let mut c = c;
+                let mut rest = Vec::with_capacity(terms.len());
+                for (idx, coeff) in terms.iter().copied() {
+                    if let Node::ShardId { ub } = *self.node(idx) {
+                        check_in_range("shard", core, 0, ub, 1)?;
+                        c = c
+                            .checked_add(coeff.checked_mul(core).ok_or_else(|| Error::overflow("folding"))?)
+                            .ok_or_else(|| Error::overflow("folding"))?;
+                    } else {
+                        // Other index leaves (e.g. a TiledAPIndex over a shard) are
+                        // bound recursively; a leaf that folds to a constant joins c.
+                        let b = self.update_shard_id_memo(idx, core, memo)?;
+                        match self.as_constant(b) {
+                            Some(v) => {
+                                c = c
+                                    .checked_add(coeff.checked_mul(v).ok_or_else(|| Error::overflow("folding"))?)
+                                    .ok_or_else(|| Error::overflow("folding"))?
+                            }
+                            None => rest.push((b, coeff)),
+                        }
+                    }
+                }
+                self.aff_expr(&rest, c)?
+            }
+            Node::Sum { terms } => {
+                let mut c: i64 = 0;
+                let mut any_const = false;
+                let mut rest = Vec::with_capacity(terms.len());
+                for t in terms.iter().copied() {
+                    let b = self.update_shard_id_memo(t, core, memo)?;
+                    match self.as_constant(b) {
+                        Some(v) => {
+                            any_const = true;
+                            c = c.checked_add(v).ok_or_else(|| Error::overflow("folding"))?;
+                        }
+                        None => rest.push(b),
+                    }
+                }
+                if rest.is_empty() {
+                    self.constant(c)
+                } else {
+                    if any_const && c != 0 {
+                        let k = self.constant(c);
+                        rest.push(k);
+                    }
+                    if rest.len() == 1 {
+                        rest[0]
+                    } else {
+                        self.sum(&rest)?
+                    }
+                }
+            }
+            Node::Mult { var, scale } => {
+                let b = self.update_shard_id_memo(var, core, memo)?;
+                match self.as_constant(b) {
+                    Some(v) => self.constant(v.checked_mul(scale).ok_or_else(|| Error::overflow("folding"))?),
+                    None => self.mult(b, scale)?,
+                }
+            }
+            Node::FloorDiv { numer, denom } => {
+                let b = self.update_shard_id_memo(numer, core, memo)?;
+                match self.as_constant(b) {
+                    Some(v) => self.constant(floor_div(v, denom)?),
+                    None => self.floor_div(b, denom)?,
+                }
+            }
+            Node::Modulo { numer, denom } => {
+                let b = self.update_shard_id_memo(numer, core, memo)?;
+                match self.as_constant(b) {
+                    Some(v) => self.constant(euclid_mod(v, denom)?),
+                    None => self.modulo(b, denom)?,
+                }
+            }
+            Node::CCDiv { numer, denom, replica_groups_id } => {
+                let b = self.update_shard_id_memo(numer, core, memo)?;
+                match self.as_constant(b) {
+                    Some(v) => self.constant(floor_div(v, denom)?),
+                    None => self.cc_div(b, denom, replica_groups_id)?,
+                }
+            }
+            Node::CCMod { numer, denom, replica_groups_id } => {
+                let b = self.update_shard_id_memo(numer, core, memo)?;
+                match self.as_constant(b) {
+                    Some(v) => self.constant(euclid_mod(v, denom)?),
+                    None => self.cc_mod(b, denom, replica_groups_id)?,
+                }
+            }
+            Node::ICmp { op, lhs, rhs } => {
+                let l = self.update_shard_id_memo(lhs, core, memo)?;
+                let r = self.update_shard_id_memo(rhs, core, memo)?;
+                match (self.as_constant(l), self.as_constant(r)) {
+                    (Some(a), Some(b)) => self.constant(op.apply(a, b) as i64),
+                    _ => self.icmp(op, l, r)?,
+                }
+            }
+            Node::OpaqueFn { name, args } => {
+                let mut out = Vec::with_capacity(args.len());
+                for a in args.iter().copied() {
+                    out.push(self.update_shard_id_memo(a, core, memo)?);
+                }
+                let name = self.register_name(name).to_string();
+                self.opaque_fn(&name, &out)?
+            }
+            Node::TiledAPIndex { child, tile_size, .. } => {
+                // A tiled shard index binds to the outer tile of the bound shard.
+                let b = self.update_shard_id_memo(child, core, memo)?;
+                match self.as_constant(b) {
+                    Some(v) => self.constant(floor_div(v, tile_size)?),
+                    None => b,
+                }
+            }
+            Node::APIndex { .. }
+            | Node::SymbolicIdx { .. }
+            | Node::AffineIV { .. }
+            | Node::CCGetRank { .. }
+            | Node::IndirectArg { .. }
+            | Node::IntRuntimeValue { .. } => id,
+        };
+        memo.insert(id, r);
+        Ok(r)
+    }
+}

@@ -1,0 +1,24 @@
+//! The pelican expression algebra (seed 003, neuronx-facts §1–2, contract §2).
+//!
+//! - `kinds`: ExprKind codes and node payloads
+//! - `context`: the per-module arena, hash-consing interner and factories
+//! - `eval`: evaluation with undecided results, `update_shard_id`
+//! - `legality`: `is_legal_delinearized_address`
+//! - `predicate`: AffinePredicate and `eval_mask`
+//! - `wire`: JSON v1/v2 read and write
+
+pub mod context;
+pub mod eval;
+pub mod kinds;
+pub mod legality;
+pub mod predicate;
+pub mod wire;
+
+pub use context::{Axis, Context, MAX_DEPTH};
+pub use eval::Bindings;
+pub use kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
+pub use predicate::{eval_mask, eval_mask_batch, AffinePredicate};
+pub use wire::{FreeScope, Scope, Wire};
+
+#[cfg(test)]
+mod tests;

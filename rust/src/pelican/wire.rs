@@ -1,0 +1,548 @@
+//! Pelican JSON wire: v2 (eleven written tags, `CCModKind` read-only) and v1
+//! (flat affine form), neuronx-facts §2 and contract §2.1.
+//!
+//! Reading resolves names through a [`Scope`]: AffIVKind axes (nearest
+//! enclosing loop), IntRuntimeValueKind registers, and ShardIDKind bounds
+//! (getOrCreateShardId). Writing is a tree, not a DAG: a shared
+//! subexpression is written at every use; [`Context::check_writable`] refuses
+//! a tree whose expansion would exceed [`MAX_TREE_NODES`].
+
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use super::context::Context;
+use super::kinds::{AxisId, ExprId, ExprKind, Node};
+use crate::error::{Error, Result};
+
+/// Largest expanded tree (nodes written) one expression may produce.
+pub const MAX_TREE_NODES: u64 = 1 << 24;
+
+/// Name resolution while reading expressions.
+pub trait Scope {
+    /// The axis an `AffIVKind{"axis": name}` refers to (nearest enclosing loop).
+    fn axis(&mut self, ctx: &mut Context, name: &str) -> Option<AxisId>;
+    /// Whether `regref` names a register of the enclosing function.
+    fn has_register(&self, name: &str) -> bool;
+    /// Called for every ShardIDKind read, with its bound.
+    fn note_shard(&mut self, _ub: i64) {}
+}
+
+/// A scope for expressions read outside a module: axes come from an explicit
+/// table (name → (lo, ub, step)), any register name is accepted.
+pub struct FreeScope<'a> {
+    pub axes: &'a [(String, i64, i64, i64)],
+}
+
+impl Scope for FreeScope<'_> {
+    fn axis(&mut self, ctx: &mut Context, name: &str) -> Option<AxisId> {
+        let &(_, lo, ub, step) = self.axes.iter().find(|a| a.0 == name)?;
+        ctx.free_axis(name, lo, ub, step).ok()
+    }
+    fn has_register(&self, _name: &str) -> bool {
+        true
+    }
+}
+
+fn at(e: Error, seg: &str) -> Error {
+    match e {
+        Error::PelicanWire { message, path } => Error::PelicanWire { message, path: format!("{seg}{path}") },
+        Error::Pelican { message, .. } => Error::PelicanWire { message, path: seg.to_string() },
+        other => other,
+    }
+}
+
+fn obj<'v>(v: &'v Value) -> Result<&'v serde_json::Map<String, Value>> {
+    v.as_object().ok_or_else(|| Error::wire("pelican expression must be a JSON object", ""))
+}
+
+fn get<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Result<&'v Value> {
+    o.get(key).ok_or_else(|| Error::wire(format!("missing key \"{key}\" in pelican expression"), ""))
+}
+
+fn int(o: &serde_json::Map<String, Value>, key: &str) -> Result<i64> {
+    let v = get(o, key)?;
+    v.as_i64().ok_or_else(|| {
+        Error::wire(format!("key \"{key}\" must be a 64-bit integer, got {v}"), format!(".{key}"))
+    })
+}
+
+fn uint(o: &serde_json::Map<String, Value>, key: &str) -> Result<u64> {
+    let v = get(o, key)?;
+    v.as_u64().ok_or_else(|| {
+        Error::wire(format!("key \"{key}\" must be an unsigned integer, got {v}"), format!(".{key}"))
+    })
+}
+
+fn string<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Result<&'v str> {
+    let v = get(o, key)?;
+    v.as_str()
+        .ok_or_else(|| Error::wire(format!("key \"{key}\" must be a string, got {v}"), format!(".{key}")))
+}
+
+fn array<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Result<&'v Vec<Value>> {
+    let v = get(o, key)?;
+    v.as_array()
+        .ok_or_else(|| Error::wire(format!("key \"{key}\" must be an array, got {v}"), format!(".{key}")))
+}
+
+impl Context {
+    /// Read one expression in wire `version` (1 or 2).
+    pub fn from_json(&mut self, v: &Value, version: u32, scope: &mut dyn Scope) -> Result<ExprId> {
+        match version {
+            2 => self.read_v2(v, scope, 0),
+            1 => self.read_v1(v, scope, 0),
+            _ => Err(Error::wire("Check the version - should be 1 (old) or 2 (new)", "")),
+        }
+    }
+
+    /// An axis defined outside any module (`Context.from_json(axes=...)`):
+    /// the same name and bounds give the same axis, so re-reading an
+    /// expression gives the same node.
+    pub fn free_axis(&mut self, name: &str, lo: i64, ub: i64, step: i64) -> Result<AxisId> {
+        if let Some(i) = self
+            .axes()
+            .iter()
+            .position(|a| &*a.name == name && a.lo == lo && a.ub == ub && a.step == step)
+        {
+            return Ok(i as AxisId);
+        }
+        self.add_axis(name, lo, ub, step)
+    }
+
+    fn depth_guard(depth: u32) -> Result<()> {
+        if depth > super::context::MAX_DEPTH {
+            return Err(Error::wire(
+                format!("pelican expression nested deeper than {} levels", super::context::MAX_DEPTH),
+                "",
+            ));
+        }
+        Ok(())
+    }
+
+    fn read_v2(&mut self, v: &Value, scope: &mut dyn Scope, depth: u32) -> Result<ExprId> {
+        Self::depth_guard(depth)?;
+        let o = obj(v)?;
+        let kind = string(o, "kind")?;
+        let d = depth + 1;
+        match kind {
+            "CCGetRankKind" => {
+                let (it, ch) = (int(o, "iteration_id")?, int(o, "channel_id")?);
+                self.cc_get_rank(it, ch).map_err(|e| at(e, ""))
+            }
+            "IndirectArgId" => self.indirect_arg(int(o, "arg_id")?).map_err(|e| at(e, "")),
+            "AffIVKind" => {
+                let name = string(o, "axis")?;
+                match scope.axis(self, name) {
+                    Some(a) => self.affine_iv(a).map_err(|e| at(e, "")),
+                    None => Err(Error::wire(
+                        format!("AffIVKind axis \"{name}\" is not defined by any enclosing Loop"),
+                        ".axis",
+                    )),
+                }
+            }
+            "IntRuntimeValueKind" => {
+                let name = string(o, "regref")?;
+                if !scope.has_register(name) {
+                    return Err(Error::wire(
+                        format!("IntRuntimeValueKind regref \"{name}\" names no register of the function"),
+                        ".regref",
+                    ));
+                }
+                self.int_runtime_value(name).map_err(|e| at(e, ""))
+            }
+            "ShardIDKind" => {
+                let ub = int(o, "ub")?;
+                let id = self.shard_id(ub).map_err(|e| at(e, ".ub"))?;
+                scope.note_shard(ub);
+                Ok(id)
+            }
+            "AffExprKind" => {
+                let terms = array(o, "terms")?;
+                let mut t = Vec::with_capacity(terms.len());
+                for (i, term) in terms.iter().enumerate() {
+                    let seg = format!(".terms[{i}]");
+                    let to = obj(term).map_err(|e| at(e, &seg))?;
+                    let idx = self
+                        .read_v2(get(to, "idx").map_err(|e| at(e, &seg))?, scope, d)
+                        .map_err(|e| at(e, &format!("{seg}.idx")))?;
+                    let coeff = int(to, "coeff").map_err(|e| at(e, &seg))?;
+                    t.push((idx, coeff));
+                }
+                let c = match o.get("c") {
+                    None => 0,
+                    Some(_) => int(o, "c")?,
+                };
+                self.aff_expr(&t, c).map_err(|e| at(e, ""))
+            }
+            "SumKind" => {
+                let terms = array(o, "terms")?;
+                let n = uint(o, "n_terms")?;
+                if n != terms.len() as u64 {
+                    return Err(Error::wire("Number of terms don't match", ".n_terms"));
+                }
+                let mut t = Vec::with_capacity(terms.len());
+                for (i, term) in terms.iter().enumerate() {
+                    t.push(self.read_v2(term, scope, d).map_err(|e| at(e, &format!(".terms[{i}]")))?);
+                }
+                self.sum(&t).map_err(|e| at(e, ""))
+            }
+            "MultKind" => {
+                let var = self.read_v2(get(o, "var")?, scope, d).map_err(|e| at(e, ".var"))?;
+                self.mult(var, int(o, "scale")?).map_err(|e| at(e, ""))
+            }
+            "FloorDivKind" | "ModuloKind" | "CCModKind" | "CCDivKind" => {
+                let numer = self.read_v2(get(o, "numer")?, scope, d).map_err(|e| at(e, ".numer"))?;
+                let denom = int(o, "denom")?;
+                match kind {
+                    "FloorDivKind" => self.floor_div(numer, denom),
+                    // CCModKind is read-accepted but decodes to a plain Modulo.
+                    "ModuloKind" | "CCModKind" => self.modulo(numer, denom),
+                    _ => {
+                        let rg = match o.get("replica_groups_id") {
+                            None => 0,
+                            Some(_) => uint(o, "replica_groups_id")?,
+                        };
+                        self.cc_div(numer, denom, rg)
+                    }
+                }
+                .map_err(|e| at(e, ".denom"))
+            }
+            other => Err(Error::wire(format!("Walrus doesn't support this kind of Expr: {other}"), ".kind")),
+        }
+    }
+
+    fn read_v1(&mut self, v: &Value, scope: &mut dyn Scope, depth: u32) -> Result<ExprId> {
+        Self::depth_guard(depth)?;
+        let o = obj(v)?;
+        if let Some(k) = o.get("kind") {
+            if k.as_str() == Some("ShardIDKind") {
+                return self.read_v2(v, scope, depth);
+            }
+            return Err(Error::wire(format!("Walrus doesn't support this kind of Expr: {k}"), ".kind"));
+        }
+        // Base: terms [{AxisLabel, coef}] + c, always parsed.
+        let mut t = Vec::new();
+        if o.contains_key("terms") {
+            for (i, term) in array(o, "terms")?.iter().enumerate() {
+                let seg = format!(".terms[{i}]");
+                let to = obj(term).map_err(|e| at(e, &seg))?;
+                let label = get(to, "AxisLabel").map_err(|e| at(e, &seg))?;
+                let idx = match label {
+                    Value::String(name) => match scope.axis(self, name) {
+                        Some(a) => self.affine_iv(a).map_err(|e| at(e, &seg))?,
+                        None => {
+                            return Err(Error::wire(
+                                format!("AxisLabel \"{name}\" is not defined by any enclosing Loop"),
+                                format!("{seg}.AxisLabel"),
+                            ))
+                        }
+                    },
+                    // lncsplit extension: a non-IV index (a ShardId) as a nested object.
+                    other => self
+                        .read_v1(other, scope, depth + 1)
+                        .map_err(|e| at(e, &format!("{seg}.AxisLabel")))?,
+                };
+                t.push((idx, int(to, "coef").map_err(|e| at(e, &seg))?));
+            }
+        }
+        let c = if o.contains_key("c") { int(o, "c")? } else { 0 };
+        let base = self.aff_expr(&t, c).map_err(|e| at(e, ""))?;
+        let Some(op) = o.get("op") else { return Ok(base) };
+        let op = op.as_str().ok_or_else(|| Error::wire("key \"op\" must be a string", ".op"))?;
+        let param = int(o, "op_param")?;
+        match op {
+            "Mod" => self.modulo(base, param),
+            "Div" => self.floor_div(base, param),
+            // v1 CCGetRank decodes to CCDiv ("Only CCDiv can be converted to CCGetRank").
+            "CCGetRank" => self.cc_div(base, param, 0),
+            "IndirectArgId" => {
+                if !t.is_empty() || c != 0 {
+                    return Err(Error::wire("IndirectArgId v1 body must be the constant 0", ""));
+                }
+                self.indirect_arg(param)
+            }
+            other => return Err(Error::wire(format!("Walrus doesn't support this kind of Expr: {other}"), ".op")),
+        }
+        .map_err(|e| at(e, ".op_param"))
+    }
+
+    /// isV1: kind 17; or kind ∈ {2, 3}; or kind ∈ {25, 26, 27} over an AffExpr.
+    pub fn is_v1(&self, id: ExprId) -> bool {
+        match self.node(id) {
+            Node::AffExpr { .. } | Node::CCGetRank { .. } | Node::IndirectArg { .. } | Node::ShardId { .. } => {
+                true
+            }
+            Node::FloorDiv { numer, .. } | Node::Modulo { numer, .. } | Node::CCDiv { numer, .. } => {
+                self.kind(*numer) == ExprKind::AffExpr
+            }
+            _ => false,
+        }
+    }
+
+    /// Check that `id` can be written in `version` before serializing it, so
+    /// serialization itself cannot fail.
+    pub fn check_writable(&self, id: ExprId, version: u32) -> Result<()> {
+        match version {
+            2 => {
+                let mut memo = hashbrown::HashMap::new();
+                let n = self.tree_size_v2(id, &mut memo)?;
+                if n > MAX_TREE_NODES {
+                    return Err(Error::pelican(
+                        format!("expression expands to {n} nodes when written as a tree (limit {MAX_TREE_NODES})"),
+                        "QuasiAffineExpr.cpp",
+                    ));
+                }
+                Ok(())
+            }
+            1 => {
+                if !self.is_v1(id) {
+                    return Err(Error::pelican("Pelican Expr should be in V1 format", "QuasiAffineExpr.cpp"));
+                }
+                let terms: &[(ExprId, i64)] = match self.node(id) {
+                    Node::AffExpr { terms, .. } => terms,
+                    Node::FloorDiv { numer, .. } | Node::Modulo { numer, .. } | Node::CCDiv { numer, .. } => {
+                        match self.node(*numer) {
+                            Node::AffExpr { terms, .. } => terms,
+                            _ => &[],
+                        }
+                    }
+                    _ => &[],
+                };
+                for &(idx, _) in terms {
+                    if !matches!(self.node(idx), Node::AffineIV { .. } | Node::ShardId { .. }) {
+                        return Err(Error::pelican("Unsupported expression kind", "QuasiAffineExpr.cpp"));
+                    }
+                }
+                Ok(())
+            }
+            _ => Err(Error::pelican("Check the version - should be 1 (old) or 2 (new)", "QuasiAffineExpr.cpp")),
+        }
+    }
+
+    fn tree_size_v2(&self, id: ExprId, memo: &mut hashbrown::HashMap<ExprId, u64>) -> Result<u64> {
+        if let Some(&n) = memo.get(&id) {
+            return Ok(n);
+        }
+        let n = match self.node(id) {
+            Node::APIndex { .. }
+            | Node::TiledAPIndex { .. }
+            | Node::SymbolicIdx { .. }
+            | Node::ICmp { .. }
+            | Node::CCMod { .. }
+            | Node::OpaqueFn { .. } => {
+                return Err(Error::pelican("Unsupported expression kind", "QuasiAffineExpr.cpp"));
+            }
+            node => {
+                let mut n: u64 = 1;
+                for c in node.children() {
+                    n = n.saturating_add(self.tree_size_v2(c, memo)?);
+                }
+                n
+            }
+        };
+        memo.insert(id, n);
+        Ok(n)
+    }
+
+    /// The v2 (or v1) JSON of `id` as a `serde_json::Value`.
+    pub fn to_json(&self, id: ExprId, version: u32) -> Result<Value> {
+        self.check_writable(id, version)?;
+        serde_json::to_value(Wire { ctx: self, id, version })
+            .map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
+    }
+}
+
+/// Serialize adaptor: writes one expression straight into any serde
+/// serializer. Call [`Context::check_writable`] first.
+pub struct Wire<'a> {
+    pub ctx: &'a Context,
+    pub id: ExprId,
+    pub version: u32,
+}
+
+impl Serialize for Wire<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        if self.version == 1 {
+            self.ser_v1(s)
+        } else {
+            self.ser_v2(s)
+        }
+    }
+}
+
+impl Wire<'_> {
+    fn child(&self, id: ExprId) -> Wire<'_> {
+        Wire { ctx: self.ctx, id, version: self.version }
+    }
+
+    fn ser_v2<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::Error as _;
+        let ctx = self.ctx;
+        match ctx.node(self.id) {
+            Node::CCGetRank { iteration_id, channel_id } => {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("kind", "CCGetRankKind")?;
+                m.serialize_entry("iteration_id", iteration_id)?;
+                m.serialize_entry("channel_id", channel_id)?;
+                m.end()
+            }
+            Node::IndirectArg { arg_id } => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("kind", "IndirectArgId")?;
+                m.serialize_entry("arg_id", arg_id)?;
+                m.end()
+            }
+            Node::AffineIV { axis } => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("kind", "AffIVKind")?;
+                m.serialize_entry("axis", &*ctx.axis(*axis).name)?;
+                m.end()
+            }
+            Node::IntRuntimeValue { reg } => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("kind", "IntRuntimeValueKind")?;
+                m.serialize_entry("regref", ctx.register_name(*reg))?;
+                m.end()
+            }
+            Node::ShardId { ub } => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("kind", "ShardIDKind")?;
+                m.serialize_entry("ub", ub)?;
+                m.end()
+            }
+            Node::AffExpr { terms, c } => {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("kind", "AffExprKind")?;
+                m.serialize_entry("terms", &Terms { w: self, terms })?;
+                m.serialize_entry("c", c)?;
+                m.end()
+            }
+            Node::Sum { terms } => {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("kind", "SumKind")?;
+                m.serialize_entry("n_terms", &(terms.len() as u64))?;
+                m.serialize_entry("terms", &Seq { w: self, ids: terms })?;
+                m.end()
+            }
+            Node::Mult { var, scale } => {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("kind", "MultKind")?;
+                m.serialize_entry("var", &self.child(*var))?;
+                m.serialize_entry("scale", scale)?;
+                m.end()
+            }
+            Node::FloorDiv { numer, denom } | Node::Modulo { numer, denom } => {
+                let tag = if ctx.kind(self.id) == ExprKind::FloorDiv { "FloorDivKind" } else { "ModuloKind" };
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("kind", tag)?;
+                m.serialize_entry("numer", &self.child(*numer))?;
+                m.serialize_entry("denom", denom)?;
+                m.end()
+            }
+            Node::CCDiv { numer, denom, replica_groups_id } => {
+                let mut m = s.serialize_map(Some(4))?;
+                m.serialize_entry("kind", "CCDivKind")?;
+                m.serialize_entry("numer", &self.child(*numer))?;
+                m.serialize_entry("denom", denom)?;
+                m.serialize_entry("replica_groups_id", replica_groups_id)?;
+                m.end()
+            }
+            _ => Err(S::Error::custom("Unsupported expression kind")),
+        }
+    }
+
+    fn ser_v1<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::Error as _;
+        let ctx = self.ctx;
+        let affine_body = |id: ExprId| -> (&[(ExprId, i64)], i64) {
+            match ctx.node(id) {
+                Node::AffExpr { terms, c } => (terms, *c),
+                _ => (&[], 0),
+            }
+        };
+        let (op, param, body): (Option<&str>, i64, (&[(ExprId, i64)], i64)) = match ctx.node(self.id) {
+            Node::ShardId { .. } => return self.ser_v2(s),
+            Node::AffExpr { terms, c } => (None, 0, (terms, *c)),
+            Node::FloorDiv { numer, denom } => (Some("Div"), *denom, affine_body(*numer)),
+            Node::Modulo { numer, denom } => (Some("Mod"), *denom, affine_body(*numer)),
+            Node::CCDiv { numer, denom, .. } => (Some("CCGetRank"), *denom, affine_body(*numer)),
+            Node::CCGetRank { iteration_id, channel_id } => (Some("CCGetRank"), *channel_id, (&[], *iteration_id)),
+            Node::IndirectArg { arg_id } => (Some("IndirectArgId"), *arg_id, (&[], 0)),
+            _ => return Err(S::Error::custom("Pelican Expr should be in V1 format")),
+        };
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("terms", &V1Terms { ctx, terms: body.0 })?;
+        m.serialize_entry("c", &body.1)?;
+        if let Some(op) = op {
+            m.serialize_entry("op", op)?;
+            m.serialize_entry("op_param", &param)?;
+        }
+        m.end()
+    }
+}
+
+struct Terms<'a, 'b> {
+    w: &'a Wire<'b>,
+    terms: &'a [(ExprId, i64)],
+}
+
+impl Serialize for Terms<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.terms.len()))?;
+        for &(idx, coeff) in self.terms {
+            seq.serialize_element(&Term { idx: self.w.child(idx), coeff })?;
+        }
+        seq.end()
+    }
+}
+
+struct Term<'a> {
+    idx: Wire<'a>,
+    coeff: i64,
+}
+
+impl Serialize for Term<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("idx", &self.idx)?;
+        m.serialize_entry("coeff", &self.coeff)?;
+        m.end()
+    }
+}
+
+struct Seq<'a, 'b> {
+    w: &'a Wire<'b>,
+    ids: &'a [ExprId],
+}
+
+impl Serialize for Seq<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.ids.len()))?;
+        for &id in self.ids {
+            seq.serialize_element(&self.w.child(id))?;
+        }
+        seq.end()
+    }
+}
+
+struct V1Terms<'a> {
+    ctx: &'a Context,
+    terms: &'a [(ExprId, i64)],
+}
+
+impl Serialize for V1Terms<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::Error as _;
+        let mut seq = s.serialize_seq(Some(self.terms.len()))?;
+        for &(idx, coef) in self.terms {
+            let label: Value = match self.ctx.node(idx) {
+                Node::AffineIV { axis } => Value::String(self.ctx.axis(*axis).name.to_string()),
+                Node::ShardId { ub } => serde_json::json!({"kind": "ShardIDKind", "ub": ub}),
+                _ => return Err(S::Error::custom("Unsupported expression kind")),
+            };
+            seq.serialize_element(&serde_json::json!({"AxisLabel": label, "coef": coef}))?;
+        }
+        seq.end()
+    }
+}

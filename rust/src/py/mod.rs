@@ -1,0 +1,12 @@
+//! PyO3 bindings: thin wrappers over the pure-Rust core. Every heavy call
+//! copies its inputs out of Python objects and runs inside `py.detach`.
+
+use pyo3::prelude::*;
+
+pub(crate) mod errors;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,3 +1,4 @@
+#![recursion_limit = "512"]
 //! lncsplit core: the pelican expression algebra, the BIR module model and the
 //! multi-core (LNC) split passes. Nothing in this crate outside `py/` knows about
 //! Python; `cargo test` exercises it without an interpreter.

@@ -1,1 +1,37 @@
-//! The BIR module model (contract §1).
+//! The BIR module model (contract §1): a module owns its functions, memory,
+//! blocks and instructions, and the pelican [`Context`](crate::pelican::Context)
+//! their expressions live in.
+//!
+//! - `module`: Module, Function; `memory`: memory location sets and locations;
+//!   `instruction`: blocks, instructions, op-specific fields; `argument`: arguments
+//! - `load` / `dump`: BIR-JSON read (with JSON paths in errors) and write
+//! - `clone`: the structural clone and the JSON round-trip clone
+
+use std::sync::Arc;
+
+pub mod arch;
+pub mod argument;
+pub mod clone;
+pub mod dtype;
+pub mod dump;
+pub mod instruction;
+pub mod load;
+pub mod memory;
+pub mod module;
+pub mod opcode;
+
+/// Unknown keys of one object, kept verbatim in input order (None when there
+/// are none, so the common case costs nothing to clone).
+pub type Extra = Option<Arc<serde_json::Map<String, serde_json::Value>>>;
+
+pub use arch::Arch;
+pub use argument::{ApPair, Argument, PhysicalAp, SymbolicAp};
+pub use dump::{dump_module, write_module};
+pub use instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
+pub use load::{load_module, module_from_value};
+pub use memory::{MemoryLocation, MemoryLocationSet, RemoteLocalTarget};
+pub use module::{Function, Module, NEURON_CORE_ID};
+pub use opcode::Opcode;
+
+#[cfg(test)]
+mod tests;

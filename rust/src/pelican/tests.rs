@@ -1,5 +1,5 @@
 use super::*;
-use serde_json::json;
+
 
 #[test]
 fn interning_is_structural() {

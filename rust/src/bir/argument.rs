@@ -1,0 +1,88 @@
+//! Instruction arguments (contract §1.5, neuronx-facts §3.7).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Extra;
+use crate::pelican::ExprId;
+
+/// One access-pattern dimension: `[step, num]`, partition dim first.
+pub type ApPair = [i64; 2];
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Argument {
+    /// `symbolic_ap` / `symbolic_pwap` (same class; `pwap` remembers the spelling).
+    Symbolic(SymbolicAp),
+    /// `physical_ap`.
+    Physical(PhysicalAp),
+    /// `imm_value`.
+    Imm { dtype: Option<Arc<str>>, value: Value, extra: Extra },
+    /// `register_ap`, `symbolic_imm_value`, `imm_array`, `register_access`:
+    /// carried through unchanged (all their keys, `kind` included, in order).
+    Other { kind: Arc<str>, fields: Arc<serde_json::Map<String, Value>> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SymbolicAp {
+    pub pwap: bool,
+    pub ap: Vec<ApPair>,
+    pub dtype: Option<Arc<str>>,
+    pub memsetref: Option<Arc<str>>,
+    /// One start-index expression per `ap` dim, in elements.
+    pub addrs: Vec<ExprId>,
+    pub tile_addrs: Option<ExprId>,
+    pub block_addrs: Option<ExprId>,
+    pub access_shape: Option<Value>,
+    pub extra: Extra,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhysicalAp {
+    pub ap: Vec<ApPair>,
+    pub offset: Option<i64>,
+    pub dtype: Option<Arc<str>>,
+    pub memref: Option<Arc<str>>,
+    pub memsetref: Option<Arc<str>>,
+    pub extra: Extra,
+}
+
+impl Argument {
+    /// The wire `kind` string.
+    pub fn kind_name(&self) -> &str {
+        match self {
+            Argument::Symbolic(s) if s.pwap => "symbolic_pwap",
+            Argument::Symbolic(_) => "symbolic_ap",
+            Argument::Physical(_) => "physical_ap",
+            Argument::Imm { .. } => "imm_value",
+            Argument::Other { kind, .. } => kind,
+        }
+    }
+
+    /// The memory location set this argument accesses, when it names one.
+    pub fn memsetref(&self) -> Option<&str> {
+        match self {
+            Argument::Symbolic(s) => s.memsetref.as_deref(),
+            Argument::Physical(p) => p.memsetref.as_deref(),
+            Argument::Other { fields, .. } => fields.get("memsetref").and_then(Value::as_str),
+            Argument::Imm { .. } => None,
+        }
+    }
+
+    pub fn dtype(&self) -> Option<&str> {
+        match self {
+            Argument::Symbolic(s) => s.dtype.as_deref(),
+            Argument::Physical(p) => p.dtype.as_deref(),
+            Argument::Imm { dtype, .. } => dtype.as_deref(),
+            Argument::Other { fields, .. } => fields.get("dtype").and_then(Value::as_str),
+        }
+    }
+
+    pub fn ap(&self) -> Option<&[ApPair]> {
+        match self {
+            Argument::Symbolic(s) => Some(&s.ap),
+            Argument::Physical(p) => Some(&p.ap),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Blocks and instructions (contract §1.4).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::argument::Argument;
+use super::opcode::Opcode;
+use super::Extra;
+use crate::pelican::{AffinePredicate, AxisId, ExprId};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub name: Arc<str>,
+    pub instructions: Vec<Instruction>,
+    pub extra: Extra,
+}
+
+/// A field that is a plain integer or a pelican expression on the wire
+/// (the compiler's MaybeAffine / QuasiAffineExpr fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntOrExpr {
+    Int(i64),
+    Expr(ExprId),
+}
+
+/// `[name, kind]` dependency edge; `kind` is kept as written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dependency {
+    pub name: Arc<str>,
+    pub kind: Option<Value>,
+    /// A bare name (no kind) on the wire.
+    pub bare: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpFields {
+    None,
+    /// IT105: a region with its own loop axis and nested blocks.
+    Loop { axis: AxisId, axis_extra: Extra, blocks: Vec<Block> },
+    /// IT87.
+    CoreBarrier { id: Option<i64>, cores: Option<Vec<i64>>, runtime_semaphore: Option<i64> },
+    /// IT48: the op's own shard-dependent fields.
+    CollectiveCompute {
+        cc_channel: Option<Value>,
+        recv_from_rank: Option<IntOrExpr>,
+        send_to_rank: Option<IntOrExpr>,
+        queue: Option<IntOrExpr>,
+    },
+    /// IT8 / IT9 / IT95 replication keys.
+    Matmult {
+        replication_resolution: Option<IntOrExpr>,
+        replication_shift_amnt: Option<IntOrExpr>,
+        replication_num_rows: Option<IntOrExpr>,
+    },
+    /// IT32.
+    DmaCopy { mode: Option<Arc<str>> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instruction {
+    pub name: Arc<str>,
+    pub opcode: Opcode,
+    pub engine: Option<Arc<str>>,
+    pub ins: Vec<Argument>,
+    pub outs: Vec<Argument>,
+    pub indirection_ins: Option<Vec<Argument>>,
+    pub predicates: Vec<AffinePredicate>,
+    pub dependencies: Option<Vec<Dependency>>,
+    pub op: OpFields,
+    pub extra: Extra,
+}
+
+impl Instruction {
+    /// All arguments: `ins`, `outs`, then `indirection_ins`.
+    pub fn arguments(&self) -> impl Iterator<Item = &Argument> {
+        self.ins.iter().chain(self.outs.iter()).chain(self.indirection_ins.iter().flatten())
+    }
+
+    pub fn arguments_mut(&mut self) -> impl Iterator<Item = &mut Argument> {
+        self.ins.iter_mut().chain(self.outs.iter_mut()).chain(self.indirection_ins.iter_mut().flatten())
+    }
+
+    pub fn nested_blocks(&self) -> &[Block] {
+        match &self.op {
+            OpFields::Loop { blocks, .. } => blocks,
+            _ => &[],
+        }
+    }
+
+    /// `replication_resolution` R when it is a plain integer (default 1).
+    pub fn replication_resolution(&self) -> Option<i64> {
+        match &self.op {
+            OpFields::Matmult { replication_resolution: None, .. } => Some(1),
+            OpFields::Matmult { replication_resolution: Some(IntOrExpr::Int(r)), .. } => Some(*r),
+            _ => None,
+        }
+    }
+
+    /// Visit this instruction and every instruction nested in its regions.
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Instruction)) {
+        f(self);
+        for b in self.nested_blocks() {
+            for i in &b.instructions {
+                i.walk(f);
+            }
+        }
+    }
+}
+
+impl Block {
+    /// Visit every instruction of the block, regions included, in order.
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Instruction)) {
+        for i in &self.instructions {
+            i.walk(f);
+        }
+    }
+}

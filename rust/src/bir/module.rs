@@ -1,0 +1,91 @@
+//! The module and its functions (contract §1.1–1.2).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::arch::Arch;
+use super::instruction::{Block, Instruction};
+use super::memory::{MemoryLocation, MemoryLocationSet};
+use super::Extra;
+use crate::pelican::Context;
+
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: Arc<str>,
+    /// The `ub` of each ShardId symbol in the function's shard-id set, sorted.
+    pub shard_ids: Vec<i64>,
+    pub registers: Option<Vec<Arc<str>>>,
+    pub allocations: Vec<MemoryLocationSet>,
+    pub basic_blocks: Vec<Block>,
+    pub extra: Extra,
+}
+
+impl Function {
+    /// getOrCreateShardId: one symbol per `ub`.
+    pub fn add_shard_id(&mut self, ub: i64) {
+        if let Err(pos) = self.shard_ids.binary_search(&ub) {
+            self.shard_ids.insert(pos, ub);
+        }
+    }
+
+    pub fn memory_location_set(&self, name: &str) -> Option<&MemoryLocationSet> {
+        self.allocations.iter().find(|s| &*s.name == name)
+    }
+
+    pub fn memory_location(&self, name: &str) -> Option<&MemoryLocation> {
+        self.allocations.iter().flat_map(|s| s.locations.iter()).find(|l| &*l.name == name)
+    }
+
+    /// Visit every instruction of every block, regions included.
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Instruction)) {
+        for b in &self.basic_blocks {
+            b.walk(f);
+        }
+    }
+
+    pub fn instruction_count(&self) -> usize {
+        let mut n = 0;
+        self.walk(&mut |_| n += 1);
+        n
+    }
+}
+
+/// A BIR module: owns its pelican expression context.
+#[derive(Clone, Debug)]
+pub struct Module {
+    /// The wire version the module was read with; writers emit 2.
+    pub version: u32,
+    pub name: String,
+    pub arch: Arch,
+    /// Whether `arch` was present in the input (it is written back only then
+    /// or when it differs from the default).
+    pub arch_given: bool,
+    pub artifact_path: Option<String>,
+    pub attributes: Option<Map<String, Value>>,
+    pub functions: Vec<Function>,
+    pub extra: Extra,
+    pub ctx: Context,
+}
+
+/// ModuleAttribute name of the concrete core id (ordinal 16 in the wiki).
+pub const NEURON_CORE_ID: &str = "neuron_core_id";
+
+impl Module {
+    /// `getNeuronCoreId()`: present ⇔ the module is concretized.
+    pub fn neuron_core_id(&self) -> Option<i64> {
+        self.attributes.as_ref()?.get(NEURON_CORE_ID)?.as_i64()
+    }
+
+    pub fn set_neuron_core_id(&mut self, core: i64) {
+        self.attributes.get_or_insert_with(Map::new).insert(NEURON_CORE_ID.into(), Value::from(core));
+    }
+
+    pub fn function(&self, name: &str) -> Option<&Function> {
+        self.functions.iter().find(|f| &*f.name == name)
+    }
+
+    pub fn instruction_count(&self) -> usize {
+        self.functions.iter().map(Function::instruction_count).sum()
+    }
+}

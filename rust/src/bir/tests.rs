@@ -1,0 +1,92 @@
+use super::*;
+use serde_json::json;
+
+pub(crate) fn small_module() -> serde_json::Value {
+    json!({
+        "version": 2, "name": "k_nc_symbolic", "arch": "trn2", "custom_top": [1, 2],
+        "functions": [{
+            "name": "main", "registers": ["r0"],
+            "allocations": [{"name": "t", "kind": "Internal", "dtype": "float32", "tensor_shape": [128, 4],
+                             "locations": [{"name": "t_sb", "type": "SB", "addr": 0, "x": true}]}],
+            "basic_blocks": [{"name": "bb0", "instructions": [
+                {"name": "a", "opcode": "DMACopy", "ins": [], "outs": [
+                    {"kind": "symbolic_ap", "ap": [[1, 64], [1, 4]], "dtype": "float32", "memsetref": "t",
+                     "addrs": [{"kind": "AffExprKind", "terms": [{"idx": {"kind": "ShardIDKind", "ub": 2}, "coeff": 64}], "c": 0},
+                               {"kind": "AffExprKind", "terms": [], "c": 0}]}],
+                 "predicates": [{"expr": {"kind": "AffExprKind", "terms": [{"idx": {"kind": "ShardIDKind", "ub": 2}, "coeff": -1}], "c": 0}, "ge": false}],
+                 "weird": {"k": 1}},
+                {"name": "l", "opcode": "Loop", "axis": {"name": "i", "lo": 0, "ub": 4, "step": 1},
+                 "blocks": [{"name": "body", "instructions": [
+                    {"name": "b", "opcode": "NoOp", "ins": [], "outs": [], "dependencies": [["a", "Flow"]],
+                     "predicates": [{"expr": {"kind": "AffExprKind", "terms": [{"idx": {"kind": "AffIVKind", "axis": "i"}, "coeff": 1}], "c": -1}}]}]}]}
+            ]}]
+        }]
+    })
+}
+
+#[test]
+fn load_dump_round_trip_is_stable() {
+    let v = small_module();
+    let m = module_from_value(v).unwrap();
+    assert_eq!(m.functions[0].shard_ids, vec![2]);
+    let a = dump_module(&m, 2).unwrap();
+    let m2 = load_module(&a).unwrap();
+    let b = dump_module(&m2, 2).unwrap();
+    assert_eq!(a, b);
+    let s = String::from_utf8(a).unwrap();
+    assert!(s.contains("\"weird\":{\"k\":1}"));
+    assert!(s.contains("\"custom_top\":[1,2]"));
+    assert!(s.contains("\"arch\":\"gen3\""));
+}
+
+#[test]
+fn clone_equals_json_round_trip() {
+    let m = module_from_value(small_module()).unwrap();
+    let a = dump_module(&m.structural_clone(), 2).unwrap();
+    let b = dump_module(&m.json_clone().unwrap(), 2).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn dangling_memsetref_is_an_error_with_path() {
+    let mut v = small_module();
+    v["functions"][0]["basic_blocks"][0]["instructions"][0]["outs"][0]["memsetref"] = json!("nope");
+    let e = module_from_value(v).unwrap_err();
+    match e {
+        crate::Error::BirJson { message, path } => {
+            assert!(message.contains("nope") && message.contains("main"), "{message}");
+            assert_eq!(path, "$.functions[0].basic_blocks[0].instructions[0].outs[0].memsetref");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn bad_version_message() {
+    let mut v = small_module();
+    v["version"] = json!(3);
+    let e = module_from_value(v).unwrap_err();
+    assert!(e.to_string().contains("Check the version of bir json file - should be 1 (old) or 2 (new)"));
+}
+
+#[test]
+fn unknown_opcode_and_argument_kind() {
+    let mut v = small_module();
+    v["functions"][0]["basic_blocks"][0]["instructions"][0]["opcode"] = json!("Frobnicate");
+    assert!(module_from_value(v).unwrap_err().to_string().contains("Unknown opcode"));
+    let mut v = small_module();
+    v["functions"][0]["basic_blocks"][0]["instructions"][0]["outs"][0]["kind"] = json!("weird_ap");
+    assert!(module_from_value(v).unwrap_err().to_string().contains("Unsupported argument kind"));
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let mut s = String::new();
+    for _ in 0..10_000 {
+        s.push('[');
+    }
+    for _ in 0..10_000 {
+        s.push(']');
+    }
+    assert!(load_module(s.as_bytes()).is_err());
+}

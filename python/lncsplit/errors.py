@@ -33,16 +33,23 @@ class PelicanAssertion(LncsplitError):
 
 
 class NeuronAssertion(LncsplitError):
-    """A compiler assertion: ErrorCode, message and ``file.cpp:line``."""
+    """A compiler assertion: ErrorCode, message and ``file.cpp:line``.
 
-    def __init__(self, code: int, message: str, location: str = "") -> None:
+    ``message`` is the compiler's condition text (e.g.
+    ``func0.getShardIds().size() == 1``); ``detail`` names the module, core,
+    function or instruction involved.
+    """
+
+    def __init__(self, code: int, message: str, location: str = "", detail: str = "") -> None:
         self.code = code
         self.message = message
         self.location = location
-        super().__init__(code, message, location)
+        self.detail = detail
+        super().__init__(code, message, location, detail)
 
     def __str__(self) -> str:
-        return f"NeuronAssertion {self.code}: {self.message} at {self.location}"
+        tail = f" ({self.detail})" if self.detail else ""
+        return f"NeuronAssertion {self.code}: {self.message} at {self.location}{tail}"
 
 
 class BirJsonError(LncsplitError):

@@ -13,9 +13,10 @@ pub enum Error {
     /// in Python, since it is bad JSON *and* an unsupported expression.
     #[error("{message} (at {path})")]
     PelicanWire { message: String, path: String },
-    /// A compiler assertion with its ErrorCode and `<file>.cpp:<line>`.
-    #[error("NeuronAssertion {code}: {message} at {location}")]
-    Neuron { code: u32, message: String, location: String },
+    /// A compiler assertion with its ErrorCode and `<file>.cpp:<line>`;
+    /// `message` is the compiler's condition text, `detail` says where.
+    #[error("NeuronAssertion {code}: {message} at {location}{}", if detail.is_empty() { String::new() } else { format!(" ({detail})") })]
+    Neuron { code: u32, message: String, location: String, detail: String },
     /// Malformed BIR-JSON; `path` is a JSON pointer-like path (`$.functions[0].name`).
     #[error("{message} (at {path})")]
     BirJson { message: String, path: String },
@@ -31,7 +32,16 @@ impl Error {
         Error::Pelican { message: message.into(), location: location.into() }
     }
     pub fn neuron(code: u32, message: impl Into<String>, location: impl Into<String>) -> Self {
-        Error::Neuron { code, message: message.into(), location: location.into() }
+        Error::Neuron { code, message: message.into(), location: location.into(), detail: String::new() }
+    }
+    /// A NeuronAssertion with a human-readable detail (module, core, name).
+    pub fn neuron_at(
+        code: u32,
+        message: impl Into<String>,
+        location: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Error::Neuron { code, message: message.into(), location: location.into(), detail: detail.into() }
     }
     pub fn bir(message: impl Into<String>, path: impl Into<String>) -> Self {
         Error::BirJson { message: message.into(), path: path.into() }

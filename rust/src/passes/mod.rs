@@ -1,1 +1,11 @@
-//! The split passes (contract §3).
+//! The split passes (contract §3), each in the file named after it:
+//! `birverifier` (3, 13), `lnc_verifier` (4, 14), `expand_replication` (7),
+//! `lnc_splitter` (8).
+
+pub mod birverifier;
+pub mod expand_replication;
+pub mod lnc_splitter;
+pub mod lnc_verifier;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,139 @@
+//! birverifier (orders 3 and 13): the structural checks a user needs before
+//! and after a split. The compiler's per-op verifier is not published; these
+//! checks use lncsplit's own codes (9010+), documented in docs/passes.md.
+
+use hashbrown::HashSet;
+
+use crate::bir::{Block, Function, Module, OpFields};
+use crate::error::{Error, Result};
+
+pub const DUPLICATE_INSTRUCTION: u32 = 9010;
+pub const SHARD_UB_MISMATCH: u32 = 9011;
+pub const BAD_LOOP_BOUNDS: u32 = 9012;
+pub const DANGLING_NAME: u32 = 9013;
+
+fn fail(code: u32, cond: &str, detail: String) -> Error {
+    Error::neuron_at(code, cond, "birverifier.cpp", detail)
+}
+
+/// Run every structural check on one module. `lnc` is the PassOptions
+/// lnc_size: on a symbolic module every ShardId bound must equal it.
+pub fn verify_module(m: &Module, lnc: usize) -> Result<()> {
+    for f in &m.functions {
+        verify_function(m, f)?;
+        if lnc > 1 && m.neuron_core_id().is_none() {
+            if let Some(ub) = f.shard_ids.iter().find(|&&ub| ub != lnc as i64) {
+                return Err(fail(
+                    SHARD_UB_MISMATCH,
+                    "ShardId ub == lnc_size",
+                    format!("module {}: function {} has a ShardId with ub {ub} but lnc_size is {lnc}", m.name, f.name),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn verify_function(m: &Module, f: &Function) -> Result<()> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut dup = None;
+    f.walk(&mut |i| {
+        if !seen.insert(&i.name) && dup.is_none() {
+            dup = Some(i.name.clone());
+        }
+    });
+    if let Some(name) = dup {
+        return Err(fail(
+            DUPLICATE_INSTRUCTION,
+            "instruction names are unique in a function",
+            format!("module {}: function {} has two instructions named {name}", m.name, f.name),
+        ));
+    }
+    let sets: HashSet<&str> = f.allocations.iter().map(|s| &*s.name).collect();
+    let locs: HashSet<&str> = f.allocations.iter().flat_map(|s| &s.locations).map(|l| &*l.name).collect();
+    for b in &f.basic_blocks {
+        verify_block(m, f, b, &seen, &sets, &locs)?;
+    }
+    Ok(())
+}
+
+fn verify_block(
+    m: &Module,
+    f: &Function,
+    b: &Block,
+    insts: &HashSet<&str>,
+    sets: &HashSet<&str>,
+    locs: &HashSet<&str>,
+) -> Result<()> {
+    for i in &b.instructions {
+        for a in i.arguments() {
+            if let Some(s) = a.memsetref() {
+                if !sets.contains(s) {
+                    return Err(fail(
+                        DANGLING_NAME,
+                        "memsetref resolves",
+                        format!("instruction {} of function {}: memsetref {s} names no memory location set", i.name, f.name),
+                    ));
+                }
+            }
+            if let crate::bir::Argument::Physical(p) = a {
+                if let Some(r) = &p.memref {
+                    if !locs.contains(&**r) {
+                        return Err(fail(
+                            DANGLING_NAME,
+                            "memref resolves",
+                            format!("instruction {} of function {}: memref {r} names no memory location", i.name, f.name),
+                        ));
+                    }
+                }
+            }
+        }
+        for d in i.dependencies.iter().flatten() {
+            if !insts.contains(&*d.name) {
+                return Err(fail(
+                    DANGLING_NAME,
+                    "dependency resolves",
+                    format!("instruction {} of function {}: dependency {} names no instruction", i.name, f.name, d.name),
+                ));
+            }
+        }
+        if let OpFields::Loop { axis, blocks, .. } = &i.op {
+            let a = m.ctx.axis(*axis);
+            if a.step <= 0 || a.ub < a.lo {
+                return Err(fail(
+                    BAD_LOOP_BOUNDS,
+                    "loop step > 0 && lo <= ub",
+                    format!("loop {} of function {}: axis {} lo {} ub {} step {}", i.name, f.name, a.name, a.lo, a.ub, a.step),
+                ));
+            }
+            for nb in blocks {
+                verify_block(m, f, nb, insts, sets, locs)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// True when any expression reachable from the module's instructions still
+/// contains a ShardId (used by tests and the concretized checks).
+pub fn has_shard_anywhere(m: &Module) -> bool {
+    let mut found = false;
+    for f in &m.functions {
+        f.walk(&mut |i| {
+            for a in i.arguments() {
+                if let crate::bir::Argument::Symbolic(s) = a {
+                    found |= s.addrs.iter().chain(s.tile_addrs.iter()).chain(s.block_addrs.iter()).any(|&e| m.ctx.has_shard(e));
+                }
+            }
+            found |= i.predicates.iter().any(|p| m.ctx.has_shard(p.expr));
+            if let OpFields::CollectiveCompute { recv_from_rank, send_to_rank, queue, .. } = &i.op {
+                for x in [recv_from_rank, send_to_rank, queue].into_iter().flatten() {
+                    if let crate::bir::IntOrExpr::Expr(e) = x {
+                        found |= m.ctx.has_shard(*e);
+                    }
+                }
+            }
+        });
+    }
+    found
+}

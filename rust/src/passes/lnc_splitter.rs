@@ -1,0 +1,303 @@
+//! lnc_splitter (pipeline order 8): clone → concretize → prune (seed 000 §1–6,
+//! contract §3.1).
+//!
+//! `LncSplitter::run(vector<Module>)` turns M symbolic modules into M·N
+//! per-core modules in `[module][core]` order: cores 0…N−2 get clones, the
+//! original is concretized in place as core N−1. Concretizing a core stamps
+//! `neuron_core_id`, renames `nc_symbolic` → `ncNN`, binds every ShardId to the
+//! core, deletes the instructions whose mask is false there, and clears every
+//! function's shard-id set. Cores are concretized in parallel (rayon) when
+//! asked; each core works on its own module and expression arena, so the
+//! output is identical whatever the thread count.
+
+use hashbrown::{HashMap, HashSet};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+use crate::bir::{Argument, Block, Instruction, IntOrExpr, Module, OpFields};
+use crate::error::{Error, Result};
+use crate::pelican::{eval_mask, Bindings, Context, ExprId, Node};
+
+/// How the per-core copies are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CloneMode {
+    /// A structural Rust clone (default): vectors copied, immutable parts shared.
+    #[default]
+    Structural,
+    /// The compiler's `saveJson → loadJson` round trip (fidelity mode).
+    Json,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct SplitOptions {
+    pub lnc: usize,
+    pub clone: CloneMode,
+    /// Concretize cores on the rayon pool (output is identical either way).
+    pub parallel: bool,
+}
+
+impl SplitOptions {
+    pub fn new(lnc: usize) -> Self {
+        SplitOptions { lnc, clone: CloneMode::Structural, parallel: true }
+    }
+}
+
+/// `LncSplitter::run(bir::Module&)`: the single-module overload is an abort
+/// shim — the splitter only runs on the module list.
+pub fn run_single_module() -> Error {
+    Error::neuron_at(
+        738,
+        "false",
+        "lnc_splitter.cpp:162",
+        "lnc_splitter must run on the module list, not on a single module",
+    )
+}
+
+/// cloneModule: a fresh module structurally equal to `src`.
+pub fn clone_module(src: &Module, mode: CloneMode) -> Result<Module> {
+    match mode {
+        CloneMode::Structural => Ok(src.structural_clone()),
+        CloneMode::Json => src.json_clone(),
+    }
+}
+
+/// Every ShardId bound in the module must admit core ids 0…lnc−1; checked
+/// before anything is mutated so a bad module fails cleanly.
+fn check_shard_bounds(m: &Module, lnc: usize) -> Result<()> {
+    for id in 0..m.ctx.len() as ExprId {
+        if let Node::ShardId { ub } = m.ctx.node(id) {
+            if (*ub as i128) < lnc as i128 {
+                return Err(Error::pelican(
+                    format!(
+                        "module {} has a ShardId with ub {ub}, which cannot be bound to cores 0..{}",
+                        m.name,
+                        lnc - 1
+                    ),
+                    "lnc_splitter.cpp",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Split one symbolic module into `lnc` cores: returns the clones for cores
+/// 0…N−2; `orig` is concretized in place as core N−1. With N == 1 nothing
+/// happens (the fast path: no core id, name unchanged).
+pub fn split_module(orig: &mut Module, opts: &SplitOptions) -> Result<Vec<Module>> {
+    let n = opts.lnc;
+    if n == 0 {
+        return Err(Error::neuron_at(9000, "lnc_size >= 1", "lnc_splitter.cpp", "lnc_size must be at least 1"));
+    }
+    if n == 1 {
+        return Ok(Vec::new());
+    }
+    check_shard_bounds(orig, n)?;
+    // All clones are taken before the original is mutated, so every core
+    // starts from the same serialized state.
+    let mut clones: Vec<Module> = if opts.parallel {
+        (0..n - 1).into_par_iter().map(|_| clone_module(orig, opts.clone)).collect::<Result<_>>()?
+    } else {
+        (0..n - 1).map(|_| clone_module(orig, opts.clone)).collect::<Result<_>>()?
+    };
+    {
+        let mut work: Vec<(i64, &mut Module)> =
+            clones.iter_mut().enumerate().map(|(c, m)| (c as i64, m)).collect();
+        work.push(((n - 1) as i64, orig));
+        if opts.parallel {
+            work.into_par_iter().try_for_each(|(c, m)| concretize_module(m, c))?;
+        } else {
+            work.into_iter().try_for_each(|(c, m)| concretize_module(m, c))?;
+        }
+    }
+    Ok(clones)
+}
+
+/// `LncSplitter::run(vector<Module>)`: M modules → M·N, module m core c at
+/// index c + m·N.
+pub fn split(mods: Vec<Module>, opts: &SplitOptions) -> Result<Vec<Module>> {
+    if opts.lnc == 1 {
+        return Ok(mods);
+    }
+    let mut out = Vec::with_capacity(mods.len() * opts.lnc);
+    for mut m in mods {
+        let clones = split_module(&mut m, opts)?;
+        out.extend(clones);
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// The per-core output directory: `<artifact_path>/nc<cc>`.
+pub fn core_artifact_path(base: &str, core: i64) -> String {
+    format!("{}/nc{core:02}", base.trim_end_matches('/'))
+}
+
+/// concretizeModule: specialize a module to `core`, in the seed's order.
+pub fn concretize_module(m: &mut Module, core: i64) -> Result<()> {
+    // (4a) stamp the core id.
+    m.set_neuron_core_id(core);
+    // (4b) per-core rename and artifact path.
+    if m.name.contains("nc_symbolic") {
+        m.name = m.name.replace("nc_symbolic", &format!("nc{core:02}"));
+    }
+    if let Some(p) = &m.artifact_path {
+        m.artifact_path = Some(core_artifact_path(p, core));
+    }
+    // (4c) walk, concretize, prune; then clear the shard-id sets.
+    let mut memo: HashMap<ExprId, ExprId> = HashMap::new();
+    let ctx = &mut m.ctx;
+    for f in &mut m.functions {
+        let mut deleted: HashSet<Arc<str>> = HashSet::new();
+        for b in &mut f.basic_blocks {
+            concretize_block(ctx, b, core, &mut memo, &mut deleted)?;
+        }
+        if !deleted.is_empty() {
+            drop_dangling_dependencies(&mut f.basic_blocks, &deleted);
+        }
+        f.shard_ids.clear();
+    }
+    Ok(())
+}
+
+/// Walk a block: returns how many instructions were deleted from it.
+fn concretize_block(
+    ctx: &mut Context,
+    b: &mut Block,
+    core: i64,
+    memo: &mut HashMap<ExprId, ExprId>,
+    deleted: &mut HashSet<Arc<str>>,
+) -> Result<usize> {
+    // Decisions are collected first and applied after the walk (the seed's
+    // deleteList), so the walk never sees a half-pruned block.
+    let mut keep = Vec::with_capacity(b.instructions.len());
+    for inst in &mut b.instructions {
+        keep.push(!concretize_instruction(ctx, inst, core, memo, deleted)?);
+    }
+    let before = b.instructions.len();
+    let mut k = keep.iter();
+    b.instructions.retain(|i| {
+        let kept = *k.next().unwrap_or(&true);
+        if !kept {
+            deleted.insert(i.name.clone());
+        }
+        kept
+    });
+    Ok(before - b.instructions.len())
+}
+
+fn bind(ctx: &mut Context, e: &mut ExprId, core: i64, memo: &mut HashMap<ExprId, ExprId>) -> Result<()> {
+    *e = ctx.update_shard_id_memo(*e, core, memo)?;
+    Ok(())
+}
+
+fn bind_field(
+    ctx: &mut Context,
+    f: &mut Option<IntOrExpr>,
+    core: i64,
+    memo: &mut HashMap<ExprId, ExprId>,
+) -> Result<()> {
+    if let Some(IntOrExpr::Expr(e)) = f {
+        bind(ctx, e, core, memo)?;
+    }
+    Ok(())
+}
+
+/// concretizeInstruction: bind the shard everywhere in the instruction and
+/// return whether it is to be DELETED on this core (`evalMask() ^ 1`).
+pub fn concretize_instruction(
+    ctx: &mut Context,
+    inst: &mut Instruction,
+    core: i64,
+    memo: &mut HashMap<ExprId, ExprId>,
+    deleted: &mut HashSet<Arc<str>>,
+) -> Result<bool> {
+    // IT48: a collective carries shard-dependent geometry on the op itself,
+    // bound before the generic argument walk.
+    match &mut inst.op {
+        OpFields::CollectiveCompute { recv_from_rank, send_to_rank, queue, .. } => {
+            bind_field(ctx, recv_from_rank, core, memo)?;
+            bind_field(ctx, send_to_rank, core, memo)?;
+            bind_field(ctx, queue, core, memo)?;
+        }
+        OpFields::Matmult { replication_resolution, replication_shift_amnt, replication_num_rows } => {
+            bind_field(ctx, replication_resolution, core, memo)?;
+            bind_field(ctx, replication_shift_amnt, core, memo)?;
+            bind_field(ctx, replication_num_rows, core, memo)?;
+        }
+        _ => {}
+    }
+    for arg in inst.arguments_mut() {
+        concretize_argument(ctx, arg, core, memo)?;
+    }
+    let bindings = Bindings::shard(core);
+    for p in &mut inst.predicates {
+        bind(ctx, &mut p.expr, core, memo)?;
+    }
+    // IT105: a region is deleted iff it has children and every child was
+    // deleted (the AND-fold of the children's keep bits).
+    if let OpFields::Loop { blocks, .. } = &mut inst.op {
+        let mut children = 0usize;
+        let mut removed = 0usize;
+        for b in blocks.iter_mut() {
+            children += b.instructions.len();
+            removed += concretize_block(ctx, b, core, memo, deleted)?;
+        }
+        drop_true_predicates(ctx, inst, &bindings)?;
+        return Ok(children > 0 && removed == children);
+    }
+    let delete = eval_mask(ctx, &inst.predicates, &bindings)? == 0;
+    if !delete {
+        drop_true_predicates(ctx, inst, &bindings)?;
+    }
+    Ok(delete)
+}
+
+/// On a kept instruction, predicates that became constant-true are dropped;
+/// undecided ones stay.
+fn drop_true_predicates(ctx: &Context, inst: &mut Instruction, b: &Bindings) -> Result<()> {
+    let mut verdicts = Vec::with_capacity(inst.predicates.len());
+    for p in &inst.predicates {
+        verdicts.push(p.eval(ctx, b)? == Some(true));
+    }
+    let mut v = verdicts.iter();
+    inst.predicates.retain(|_| !*v.next().unwrap_or(&false));
+    Ok(())
+}
+
+/// concretizeArgument: a symbolic access pattern binds the shard in its
+/// per-dim `addrs`, `tile_addrs` and `block_addrs`.
+pub fn concretize_argument(
+    ctx: &mut Context,
+    arg: &mut Argument,
+    core: i64,
+    memo: &mut HashMap<ExprId, ExprId>,
+) -> Result<()> {
+    if let Argument::Symbolic(ap) = arg {
+        for e in &mut ap.addrs {
+            bind(ctx, e, core, memo)?;
+        }
+        if let Some(e) = &mut ap.tile_addrs {
+            bind(ctx, e, core, memo)?;
+        }
+        if let Some(e) = &mut ap.block_addrs {
+            bind(ctx, e, core, memo)?;
+        }
+    }
+    Ok(())
+}
+
+/// removeInstruction also removes its edges: a dependency on an instruction
+/// pruned from this core is dropped.
+fn drop_dangling_dependencies(blocks: &mut [Block], deleted: &HashSet<Arc<str>>) {
+    for b in blocks {
+        for inst in &mut b.instructions {
+            if let Some(deps) = &mut inst.dependencies {
+                deps.retain(|d| !deleted.contains(&d.name));
+            }
+            if let OpFields::Loop { blocks, .. } = &mut inst.op {
+                drop_dangling_dependencies(blocks, deleted);
+            }
+        }
+    }
+}

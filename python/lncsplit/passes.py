@@ -1,0 +1,137 @@
+"""The split passes as Python functions (contract §3.1–3.3).
+
+Each is a thin call into the Rust core, which runs with the GIL released:
+
+- :func:`split` — ``lnc_splitter`` (order 8)
+- :func:`expand_replication` — order 7, in place
+- :func:`verify_symbolic` / :func:`verify_concretized` — ``lnc_verifier`` (4 / 14)
+- :func:`verify_bir` — ``birverifier`` (3 / 13)
+- :func:`verify_bir_serdes` — save → load → save gives the same bytes
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Literal
+
+from lncsplit import _core
+from lncsplit._core import Module
+from lncsplit.errors import NeuronAssertion
+
+CloneMethod = Literal["structural", "json"]
+
+
+def split(
+    modules: Sequence[Module] | Module,
+    lnc: int,
+    *,
+    clone: CloneMethod = "structural",
+    parallel: bool = True,
+    create_artifact_dirs: bool = False,
+) -> list[Module]:
+    """``LncSplitter::run(vector<Module>)``: M symbolic modules → M·N per-core modules.
+
+    Module ``m`` core ``c`` is at index ``c + m*lnc``. Cores 0…N−2 are clones;
+    the original module object is concretized in place as core N−1, so
+    ``split(mods, n)[n-1] is mods[0]``. With ``lnc == 1`` the modules pass
+    through untouched. Passing a single :class:`Module` instead of a list is
+    the compiler's abort shim: ``NeuronAssertion`` 738 at
+    ``lnc_splitter.cpp:162``.
+
+    ``clone="json"`` clones by serde JSON round trip, as the compiler does
+    (same output bytes). ``parallel`` concretizes cores on a thread pool
+    (same output). ``create_artifact_dirs`` creates each core's
+    ``artifact_path`` directory (errors 1648/1649/1650).
+    """
+    if isinstance(modules, Module):
+        raise NeuronAssertion(
+            738,
+            "false",
+            "lnc_splitter.cpp:162",
+            "lnc_splitter must run on the module list, not on a single module",
+        )
+    out = _core.split(list(modules), lnc, clone, parallel)
+    if create_artifact_dirs:
+        for m in out:
+            if m.artifact_path is not None:
+                create_artifact_dir(m.artifact_path)
+    return out
+
+
+def create_artifact_dir(path: str) -> None:
+    """Create a core's artifact directory with the compiler's checks.
+
+    1648: the path cannot be checked; 1649: it exists but is not a
+    directory; 1650: ``create_directory`` failed.
+    """
+    try:
+        exists = os.path.exists(path)
+    except (OSError, ValueError) as e:
+        raise NeuronAssertion(
+            1648, "std::filesystem::exists(path)", "lnc_splitter.cpp", f"{path}: {e}"
+        ) from e
+    if exists:
+        if not os.path.isdir(path):
+            raise NeuronAssertion(
+                1649,
+                "std::filesystem::is_directory(path)",
+                "lnc_splitter.cpp",
+                f"{path} exists and is not a directory",
+            )
+        return
+    try:
+        os.makedirs(path, exist_ok=True)
+    except (OSError, ValueError) as e:
+        raise NeuronAssertion(
+            1650, "std::filesystem::create_directory(path)", "lnc_splitter.cpp", f"{path}: {e}"
+        ) from e
+
+
+def expand_replication(module: Module) -> None:
+    """``ExpandReplication::run``: make replication explicit, in place (order 7)."""
+    _core.expand_replication(module)
+
+
+def verify_symbolic(module: Module, lnc: int) -> None:
+    """The symbolic ``lnc_verifier`` (1200, 1201, 1202); no-op when ``lnc == 1``."""
+    _core.verify_symbolic(module, lnc)
+
+
+def verify_concretized(modules: Sequence[Module], lnc: int) -> None:
+    """The concretized ``lnc_verifier`` over N split modules (core 0 is the reference).
+
+    A list of M·N modules in ``[module][core]`` order is checked N at a time.
+    """
+    _core.verify_concretized(list(modules), lnc)
+
+
+def verify_bir(module: Module, lnc: int = 1) -> None:
+    """``birverifier``: unique instruction names, names that resolve, ShardId
+    ub equal to ``lnc`` on a symbolic module, sane loop bounds (codes 9010+)."""
+    _core.verify_bir(module, lnc)
+
+
+def verify_bir_serdes(module: Module) -> None:
+    """verifyBirSerDes: save → load → save must give the same bytes."""
+    first = module.to_bytes()
+    second = Module.from_json(first).to_bytes()
+    if first != second:
+        at = next((i for i, (a, b) in enumerate(zip(first, second)) if a != b), min(len(first), len(second)))
+        raise NeuronAssertion(
+            9030,
+            "saveJson(loadJson(saveJson(m))) == saveJson(m)",
+            "verify_bir_serdes",
+            f"module {module.name}: bytes differ from offset {at}",
+        )
+
+
+__all__ = [
+    "create_artifact_dir",
+    "expand_replication",
+    "split",
+    "verify_bir",
+    "verify_bir_serdes",
+    "verify_concretized",
+    "verify_symbolic",
+]

@@ -1,0 +1,264 @@
+"""PassOptions and the pass pipeline (contract §3).
+
+The pipeline runs the passes in their compiler order::
+
+    3  birverifier            (each symbolic module)
+    4  lnc_verifier           (symbolic)
+    7  expand_replication     (each symbolic module)
+    8  lnc_splitter           (M modules → M·N)
+    13 birverifier            (per core, through CoreForkPass)
+    14 lnc_verifier           (concretized, per split module)
+    82 coloring_allocator_dram_shared  (shared DRAM placed once, on core 0)
+    83 sync_shared_allocations
+    90 memory checks         (lncsplit's order for the seed-002 checks)
+    91 lnc_verifier           (concretized again, now with shared addresses)
+
+Per-core passes go through :class:`CoreForkPass`, which groups the split
+modules by core (``groupModulesByCore``) so per-core work can run in
+parallel. Every pass reports its wall time to ``hook`` and is recorded in
+:attr:`Pipeline.timings`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lncsplit import passes
+from lncsplit._core import Module
+from lncsplit.errors import LncsplitError, NeuronAssertion
+
+
+@dataclass
+class PassOptions:
+    """Options every pass reads. ``lnc_size`` is the one N (PassOptions+0x1A4).
+
+    Attributes:
+        lnc_size: number of logical cores N (default 1: no split).
+        verify: run birverifier and lnc_verifier (orders 3, 4, 13, 14, 91).
+        expand: run expand_replication (order 7).
+        clone: ``"structural"`` (fast) or ``"json"`` (the compiler's round trip).
+        parallel: concretize cores and run per-core passes in parallel.
+        memory: run the shared-DRAM allocation/sync and the memory checks.
+        arch: override the modules' arch for the memory checks.
+        cc_buffer_mb: per-core collective-compute buffer (MB) for the checks.
+        create_artifact_dirs: create each core's artifact directory.
+        verify_serdes: run verify_bir_serdes on every input module.
+    """
+
+    lnc_size: int = 1
+    verify: bool = True
+    expand: bool = True
+    clone: Literal["structural", "json"] = "structural"
+    parallel: bool = True
+    memory: bool = True
+    arch: str | None = None
+    cc_buffer_mb: int = 500
+    create_artifact_dirs: bool = False
+    verify_serdes: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.lnc_size, int) or self.lnc_size < 1:
+            raise ValueError(f"lnc_size must be an integer >= 1, got {self.lnc_size!r}")
+        if self.clone not in ("structural", "json"):
+            raise ValueError(f"clone must be 'structural' or 'json', got {self.clone!r}")
+
+
+@dataclass(frozen=True)
+class PassEvent:
+    """One finished pass: its name, pipeline order and wall time."""
+
+    name: str
+    order: int
+    seconds: float
+    modules: int
+
+
+PassHook = Callable[[PassEvent], None]
+
+
+class CoreForkError(NeuronAssertion):
+    """CoreForkPass errors: CFP001 (single module) and CFP002 (per-core failures)."""
+
+    def __init__(self, code: str, message: str, detail: str = "") -> None:
+        super().__init__(0, message, "CoreForkPass", detail)
+        self.code = code  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+def group_modules_by_core(n: int, modules: Sequence[Module]) -> list[list[Module]]:
+    """``groupModulesByCore``: the split modules of each core, in order."""
+    if len(modules) == 1 and n != 1:
+        raise CoreForkError("CFP001", f"CoreForkPass called with single module {modules[0].name}")
+    groups: list[list[Module]] = [[] for _ in range(n)]
+    for m in modules:
+        core = m.neuron_core_id if n != 1 else 0
+        if core is None or not 0 <= core < n:
+            raise CoreForkError(
+                "CFP001", f"CoreForkPass called with module {m.name} of core {core} (lnc {n})"
+            )
+        groups[core].append(m)
+    return groups
+
+
+class CoreForkPass:
+    """Run a per-core pass on every core's modules, in parallel when allowed."""
+
+    def __init__(self, run_core: Callable[[int, list[Module]], None], parallel: bool) -> None:
+        self.run_core = run_core
+        self.parallel = parallel
+
+    def run(self, n: int, modules: Sequence[Module]) -> None:
+        if n == 1:
+            self.run_core(0, list(modules))
+            return
+        groups = group_modules_by_core(n, modules)
+        errors: list[tuple[int, LncsplitError]] = []
+
+        def one(core: int) -> None:
+            try:
+                self.run_core(core, groups[core])
+            except LncsplitError as e:
+                errors.append((core, e))
+
+        if self.parallel and n > 1:
+            with ThreadPoolExecutor(max_workers=min(n, 8)) as pool:
+                list(pool.map(one, range(n)))
+        else:
+            for c in range(n):
+                one(c)
+        if errors:
+            errors.sort(key=lambda x: x[0])
+            listing = "".join(f"\n  core {c}: {e}" for c, e in errors)
+            err = CoreForkError(
+                "CFP002", f"Compilation failed for modules targeting the following cores:{listing}"
+            )
+            err.__cause__ = errors[0][1]
+            raise err
+
+
+class Pipeline:
+    """The ordered pass pipeline over a list of symbolic modules."""
+
+    def __init__(self, options: PassOptions, hook: PassHook | None = None) -> None:
+        self.options = options
+        self.hook = hook
+        self.timings: dict[str, float] = {}
+
+    def _timed(self, name: str, order: int, count: int, fn: Callable[[], None]) -> None:
+        t0 = time.perf_counter()
+        fn()
+        dt = time.perf_counter() - t0
+        key = f"{order:02d} {name}"
+        self.timings[key] = self.timings.get(key, 0.0) + dt
+        if self.hook is not None:
+            self.hook(PassEvent(name, order, dt, count))
+
+    def run(self, modules: Sequence[Module]) -> list[Module]:
+        """Run every enabled pass; returns the M·N per-core modules."""
+        o = self.options
+        n = o.lnc_size
+        mods = list(modules)
+        symbolic = [m for m in mods if m.neuron_core_id is None]
+        if o.verify_serdes:
+            self._timed("verify_bir_serdes", 2, len(mods), lambda: _each(mods, passes.verify_bir_serdes))
+        if o.verify:
+            self._timed("birverifier", 3, len(mods), lambda: _each(mods, lambda m: passes.verify_bir(m, n)))
+            self._timed(
+                "lnc_verifier", 4, len(symbolic), lambda: _each(symbolic, lambda m: passes.verify_symbolic(m, n))
+            )
+        if o.expand:
+            self._timed("expand_replication", 7, len(mods), lambda: _each(mods, passes.expand_replication))
+        out: list[Module] = []
+
+        def do_split() -> None:
+            out.extend(
+                passes.split(
+                    mods,
+                    n,
+                    clone=o.clone,
+                    parallel=o.parallel,
+                    create_artifact_dirs=o.create_artifact_dirs,
+                )
+            )
+
+        self._timed("lnc_splitter", 8, len(mods), do_split)
+        if n == 1:
+            if o.verify:
+                self._timed("birverifier", 13, len(out), lambda: _each(out, lambda m: passes.verify_bir(m, n)))
+            if o.memory:
+                self._memory(out)
+            return out
+        if o.verify:
+            fork = CoreForkPass(lambda _c, ms: _each(ms, lambda m: passes.verify_bir(m, n)), o.parallel)
+            self._timed("birverifier", 13, len(out), lambda: fork.run(n, out))
+            self._timed("lnc_verifier", 14, len(out), lambda: self._verify_groups(out))
+        if o.memory:
+            self._memory(out)
+            if o.verify:
+                self._timed("lnc_verifier", 91, len(out), lambda: self._verify_groups(out))
+        return out
+
+    def _verify_groups(self, out: list[Module]) -> None:
+        passes.verify_concretized(out, self.options.lnc_size)
+
+    def _memory(self, out: list[Module]) -> None:
+        from lncsplit import memory
+
+        n = self.options.lnc_size
+        groups = [out[i : i + n] for i in range(0, len(out), n)]
+        if n > 1:
+            self._timed(
+                "coloring_allocator_dram_shared",
+                82,
+                len(out),
+                lambda: _each(groups, lambda g: memory.allocate_shared_dram(g, n)),
+            )
+            self._timed(
+                "sync_shared_allocations",
+                83,
+                len(out),
+                lambda: _each(groups, lambda g: memory.sync_shared_allocations(g, n)),
+            )
+
+        def check() -> None:
+            for g in groups:
+                report = memory.check_memory(
+                    g, arch=self.options.arch, lnc=n, cc_buffer_mb=self.options.cc_buffer_mb
+                )
+                if not report.ok:
+                    raise memory.MemoryCheckError(report)
+
+        self._timed("memory_checks", 90, len(out), check)
+
+
+def _each(items: Sequence[Any], fn: Callable[[Any], None]) -> None:
+    for x in items:
+        fn(x)
+
+
+def run_pipeline(
+    modules: Sequence[Module], options: PassOptions, hook: PassHook | None = None
+) -> list[Module]:
+    """Run the pass pipeline on symbolic modules; returns the per-core modules.
+
+    ``hook`` (optional) is called after every pass with a :class:`PassEvent`
+    (name, order, seconds) — a progress and timing hook.
+    """
+    return Pipeline(options, hook).run(modules)
+
+
+__all__ = [
+    "CoreForkError",
+    "CoreForkPass",
+    "PassEvent",
+    "PassOptions",
+    "Pipeline",
+    "group_modules_by_core",
+    "run_pipeline",
+]

@@ -175,7 +175,12 @@ def sync_shared_allocations(core_modules: Sequence[ModuleLike], lnc: int) -> Non
 
     Raises :class:`SharedAllocationError` when a target core, function or
     location is missing or the target is not allocated, and when a shared
-    location has neither a remote target nor an address of its own.
+    location on a core other than 0 has neither a remote target nor an address
+    of its own. (Core 0's own shared locations have no target: they are the
+    targets, and an unallocated one is reported when a peer resolves to it.)
+
+    The address is logged with Python's ``%#x`` (``0x0`` for zero; C's
+    printf would print ``0``).
     """
     if lnc == 1:
         return
@@ -193,8 +198,8 @@ def sync_shared_allocations(core_modules: Sequence[ModuleLike], lnc: int) -> Non
                     )
                     rlt = loc.remote_local_target
                     if rlt is None:
-                        if loc.allocated and loc.addr is not None:
-                            continue  # the owner's own placement
+                        if core == OWNER_CORE or (loc.allocated and loc.addr is not None):
+                            continue  # the owner's own placement (checked via its peers)
                         raise SharedAllocationError(
                             f"Shared {where} has no remote local target and no allocation",
                             module=module.name,

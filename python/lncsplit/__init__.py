@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lncsplit._core import Module, dump, load
 from lncsplit.errors import (
     BirJsonError,
     LncsplitError,
@@ -13,7 +14,10 @@ from lncsplit.errors import (
 __all__ = [
     "BirJsonError",
     "LncsplitError",
+    "Module",
     "NeuronAssertion",
     "PelicanAssertion",
     "PelicanWireError",
+    "dump",
+    "load",
 ]

@@ -4,9 +4,11 @@
 use pyo3::prelude::*;
 
 pub(crate) mod errors;
+pub(crate) mod module;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module::register(m)?;
     Ok(())
 }

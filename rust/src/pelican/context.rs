@@ -96,6 +96,14 @@ impl Context {
         }
     }
 
+    /// Reserve room for `n` more nodes.
+    pub fn reserve(&mut self, n: usize) {
+        self.nodes.reserve(n);
+        self.meta.reserve(n);
+        let nodes = &self.nodes;
+        self.index.reserve(n, |&i| hash_node(&nodes[i as usize]));
+    }
+
     /// Number of interned nodes.
     pub fn len(&self) -> usize {
         self.nodes.len()

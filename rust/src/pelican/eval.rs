@@ -60,6 +60,11 @@ fn check_in_range(what: &str, v: i64, lo: i64, ub: i64, step: i64) -> Result<i64
 
 impl Context {
     /// Evaluate `id` under `b`. `Ok(None)` means undecided.
+    ///
+    /// Every child is evaluated before the node combines them, so a binding
+    /// outside its index's range is an error even where the result would be
+    /// undecided anyway. Arithmetic overflow is checked only once every operand
+    /// of a node is decided (an undecided value has no magnitude to overflow).
     pub fn eval(&self, id: ExprId, b: &Bindings) -> Result<Option<i64>> {
         Ok(match self.node(id) {
             Node::CCGetRank { .. }
@@ -70,49 +75,65 @@ impl Context {
                 let a = self.axis(*axis);
                 let v = b.by_id.get(&id).or_else(|| b.by_name.get(&*a.name));
                 match v {
-                    Some(&v) => Some(check_in_range(&format!("axis {}", a.name), v, a.lo, a.ub, a.step)?),
+                    Some(&v) => {
+                        Some(check_in_range(&format!("axis {}", a.name), v, a.lo, a.ub, a.step)?)
+                    }
                     None => None,
                 }
             }
-            Node::ShardId { ub } => {
-                match b.by_id.get(&id).copied().or(b.shard) {
-                    Some(v) => Some(check_in_range("shard", v, 0, *ub, 1)?),
-                    None => None,
-                }
-            }
+            Node::ShardId { ub } => match b.by_id.get(&id).copied().or(b.shard) {
+                Some(v) => Some(check_in_range("shard", v, 0, *ub, 1)?),
+                None => None,
+            },
             Node::TiledAPIndex { child, tile_size, .. } if !b.by_id.contains_key(&id) => {
-                // Unbound tiled index: the outer tile of its child's value.
+                // Unbound tiled index: the outer tile of its child's iteration.
                 match self.eval(*child, b)? {
-                    Some(v) => Some(floor_div(v, *tile_size)?),
+                    Some(v) => Some(self.tile_of(*child, v, *tile_size)?),
                     None => None,
                 }
             }
             Node::APIndex { .. } | Node::TiledAPIndex { .. } | Node::SymbolicIdx { .. } => {
                 match b.by_id.get(&id) {
-                    Some(&v) => {
-                        let (lo, ub, step) = self.index_geometry(id).unwrap_or((v, v + 1, 1));
-                        Some(check_in_range("index", v, lo, ub, step)?)
-                    }
+                    Some(&v) => match self.index_geometry(id) {
+                        Some((lo, ub, step)) => Some(check_in_range("index", v, lo, ub, step)?),
+                        None => Some(v),
+                    },
                     None => None,
                 }
             }
             Node::AffExpr { terms, c } => {
-                let mut acc = *c;
+                let mut vals = Vec::with_capacity(terms.len());
+                let mut decided = true;
                 for &(idx, coeff) in terms.iter() {
                     match self.eval(idx, b)? {
-                        Some(v) => acc = add(acc, mul(coeff, v)?)?,
-                        None => return Ok(None),
+                        Some(v) => vals.push((coeff, v)),
+                        None => decided = false,
                     }
+                }
+                if !decided {
+                    return Ok(None);
+                }
+                let mut acc = *c;
+                for (coeff, v) in vals {
+                    acc = add(acc, mul(coeff, v)?)?;
                 }
                 Some(acc)
             }
             Node::Sum { terms } => {
-                let mut acc = 0i64;
+                let mut vals = Vec::with_capacity(terms.len());
+                let mut decided = true;
                 for &t in terms.iter() {
                     match self.eval(t, b)? {
-                        Some(v) => acc = add(acc, v)?,
-                        None => return Ok(None),
+                        Some(v) => vals.push(v),
+                        None => decided = false,
                     }
+                }
+                if !decided {
+                    return Ok(None);
+                }
+                let mut acc = 0i64;
+                for v in vals {
+                    acc = add(acc, v)?;
                 }
                 Some(acc)
             }
@@ -137,6 +158,40 @@ impl Context {
                 _ => None,
             },
         })
+    }
+
+    /// The outer tile of a tiled index whose child has value `v`: the child's
+    /// iteration ordinal `(v − lo) / step`, floor-divided by the tile size.
+    fn tile_of(&self, child: ExprId, v: i64, tile_size: i64) -> Result<i64> {
+        let (lo, _, step) = self.index_geometry(child).unwrap_or((0, 0, 1));
+        let ordinal = floor_div(v.checked_sub(lo).ok_or_else(|| Error::overflow("eval (sub)"))?, step)?;
+        floor_div(ordinal, tile_size)
+    }
+
+    /// Check that a binding table only binds what can be bound: index leaves
+    /// of this context (by id). Runtime values (IntRuntimeValue) are never
+    /// decided at compile time, so binding one is an error rather than being
+    /// silently ignored.
+    pub fn check_bindings(&self, b: &Bindings) -> Result<()> {
+        for &id in b.by_id.keys() {
+            if !self.contains(id) {
+                return Err(Error::pelican(format!("unknown expression id {id}"), "lncsplit/eval"));
+            }
+            let k = self.kind(id);
+            if !k.is_index_leaf() {
+                return Err(Error::pelican(
+                    format!("only index leaves (kinds 6-13) can be bound, got {} (kind {})", k.name(), k as u8),
+                    "lncsplit/eval",
+                ));
+            }
+            if k == super::kinds::ExprKind::IntRuntimeValue {
+                return Err(Error::pelican(
+                    "a runtime value (IntRuntimeValue) cannot be bound: it is never decided at compile time",
+                    "lncsplit/eval",
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The constant value of `id` if it is a folded constant (an AffExpr
@@ -283,8 +338,13 @@ impl Context {
                 // A tiled shard index binds to the outer tile of the bound shard.
                 let b = self.update_shard_id_memo(child, core, memo)?;
                 match self.as_constant(b) {
-                    Some(v) => self.constant(floor_div(v, tile_size)?),
-                    None => b,
+                    Some(v) => self.constant(self.tile_of(child, v, tile_size)?),
+                    None => {
+                        let Node::TiledAPIndex { tile_pos_flags, is_partition, .. } = *self.node(id) else {
+                            return Err(Error::pelican("internal: TiledAPIndex changed kind", "lncsplit/eval"));
+                        };
+                        self.tiled_ap_index(b, tile_pos_flags, tile_size, is_partition)?
+                    }
                 }
             }
             Node::APIndex { .. }

@@ -44,6 +44,27 @@ impl Scope for FreeScope<'_> {
     }
 }
 
+/// The scope of `Context.from_json` outside a module: an `AffIVKind` axis
+/// name is looked up in the explicit `axes` table first (see
+/// [`Context::free_axis`]), then among the axes the context already has (the
+/// most recently defined one of that name, as the nearest enclosing loop
+/// would be). Any register name is accepted.
+pub struct ContextScope<'a> {
+    pub axes: &'a [(String, i64, i64, i64)],
+}
+
+impl Scope for ContextScope<'_> {
+    fn axis(&mut self, ctx: &mut Context, name: &str) -> Option<AxisId> {
+        if let Some(&(_, lo, ub, step)) = self.axes.iter().find(|a| a.0 == name) {
+            return ctx.free_axis(name, lo, ub, step).ok();
+        }
+        ctx.axes().iter().rposition(|a| &*a.name == name).map(|i| i as AxisId)
+    }
+    fn has_register(&self, _name: &str) -> bool {
+        true
+    }
+}
+
 fn at(e: Error, seg: &str) -> Error {
     match e {
         Error::PelicanWire { message, path } => Error::PelicanWire { message, path: format!("{seg}{path}") },
@@ -92,7 +113,7 @@ impl Context {
         match version {
             2 => self.read_v2(v, scope, 0),
             1 => self.read_v1(v, scope, 0),
-            _ => Err(Error::wire("Check the version - should be 1 (old) or 2 (new)", "")),
+            _ => Err(Error::wire("Check the version of bir json file - should be 1 (old) or 2 (new)", "")),
         }
     }
 
@@ -219,7 +240,8 @@ impl Context {
             if k.as_str() == Some("ShardIDKind") {
                 return self.read_v2(v, scope, depth);
             }
-            return Err(Error::wire(format!("Walrus doesn't support this kind of Expr: {k}"), ".kind"));
+            let tag = k.as_str().map(str::to_string).unwrap_or_else(|| k.to_string());
+            return Err(Error::wire(format!("Walrus doesn't support this kind of Expr: {tag}"), ".kind"));
         }
         // Base: terms [{AxisLabel, coef}] + c, always parsed.
         let mut t = Vec::new();
@@ -267,12 +289,12 @@ impl Context {
         .map_err(|e| at(e, ".op_param"))
     }
 
-    /// isV1: kind 17; or kind ∈ {2, 3}; or kind ∈ {25, 26, 27} over an AffExpr.
+    /// isV1 (neuronx-facts §2.2): kind 17; or kind ∈ {2, 3}; or kind ∈
+    /// {25, 26, 27} over an AffExpr. A bare ShardId is *not* v1 (the v1 writer
+    /// has a ShardId arm, but toJsonv1 asserts isV1 first).
     pub fn is_v1(&self, id: ExprId) -> bool {
         match self.node(id) {
-            Node::AffExpr { .. } | Node::CCGetRank { .. } | Node::IndirectArg { .. } | Node::ShardId { .. } => {
-                true
-            }
+            Node::AffExpr { .. } | Node::CCGetRank { .. } | Node::IndirectArg { .. } => true,
             Node::FloorDiv { numer, .. } | Node::Modulo { numer, .. } | Node::CCDiv { numer, .. } => {
                 self.kind(*numer) == ExprKind::AffExpr
             }

@@ -4,9 +4,11 @@
 use pyo3::prelude::*;
 
 pub(crate) mod errors;
+pub(crate) mod pelican;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    pelican::register(m)?;
     Ok(())
 }

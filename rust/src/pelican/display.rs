@@ -28,7 +28,10 @@ impl Context {
             return;
         }
         match self.node(id) {
-            Node::CCGetRank { iteration_id, channel_id } => {
+            Node::CCGetRank {
+                iteration_id,
+                channel_id,
+            } => {
                 let _ = write!(out, "cc_get_rank({iteration_id}, {channel_id})");
             }
             Node::IndirectArg { arg_id } => {
@@ -38,7 +41,13 @@ impl Context {
             Node::IntRuntimeValue { reg } => {
                 let _ = write!(out, "%{}", self.register_name(*reg));
             }
-            Node::APIndex { lo, ub, step, stride, inner } => {
+            Node::APIndex {
+                lo,
+                ub,
+                step,
+                stride,
+                inner,
+            } => {
                 let _ = write!(out, "ap[{lo}:{ub}:{step}]*{stride}");
                 if let Some(i) = inner {
                     out.push('(');
@@ -46,12 +55,26 @@ impl Context {
                     out.push(')');
                 }
             }
-            Node::TiledAPIndex { child, tile_size, is_partition, .. } => {
+            Node::TiledAPIndex {
+                child,
+                tile_size,
+                is_partition,
+                ..
+            } => {
                 out.push_str("tile(");
                 self.render(*child, out, budget);
-                let _ = write!(out, ", {tile_size}{})", if *is_partition { ", partition" } else { "" });
+                let _ = write!(
+                    out,
+                    ", {tile_size}{})",
+                    if *is_partition { ", partition" } else { "" }
+                );
             }
-            Node::SymbolicIdx { lo, ub, step, offset } => {
+            Node::SymbolicIdx {
+                lo,
+                ub,
+                step,
+                offset,
+            } => {
                 let _ = write!(out, "sym[{lo}:{ub}:{step}]+{offset}");
             }
             Node::ShardId { ub } => {
@@ -103,8 +126,21 @@ impl Context {
                 self.render(*numer, out, budget);
                 let _ = write!(out, ") mod {denom}");
             }
-            Node::CCDiv { numer, denom, replica_groups_id } | Node::CCMod { numer, denom, replica_groups_id } => {
-                let f = if matches!(self.node(id), Node::CCDiv { .. }) { "ccdiv" } else { "ccmod" };
+            Node::CCDiv {
+                numer,
+                denom,
+                replica_groups_id,
+            }
+            | Node::CCMod {
+                numer,
+                denom,
+                replica_groups_id,
+            } => {
+                let f = if matches!(self.node(id), Node::CCDiv { .. }) {
+                    "ccdiv"
+                } else {
+                    "ccmod"
+                };
                 let _ = write!(out, "{f}(");
                 self.render(*numer, out, budget);
                 let _ = write!(out, ", {denom}, rg={replica_groups_id})");

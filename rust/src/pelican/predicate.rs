@@ -18,7 +18,9 @@ pub struct AffinePredicate {
 impl AffinePredicate {
     /// True, false, or undecided (None) under `b`.
     pub fn eval(&self, ctx: &Context, b: &Bindings) -> Result<Option<bool>> {
-        Ok(ctx.eval(self.expr, b)?.map(|v| if self.ge { v >= 0 } else { v == 0 }))
+        Ok(ctx
+            .eval(self.expr, b)?
+            .map(|v| if self.ge { v >= 0 } else { v == 0 }))
     }
 }
 

@@ -11,7 +11,9 @@ use std::hash::{Hash, Hasher};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
+};
 use serde_json::Value;
 
 use super::errors::{to_pyerr, IntoPy};
@@ -91,7 +93,10 @@ impl Owner {
         if self.same(&e.owner) {
             Ok(e.id)
         } else {
-            Err(pelican_err(py, "expressions from different contexts cannot be mixed"))
+            Err(pelican_err(
+                py,
+                "expressions from different contexts cannot be mixed",
+            ))
         }
     }
 }
@@ -137,7 +142,11 @@ fn py_to_json(obj: &Bound<'_, PyAny>, depth: u32, path: &mut String) -> PyResult
         if let Ok(v) = obj.extract::<u64>() {
             return Ok(Value::from(v));
         }
-        return Err(wire_err(py, format!("integer {obj} does not fit in 64 bits"), path));
+        return Err(wire_err(
+            py,
+            format!("integer {obj} does not fit in 64 bits"),
+            path,
+        ));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return serde_json::Number::from_f64(f.value())
@@ -151,7 +160,11 @@ fn py_to_json(obj: &Bound<'_, PyAny>, depth: u32, path: &mut String) -> PyResult
         let mut m = serde_json::Map::with_capacity(d.len());
         for (k, v) in d.iter() {
             let Ok(k) = k.cast::<PyString>() else {
-                return Err(wire_err(py, format!("JSON object key {k} is not a string"), path));
+                return Err(wire_err(
+                    py,
+                    format!("JSON object key {k} is not a string"),
+                    path,
+                ));
             };
             let k = k.to_cow()?.into_owned();
             let len = path.len();
@@ -190,7 +203,11 @@ fn json_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
             } else if let Some(u) = n.as_u64() {
                 u.into_pyobject(py)?.into_any().unbind()
             } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any().unbind()
+                n.as_f64()
+                    .unwrap_or(f64::NAN)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind()
             }
         }
         Value::String(s) => PyString::new(py, s).into_any().unbind(),
@@ -213,7 +230,11 @@ fn json_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
 
 /// Python bindings dict → core [`Bindings`]: str keys are axis names (the key
 /// `"shard"` binds every ShardId), `Expr` keys bind that index leaf.
-fn to_bindings(py: Python<'_>, owner: &Owner, bindings: Option<&Bound<'_, PyAny>>) -> PyResult<Bindings> {
+fn to_bindings(
+    py: Python<'_>,
+    owner: &Owner,
+    bindings: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Bindings> {
     let mut b = Bindings::default();
     let Some(obj) = bindings else { return Ok(b) };
     if obj.is_none() {
@@ -274,7 +295,9 @@ impl Context {
 impl Context {
     #[new]
     fn new() -> Self {
-        Context { inner: pel::Context::new() }
+        Context {
+            inner: pel::Context::new(),
+        }
     }
 
     fn __len__(&self) -> usize {
@@ -282,12 +305,18 @@ impl Context {
     }
 
     fn __repr__(&self) -> String {
-        format!("Context({} nodes, {} axes)", self.inner.len(), self.inner.axes().len())
+        format!(
+            "Context({} nodes, {} axes)",
+            self.inner.len(),
+            self.inner.axes().len()
+        )
     }
 
     /// The expression with id `id`.
     fn expr(slf: &Bound<'_, Self>, id: i64) -> PyResult<Expr> {
-        let ok = u32::try_from(id).ok().filter(|&i| slf.borrow().inner.contains(i));
+        let ok = u32::try_from(id)
+            .ok()
+            .filter(|&i| slf.borrow().inner.contains(i));
         match ok {
             Some(i) => Ok(new_expr(slf.py(), Self::owner(slf), i)),
             None => Err(pelican_err(slf.py(), format!("unknown expression id {id}"))),
@@ -314,8 +343,11 @@ impl Context {
         } else {
             py_to_json(obj, 0, &mut String::new())?
         };
-        let mut table: Vec<(String, i64, i64, i64)> =
-            axes.unwrap_or_default().into_iter().map(|(k, (lo, ub, st))| (k, lo, ub, st)).collect();
+        let mut table: Vec<(String, i64, i64, i64)> = axes
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, (lo, ub, st))| (k, lo, ub, st))
+            .collect();
         table.sort();
         Self::build(slf, |c| {
             for (name, lo, ub, step) in &table {
@@ -350,7 +382,13 @@ impl Context {
     }
 
     #[pyo3(signature = (lo, ub, step, offset = 0))]
-    fn symbolic_idx(slf: &Bound<'_, Self>, lo: i64, ub: i64, step: i64, offset: i64) -> PyResult<Expr> {
+    fn symbolic_idx(
+        slf: &Bound<'_, Self>,
+        lo: i64,
+        ub: i64,
+        step: i64,
+        offset: i64,
+    ) -> PyResult<Expr> {
         Self::build(slf, |c| c.symbolic_idx(lo, ub, step, offset))
     }
 
@@ -376,13 +414,21 @@ impl Context {
         tile_pos_flags: i64,
     ) -> PyResult<Expr> {
         let child = Self::id(slf, &child)?;
-        Self::build(slf, |c| c.tiled_ap_index(child, tile_pos_flags, tile_size, is_partition))
+        Self::build(slf, |c| {
+            c.tiled_ap_index(child, tile_pos_flags, tile_size, is_partition)
+        })
     }
 
     #[pyo3(signature = (terms, c = 0))]
-    fn aff_expr(slf: &Bound<'_, Self>, terms: Vec<(Bound<'_, Expr>, i64)>, c: i64) -> PyResult<Expr> {
-        let terms =
-            terms.iter().map(|(e, k)| Ok((Self::id(slf, e)?, *k))).collect::<PyResult<Vec<_>>>()?;
+    fn aff_expr(
+        slf: &Bound<'_, Self>,
+        terms: Vec<(Bound<'_, Expr>, i64)>,
+        c: i64,
+    ) -> PyResult<Expr> {
+        let terms = terms
+            .iter()
+            .map(|(e, k)| Ok((Self::id(slf, e)?, *k)))
+            .collect::<PyResult<Vec<_>>>()?;
         Self::build(slf, |ctx| ctx.aff_expr(&terms, c))
     }
 
@@ -391,7 +437,10 @@ impl Context {
     }
 
     fn sum(slf: &Bound<'_, Self>, terms: Vec<Bound<'_, Expr>>) -> PyResult<Expr> {
-        let terms = terms.iter().map(|e| Self::id(slf, e)).collect::<PyResult<Vec<_>>>()?;
+        let terms = terms
+            .iter()
+            .map(|e| Self::id(slf, e))
+            .collect::<PyResult<Vec<_>>>()?;
         Self::build(slf, |c| c.sum(&terms))
     }
 
@@ -411,19 +460,34 @@ impl Context {
     }
 
     #[pyo3(signature = (numer, denom, replica_groups_id = 0))]
-    fn ccdiv(slf: &Bound<'_, Self>, numer: Bound<'_, Expr>, denom: i64, replica_groups_id: u64) -> PyResult<Expr> {
+    fn ccdiv(
+        slf: &Bound<'_, Self>,
+        numer: Bound<'_, Expr>,
+        denom: i64,
+        replica_groups_id: u64,
+    ) -> PyResult<Expr> {
         let numer = Self::id(slf, &numer)?;
         Self::build(slf, |c| c.cc_div(numer, denom, replica_groups_id))
     }
 
     #[pyo3(signature = (numer, denom, replica_groups_id = 0))]
-    fn ccmod(slf: &Bound<'_, Self>, numer: Bound<'_, Expr>, denom: i64, replica_groups_id: u64) -> PyResult<Expr> {
+    fn ccmod(
+        slf: &Bound<'_, Self>,
+        numer: Bound<'_, Expr>,
+        denom: i64,
+        replica_groups_id: u64,
+    ) -> PyResult<Expr> {
         let numer = Self::id(slf, &numer)?;
         Self::build(slf, |c| c.cc_mod(numer, denom, replica_groups_id))
     }
 
     /// ICmp (kind 20); `op` is one of eq, ne, slt, sle, sgt, sge.
-    fn icmp(slf: &Bound<'_, Self>, op: &str, lhs: Bound<'_, Expr>, rhs: Bound<'_, Expr>) -> PyResult<Expr> {
+    fn icmp(
+        slf: &Bound<'_, Self>,
+        op: &str,
+        lhs: Bound<'_, Expr>,
+        rhs: Bound<'_, Expr>,
+    ) -> PyResult<Expr> {
         let Some(op) = CmpOp::from_name(op) else {
             return Err(pelican_err(
                 slf.py(),
@@ -435,7 +499,10 @@ impl Context {
     }
 
     fn opaque_fn(slf: &Bound<'_, Self>, name: &str, args: Vec<Bound<'_, Expr>>) -> PyResult<Expr> {
-        let args = args.iter().map(|e| Self::id(slf, e)).collect::<PyResult<Vec<_>>>()?;
+        let args = args
+            .iter()
+            .map(|e| Self::id(slf, e))
+            .collect::<PyResult<Vec<_>>>()?;
         Self::build(slf, |c| c.opaque_fn(name, &args))
     }
 
@@ -536,7 +603,10 @@ impl Expr {
 
     #[pyo3(signature = (version = 2))]
     fn to_json(&self, py: Python<'_>, version: u32) -> PyResult<Py<PyAny>> {
-        let v = self.owner.with_ctx(py, |c| c.to_json(self.id, version))?.py(py)?;
+        let v = self
+            .owner
+            .with_ctx(py, |c| c.to_json(self.id, version))?
+            .py(py)?;
         json_to_py(py, &v)
     }
 
@@ -544,12 +614,17 @@ impl Expr {
     fn eval(&self, py: Python<'_>, bindings: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
         let b = to_bindings(py, &self.owner, bindings)?;
         self.owner
-            .with_ctx(py, |c| c.check_bindings(&b).and_then(|_| c.eval(self.id, &b)))?
+            .with_ctx(py, |c| {
+                c.check_bindings(&b).and_then(|_| c.eval(self.id, &b))
+            })?
             .py(py)
     }
 
     fn update_shard_id(&self, py: Python<'_>, core: i64) -> PyResult<Expr> {
-        let id = self.owner.with_ctx_mut(py, |c| c.update_shard_id(self.id, core))?.py(py)?;
+        let id = self
+            .owner
+            .with_ctx_mut(py, |c| c.update_shard_id(self.id, core))?
+            .py(py)?;
         Ok(self.sibling(py, id))
     }
 
@@ -561,7 +636,9 @@ impl Expr {
         require_pred: bool,
     ) -> PyResult<bool> {
         self.owner
-            .with_ctx(py, |c| c.is_legal_delinearized_address(self.id, axis, is_partition_dim, require_pred))?
+            .with_ctx(py, |c| {
+                c.is_legal_delinearized_address(self.id, axis, is_partition_dim, require_pred)
+            })?
             .py(py)
     }
 
@@ -584,7 +661,12 @@ impl Expr {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         self.owner.with_ctx(py, |c| {
             let k = c.kind(self.id);
-            format!("Expr(#{} {}: {})", self.id, k.name(), c.display(self.id, 200))
+            format!(
+                "Expr(#{} {}: {})",
+                self.id,
+                k.name(),
+                c.display(self.id, 200)
+            )
         })
     }
 }
@@ -603,7 +685,10 @@ impl Predicate {
     #[new]
     #[pyo3(signature = (expr, ge = true))]
     fn new(expr: Bound<'_, Expr>, ge: bool) -> Self {
-        Predicate { expr: expr.unbind(), ge }
+        Predicate {
+            expr: expr.unbind(),
+            ge,
+        }
     }
 
     #[getter]
@@ -620,8 +705,13 @@ impl Predicate {
     fn eval(&self, py: Python<'_>, bindings: Option<&Bound<'_, PyAny>>) -> PyResult<Option<bool>> {
         let e = self.expr.get();
         let b = to_bindings(py, &e.owner, bindings)?;
-        let p = AffinePredicate { expr: e.id, ge: self.ge };
-        e.owner.with_ctx(py, |c| c.check_bindings(&b).and_then(|_| p.eval(c, &b)))?.py(py)
+        let p = AffinePredicate {
+            expr: e.id,
+            ge: self.ge,
+        };
+        e.owner
+            .with_ctx(py, |c| c.check_bindings(&b).and_then(|_| p.eval(c, &b)))?
+            .py(py)
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
@@ -641,20 +731,31 @@ impl Predicate {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let e = self.expr.get();
         let text = e.owner.with_ctx(py, |c| c.display(e.id, 200))?;
-        Ok(format!("Predicate({text} {} 0)", if self.ge { ">=" } else { "==" }))
+        Ok(format!(
+            "Predicate({text} {} 0)",
+            if self.ge { ">=" } else { "==" }
+        ))
     }
 }
 
 /// The shared owner of a predicate list (None when empty), checking that no
 /// two predicates come from different contexts.
-fn predicate_owner(py: Python<'_>, preds: &[Bound<'_, Predicate>]) -> PyResult<Option<(Owner, Vec<AffinePredicate>)>> {
-    let Some(first) = preds.first() else { return Ok(None) };
+fn predicate_owner(
+    py: Python<'_>,
+    preds: &[Bound<'_, Predicate>],
+) -> PyResult<Option<(Owner, Vec<AffinePredicate>)>> {
+    let Some(first) = preds.first() else {
+        return Ok(None);
+    };
     let owner = first.get().expr.get().owner.clone_ref(py);
     let mut out = Vec::with_capacity(preds.len());
     for p in preds {
         let p = p.get();
         let e = p.expr.get();
-        out.push(AffinePredicate { expr: owner.id_of(py, e)?, ge: p.ge });
+        out.push(AffinePredicate {
+            expr: owner.id_of(py, e)?,
+            ge: p.ge,
+        });
     }
     Ok(Some((owner, out)))
 }
@@ -662,11 +763,20 @@ fn predicate_owner(py: Python<'_>, preds: &[Bound<'_, Predicate>]) -> PyResult<O
 /// Conjunction of the predicates under `bindings`: 0 iff one is false.
 #[pyfunction]
 #[pyo3(signature = (predicates, bindings = None))]
-fn eval_mask(py: Python<'_>, predicates: Vec<Bound<'_, Predicate>>, bindings: Option<&Bound<'_, PyAny>>) -> PyResult<u8> {
-    let Some((owner, preds)) = predicate_owner(py, &predicates)? else { return Ok(1) };
+fn eval_mask(
+    py: Python<'_>,
+    predicates: Vec<Bound<'_, Predicate>>,
+    bindings: Option<&Bound<'_, PyAny>>,
+) -> PyResult<u8> {
+    let Some((owner, preds)) = predicate_owner(py, &predicates)? else {
+        return Ok(1);
+    };
     let b = to_bindings(py, &owner, bindings)?;
     owner
-        .with_ctx(py, |c| c.check_bindings(&b).and_then(|_| pel::eval_mask(c, &preds, &b)))?
+        .with_ctx(py, |c| {
+            c.check_bindings(&b)
+                .and_then(|_| pel::eval_mask(c, &preds, &b))
+        })?
         .py(py)
 }
 

@@ -9,7 +9,7 @@ use super::errors::IntoPy;
 use super::module::PyBirModule;
 use crate::bir::Module;
 use crate::passes::lnc_splitter::{self, CloneMode, SplitOptions};
-use crate::passes::{birverifier, expand_replication, lnc_verifier};
+use crate::passes::{birverifier, expand_replication as expand, lnc_verifier};
 
 fn clone_mode(s: &str) -> PyResult<CloneMode> {
     match s {
@@ -77,7 +77,7 @@ fn concretize(py: Python<'_>, module: Py<PyBirModule>, core: i64) -> PyResult<()
 #[pyfunction]
 fn expand_replication(py: Python<'_>, module: Py<PyBirModule>) -> PyResult<()> {
     let mut owned = take_all(py, std::slice::from_ref(&module))?;
-    let r = py.detach(|| expand_replication::expand_replication(&mut owned[0]));
+    let r = py.detach(|| expand::expand_replication(&mut owned[0]));
     put_back(py, std::slice::from_ref(&module), owned)?;
     r.py(py)
 }

@@ -51,7 +51,11 @@ def evaluate(t: Tree, env: Mapping[str, int]) -> int | None:
     if op in ("rt", "rank"):
         return None
     if op == "aff":
-        vals = [(evaluate(leaf, env), k) for leaf, k in t[1]]
+        # canonical form: a leaf's coefficients merge; zero terms do not exist
+        merged: Counter[Tree] = Counter()
+        for leaf, k in t[1]:
+            merged[leaf] += k
+        vals = [(evaluate(leaf, env), k) for leaf, k in merged.items() if k != 0]
         if any(v is None for v, _ in vals):
             return None
         return t[2] + sum(k * v for v, k in vals if v is not None)

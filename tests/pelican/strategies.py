@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from hypothesis import strategies as st
-
 from reference import AXES, SHARD_UB, Tree, axis_values
 
 leaves = st.one_of(
@@ -30,7 +29,12 @@ def trees(leaf: st.SearchStrategy[Tree] = leaves) -> st.SearchStrategy[Tree]:
         return st.one_of(
             st.builds(lambda cs: ("sum", tuple(cs)), st.lists(children, min_size=1, max_size=3)),
             st.builds(lambda c, k: ("mult", c, k), children, coeffs),
-            st.builds(lambda op, c, d: (op, c, d), st.sampled_from(["fdiv", "mod", "ccdiv", "ccmod"]), children, denoms),
+            st.builds(
+                lambda op, c, d: (op, c, d),
+                st.sampled_from(["fdiv", "mod", "ccdiv", "ccmod"]),
+                children,
+                denoms,
+            ),
         )
 
     return st.recursive(aff(leaf), extend, max_leaves=8)

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from lncsplit import pelican
 from lncsplit.errors import BirJsonError, PelicanAssertion, PelicanWireError
 from lncsplit.pelican import Context, Expr, Predicate, eval_mask, eval_mask_batch
@@ -280,7 +279,12 @@ def test_update_shard_id_core_at_or_above_ub_is_error(fx: Any) -> None:
 
 def test_update_shard_id_leaves_no_shard(fx: Any) -> None:
     ctx, i, _, s = fx
-    e = ctx.sum([ctx.floordiv(ctx.mult(ctx.aff_expr([(s, 2), (i, 1)]), 3), 2), ctx.ccmod(ctx.aff_expr([(s, 1)]), 2)])
+    e = ctx.sum(
+        [
+            ctx.floordiv(ctx.mult(ctx.aff_expr([(s, 2), (i, 1)]), 3), 2),
+            ctx.ccmod(ctx.aff_expr([(s, 1)]), 2),
+        ]
+    )
     for core in range(4):
         r = e.update_shard_id(core)
         assert not r.has_shard
@@ -442,7 +446,9 @@ def test_wire_ccmod_kind_reads_as_modulo(ctx: Context) -> None:
 def test_wire_unknown_tag(ctx: Context) -> None:
     with raises(PelicanWireError, "Walrus doesn't support this kind of Expr: FancyKind"):
         ctx.from_json({"kind": "FancyKind"})
-    assert issubclass(PelicanWireError, BirJsonError) and issubclass(PelicanWireError, PelicanAssertion)
+    assert issubclass(PelicanWireError, BirJsonError) and issubclass(
+        PelicanWireError, PelicanAssertion
+    )
 
 
 def test_wire_number_of_terms_dont_match(ctx: Context) -> None:
@@ -468,11 +474,17 @@ def test_wire_write_unsupported_kinds(fx: Any) -> None:
 def test_wire_is_a_tree_not_a_dag(fx: Any) -> None:
     ctx, i, _, _ = fx
     a = ctx.aff_expr([(i, 1)])
-    assert ctx.sum([a, a]).to_json() == {"kind": "SumKind", "n_terms": 2, "terms": [a.to_json()] * 2}
+    assert ctx.sum([a, a]).to_json() == {
+        "kind": "SumKind",
+        "n_terms": 2,
+        "terms": [a.to_json()] * 2,
+    }
 
 
 def test_wire_bad_version(ctx: Context) -> None:
-    with raises(PelicanWireError, "Check the version of bir json file - should be 1 (old) or 2 (new)"):
+    with raises(
+        PelicanWireError, "Check the version of bir json file - should be 1 (old) or 2 (new)"
+    ):
         ctx.from_json(SH, version=3)
     with raises(PelicanAssertion, "Check the version - should be 1 (old) or 2 (new)"):
         ctx.shard_id(2).to_json(version=0)
@@ -484,7 +496,11 @@ def test_wire_v1_read_and_write(fx: Any) -> None:
     body = {"terms": [{"AxisLabel": "i", "coef": 2}], "c": 3}
     assert a.to_json(version=1) == body
     assert ctx.from_json(body, version=1) == a
-    for e, op in [(ctx.floordiv(a, 4), "Div"), (ctx.modulo(a, 4), "Mod"), (ctx.ccdiv(a, 4), "CCGetRank")]:
+    for e, op in [
+        (ctx.floordiv(a, 4), "Div"),
+        (ctx.modulo(a, 4), "Mod"),
+        (ctx.ccdiv(a, 4), "CCGetRank"),
+    ]:
         wire = {**body, "op": op, "op_param": 4}
         assert e.to_json(version=1) == wire
         assert ctx.from_json(wire, version=1) == e
@@ -520,7 +536,15 @@ def test_deeply_nested_json_is_a_clear_error(ctx: Context) -> None:
 
 
 def test_malformed_json_is_wire_error(ctx: Context) -> None:
-    for bad in ["{", b"[1,", {"kind": 5}, {"kind": "ShardIDKind", "ub": "x"}, {1: 2}, {"k": object()}, {"k": 2**70}]:
+    for bad in [
+        "{",
+        b"[1,",
+        {"kind": 5},
+        {"kind": "ShardIDKind", "ub": "x"},
+        {1: 2},
+        {"k": object()},
+        {"k": 2**70},
+    ]:
         with pytest.raises(PelicanWireError):
             ctx.from_json(bad)  # type: ignore[arg-type]
 

@@ -758,7 +758,8 @@ impl Gen {
         self.shared.clear();
         self.repl.clear();
         self.sb2sb = None;
-        self.barrier_id = 0;
+        // Barrier ids keep counting across functions: renumberCoreBarriers uses
+        // one running counter per module, which the concretized verifier checks.
     }
 }
 

@@ -26,7 +26,9 @@ import tempfile
 import time
 from collections.abc import Callable
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, _here)
+sys.path.insert(0, os.path.join(os.path.dirname(_here), "tests"))  # python_peer, the reference splitter
 
 import python_peer  # noqa: E402
 from benchutil import Figure, best_of, interleaved, print_figures  # noqa: E402

@@ -246,7 +246,9 @@ fn to_bindings(
             .get_type::<PyDict>()
             .call1((obj,))
             .and_then(|d| Ok(d.cast_into::<PyDict>()?))
-            .map_err(|_| PyTypeError::new_err("bindings must be a mapping of str or Expr to int"))?,
+            .map_err(|_| {
+                PyTypeError::new_err("bindings must be a mapping of str or Expr to int")
+            })?,
     };
     for (k, v) in d.iter() {
         let v: i64 = v.extract()?;

@@ -91,8 +91,18 @@ fn compact(v: &Value) -> String {
 
 /// Parse BIR-JSON text into a module.
 pub fn load_module(bytes: &[u8]) -> Result<Module> {
+    // Validating UTF-8 once up front lets serde skip it per string.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => return Err(Error::bir(format!("malformed JSON: input is not UTF-8 ({e})"), "$")),
+    };
+    load_module_str(text)
+}
+
+/// Parse BIR-JSON text into a module.
+pub fn load_module_str(text: &str) -> Result<Module> {
     let mut st = State::new();
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let mut de = serde_json::Deserializer::from_str(text);
     let r = S::<ModuleK>::new(&mut st).deserialize(&mut de).and_then(|m| de.end().map(|_| m));
     match r {
         Ok(m) => Ok(m),

@@ -1199,7 +1199,10 @@ impl<'de> Visitor<'de> for V<'_, DepK> {
         st.path.push(Seg::Index(0));
         let name = match seq.next_element_seed(S::<StrK>::new(st))? {
             Some(n) => n,
-            None => return Err(st.bir("a dependency must be a name or [name, kind], got []")),
+            None => {
+                st.path.pop();
+                return Err(st.bir("a dependency must be a name or [name, kind], got []"));
+            }
         };
         st.path.pop();
         st.path.push(Seg::Index(1));

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from bir_testdata import small_module_dict
-
 from lncsplit import BirJsonError, LncsplitError, Module, PelicanWireError
 
 D = dict[str, Any]

@@ -6,10 +6,9 @@ import json
 import os
 from pathlib import Path
 
+import lncsplit
 import pytest
 from bir_testdata import small_module_dict
-
-import lncsplit
 from lncsplit import LncsplitError, Module
 from lncsplit.errors import LncsplitIOError
 

@@ -8,7 +8,6 @@ from typing import Any
 from bir_testdata import small_module_dict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from lncsplit import LncsplitError, Module
 from lncsplit._core import generate_module
 

@@ -7,11 +7,10 @@ import json
 import pickle
 from typing import Any
 
+import lncsplit
 from bir_testdata import SHARD2, aff, small_module_dict
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import lncsplit
 from lncsplit import Module
 from lncsplit._core import generate_module
 

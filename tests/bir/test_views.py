@@ -6,7 +6,6 @@ import json
 
 import pytest
 from bir_testdata import small_module_dict
-
 from lncsplit import Module
 from lncsplit._core import generate_module
 
@@ -156,13 +155,13 @@ def test_views_cover_a_generated_module() -> None:
     m = generate_module(11, 2000, 2)
     seen = 0
     d = json.loads(m.to_json())
-    for f, fd in zip(m.functions, d["functions"]):
+    for f, fd in zip(m.functions, d["functions"], strict=True):
         insts = f.instructions()
         seen += len(insts)
         for i in insts[:200]:
             assert i.to_dict()["name"] == i.name
             for a in i.ins + i.outs:
                 assert a.to_dict()["kind"] == a.kind
-        for s, sd in zip(f.allocations, fd["allocations"]):
+        for s, sd in zip(f.allocations, fd["allocations"], strict=True):
             assert s.name == sd["name"] and [loc.name for loc in s.locations] == [x["name"] for x in sd["locations"]]
     assert seen == m.instruction_count() == 2000

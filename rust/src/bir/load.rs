@@ -266,7 +266,6 @@ fn val<'de, K: Kind, A: MapAccess<'de>>(
 }
 
 /// An object key, borrowed from the input when possible.
-
 enum Key<'de> {
     B(&'de str),
     O(String),

@@ -738,7 +738,8 @@ impl Gen {
             blocks.push(Block { name: format!("{prefix}bb{b}").into(), instructions: chunk, extra: None });
             b += 1;
         }
-        let shard_ids = if self.ctx.len() > 0 { vec![self.lnc] } else { Vec::new() };
+        // Every function reads the ShardId (ub = lnc), or lists it.
+        let shard_ids = vec![self.lnc];
         let mut fx = Map::new();
         fx.insert("is_entry".into(), Value::from(name == "main"));
         Function {

@@ -32,7 +32,7 @@ pub use dump::{dump_module, write_module};
 pub use gen::{generate_corpus, generate_module, GenOptions};
 pub use io::{read_module, write_module_atomic};
 pub use instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
-pub use load::{load_module, module_from_value};
+pub use load::{load_module, load_module_str, module_from_value};
 pub use memory::{MemoryLocation, MemoryLocationSet, RemoteLocalTarget};
 pub use module::{Function, Module, NEURON_CORE_ID};
 pub use opcode::Opcode;

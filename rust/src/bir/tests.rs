@@ -106,3 +106,58 @@ fn gen_is_deterministic_and_round_trips() {
         assert!((200..=1024).contains(&per), "{per} bytes per instruction");
     }
 }
+
+fn sort_keys(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let mut out = serde_json::Map::new();
+            for k in keys {
+                out.insert(k.clone(), sort_keys(&m[k]));
+            }
+            serde_json::Value::Object(out)
+        }
+        serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(sort_keys).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn key_order_does_not_matter() {
+    // nlohmann writes keys sorted: "axis"/"blocks"/"ins" before "opcode",
+    // "functions" before "version", "addrs"/"ap" before an argument's "kind".
+    for seed in [1u64, 2, 3] {
+        let o = GenOptions { seed, instructions: 400, lnc: 2, ..Default::default() };
+        let a = dump_module(&generate_module(&o).unwrap(), 2).unwrap();
+        let sorted = sort_keys(&serde_json::from_slice(&a).unwrap());
+        let m = load_module(&serde_json::to_vec(&sorted).unwrap()).unwrap();
+        let back = sort_keys(&serde_json::from_slice(&dump_module(&m, 2).unwrap()).unwrap());
+        assert_eq!(back, sorted);
+    }
+}
+
+#[test]
+fn duplicate_instruction_name_is_an_error() {
+    let mut v = small_module();
+    v["functions"][0]["basic_blocks"][0]["instructions"][1]["blocks"][0]["instructions"][0]["name"] = json!("a");
+    let e = module_from_value(v).unwrap_err();
+    match e {
+        crate::Error::BirJson { message, path } => {
+            assert!(message.contains("used twice"), "{message}");
+            assert_eq!(path, "$.functions[0].basic_blocks[0].instructions[1].blocks[0].instructions[0].name");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn unknown_key_floats_are_byte_stable() {
+    // Found by the bir_load fuzz target: without serde_json's exact float
+    // parsing, 5.5555555555555555e75 re-read differently after one write.
+    let mut v = small_module();
+    v["custom_top"] = serde_json::from_str("[5.5555555555555555e75, 0.1, 1e-300, 2.2250738585072014e-308]").unwrap();
+    let a = dump_module(&module_from_value(v).unwrap(), 2).unwrap();
+    let b = dump_module(&load_module(&a).unwrap(), 2).unwrap();
+    assert_eq!(a, b);
+}

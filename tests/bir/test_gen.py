@@ -97,7 +97,10 @@ def test_gen_module_is_valid_and_realistic(lnc: int) -> None:
     types = {loc["type"] for s in main["allocations"] for loc in s["locations"]}
     assert types == {"SB", "PSUM", "DRAM"}
     shared = [s for s in main["allocations"] if s.get("addr_space") == "Shared"]
-    assert shared and all(loc["is_shared_post_dram_alloc"] for s in shared for loc in s["locations"])
+    # Shared DRAM is left unplaced: the pipeline places it once, on core 0 (order 82).
+    assert shared and all(
+        "addr" not in loc and "is_shared_post_dram_alloc" not in loc for s in shared for loc in s["locations"]
+    )
     # Dependencies name earlier instructions.
     seen: set[str] = set()
     deps = 0

@@ -97,3 +97,14 @@ fn symbolic_verifier_rejects_partial_barrier() {
         e => panic!("{e:?}"),
     }
 }
+
+#[test]
+fn birverifier_rejects_duplicate_names_built_in_memory() {
+    let mut m = module();
+    let dup = m.functions[0].basic_blocks[0].instructions[0].clone();
+    m.functions[0].basic_blocks[0].instructions.push(dup);
+    match crate::passes::birverifier::verify_module(&m, 2).unwrap_err() {
+        crate::Error::Neuron { code, .. } => assert_eq!(code, 9010),
+        e => panic!("{e:?}"),
+    }
+}

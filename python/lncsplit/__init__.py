@@ -1,19 +1,90 @@
-"""lncsplit — the multi-core (LNC) graph split of the Neuron compiler, fast and open."""
+"""lncsplit — the multi-core (LNC) graph split of the Neuron compiler, fast and open.
+
+The public API (contract §4): :class:`Module`, :func:`load`, :func:`dump`,
+:func:`split`, :func:`expand_replication`, :func:`verify_symbolic`,
+:func:`verify_concretized`, :class:`PassOptions`, :func:`run_pipeline`,
+:func:`check_memory`, and the submodules :mod:`lncsplit.pelican` and
+:mod:`lncsplit.frontend`. Every error on bad input is a :class:`LncsplitError`.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from lncsplit import pelican
+from lncsplit._core import Module, dump, load
 from lncsplit.errors import (
     BirJsonError,
     LncsplitError,
+    LncsplitIOError,
     NeuronAssertion,
     PelicanAssertion,
     PelicanWireError,
 )
+from lncsplit.passes import (
+    expand_replication,
+    split,
+    verify_bir,
+    verify_bir_serdes,
+    verify_concretized,
+    verify_symbolic,
+)
+from lncsplit.pipeline import PassOptions, run_pipeline
+
+if TYPE_CHECKING:
+    from lncsplit import frontend, memory
+    from lncsplit.corpus import CorpusReport, process_files
+    from lncsplit.memory import MemoryReport, check_memory
+
+__version__ = "0.1.0"
+
+# Heavier parts load on first use, so `import lncsplit` stays cheap for tools
+# that only split.
+_LAZY = {
+    "frontend": ("lncsplit.frontend", None),
+    "memory": ("lncsplit.memory", None),
+    "check_memory": ("lncsplit.memory", "check_memory"),
+    "MemoryReport": ("lncsplit.memory", "MemoryReport"),
+    "process_files": ("lncsplit.corpus", "process_files"),
+    "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        mod_name, attr = _LAZY[name]
+        mod = importlib.import_module(mod_name)
+        value = mod if attr is None else getattr(mod, attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'lncsplit' has no attribute {name!r}")
+
 
 __all__ = [
     "BirJsonError",
+    "CorpusReport",
     "LncsplitError",
+    "LncsplitIOError",
+    "MemoryReport",
+    "Module",
     "NeuronAssertion",
+    "PassOptions",
     "PelicanAssertion",
     "PelicanWireError",
+    "check_memory",
+    "dump",
+    "expand_replication",
+    "frontend",
+    "load",
+    "memory",
+    "pelican",
+    "process_files",
+    "run_pipeline",
+    "split",
+    "verify_bir",
+    "verify_bir_serdes",
+    "verify_concretized",
+    "verify_symbolic",
 ]

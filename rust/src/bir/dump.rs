@@ -37,6 +37,25 @@ pub fn write_module<W: std::io::Write>(m: &Module, version: u32, w: W) -> Result
     })
 }
 
+fn ser_err(e: serde_json::Error) -> Error {
+    Error::pelican(e.to_string(), "QuasiAffineExpr.cpp")
+}
+
+/// One instruction as JSON (the bytes `dump_module` writes for it).
+pub fn instruction_to_value(ctx: &Context, i: &Instruction, version: u32) -> Result<serde_json::Value> {
+    serde_json::to_value(InstSer { i, cx: Cx { ctx, version } }).map_err(ser_err)
+}
+
+/// One argument as JSON.
+pub fn argument_to_value(ctx: &Context, a: &Argument, version: u32) -> Result<serde_json::Value> {
+    serde_json::to_value(ArgSer { a, cx: Cx { ctx, version } }).map_err(ser_err)
+}
+
+/// One block as JSON.
+pub fn block_to_value(ctx: &Context, b: &Block, version: u32) -> Result<serde_json::Value> {
+    serde_json::to_value(BlockSer { b, cx: Cx { ctx, version } }).map_err(ser_err)
+}
+
 struct ModuleSer<'a> {
     m: &'a Module,
     version: u32,

@@ -90,3 +90,19 @@ fn deep_nesting_is_an_error_not_a_crash() {
     }
     assert!(load_module(s.as_bytes()).is_err());
 }
+
+#[test]
+fn gen_is_deterministic_and_round_trips() {
+    for (seed, n, lnc) in [(1u64, 500usize, 2i64), (7, 2000, 2), (3, 300, 1), (9, 800, 4)] {
+        let o = GenOptions { seed, instructions: n, lnc, ..Default::default() };
+        let a = dump_module(&generate_module(&o).unwrap(), 2).unwrap();
+        let b = dump_module(&generate_module(&o).unwrap(), 2).unwrap();
+        assert_eq!(a, b);
+        let m = load_module(&a).unwrap();
+        assert_eq!(m.instruction_count(), n, "seed {seed}");
+        assert_eq!(dump_module(&m, 2).unwrap(), a);
+        assert_eq!(m.functions[0].shard_ids, vec![lnc]);
+        let per = a.len() / n;
+        assert!((200..=1024).contains(&per), "{per} bytes per instruction");
+    }
+}

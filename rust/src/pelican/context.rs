@@ -7,7 +7,7 @@
 //! structural equality the same as id equality. Cloning a context is a few
 //! `Vec` copies, which is what makes the per-core module clone cheap.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use hashbrown::HashTable;
@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 
 /// Deepest expression tree a context accepts. Every recursive algorithm
 /// (eval, folding, wire) is bounded by it, so no input can overflow the stack.
-pub const MAX_DEPTH: u32 = 512;
+pub const MAX_DEPTH: u32 = 256;
 
 /// A loop axis: the identity of an AffineIV. `lo, lo+step, … < ub`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,15 +69,18 @@ impl Default for Context {
 
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Context({} nodes, {} axes)", self.nodes.len(), self.axes.len())
+        write!(
+            f,
+            "Context({} nodes, {} axes)",
+            self.nodes.len(),
+            self.axes.len()
+        )
     }
 }
 
 fn hash_node(node: &Node) -> u64 {
     // A fixed seed keeps hashing deterministic across runs and threads.
-    let mut h = foldhash::fast::FixedState::with_seed(0x6c6e_6373_706c_6974).build_hasher();
-    node.hash(&mut h);
-    h.finish()
+    foldhash::fast::FixedState::with_seed(0x6c6e_6373_706c_6974).hash_one(node)
 }
 
 impl Context {
@@ -94,6 +97,14 @@ impl Context {
             registers: Vec::new(),
             reg_index: hashbrown::HashMap::new(),
         }
+    }
+
+    /// Reserve room for `n` more nodes.
+    pub fn reserve(&mut self, n: usize) {
+        self.nodes.reserve(n);
+        self.meta.reserve(n);
+        let nodes = &self.nodes;
+        self.index.reserve(n, |&i| hash_node(&nodes[i as usize]));
     }
 
     /// Number of interned nodes.
@@ -147,7 +158,12 @@ impl Context {
             ));
         }
         let id = self.axes.len() as AxisId;
-        self.axes.push(Axis { name: Arc::from(name), lo, ub, step });
+        self.axes.push(Axis {
+            name: Arc::from(name),
+            lo,
+            ub,
+            step,
+        });
         Ok(id)
     }
 
@@ -191,7 +207,8 @@ impl Context {
         self.nodes.push(node);
         self.meta.push(meta);
         let nodes = &self.nodes;
-        self.index.insert_unique(hash, id, |&i| hash_node(&nodes[i as usize]));
+        self.index
+            .insert_unique(hash, id, |&i| hash_node(&nodes[i as usize]));
         Ok(id)
     }
 
@@ -226,7 +243,10 @@ impl Context {
         if self.contains(id) {
             Ok(())
         } else {
-            Err(Error::pelican(format!("unknown expression id {id}"), "lncsplit/pelican"))
+            Err(Error::pelican(
+                format!("unknown expression id {id}"),
+                "lncsplit/pelican",
+            ))
         }
     }
 
@@ -240,13 +260,19 @@ impl Context {
                 "AffineExpr.h:326",
             ));
         }
-        self.intern(Node::CCGetRank { iteration_id, channel_id })
+        self.intern(Node::CCGetRank {
+            iteration_id,
+            channel_id,
+        })
     }
 
     /// IndirectArgExpr::create (AffineExpr.h:356).
     pub fn indirect_arg(&mut self, arg_id: i64) -> Result<ExprId> {
         if arg_id < 0 {
-            return Err(Error::pelican("Invalid arg_id for IndirectArgExpr!", "AffineExpr.h:356"));
+            return Err(Error::pelican(
+                "Invalid arg_id for IndirectArgExpr!",
+                "AffineExpr.h:356",
+            ));
         }
         self.intern(Node::IndirectArg { arg_id })
     }
@@ -254,7 +280,10 @@ impl Context {
     /// The AffineIV of a loop axis (one node per axis).
     pub fn affine_iv(&mut self, axis: AxisId) -> Result<ExprId> {
         if axis as usize >= self.axes.len() {
-            return Err(Error::pelican(format!("unknown loop axis id {axis}"), "lncsplit/pelican"));
+            return Err(Error::pelican(
+                format!("unknown loop axis id {axis}"),
+                "lncsplit/pelican",
+            ));
         }
         self.intern(Node::AffineIV { axis })
     }
@@ -283,7 +312,12 @@ impl Context {
                 "AffineIndices.h:171",
             ));
         }
-        self.intern(Node::SymbolicIdx { lo, ub, step, offset })
+        self.intern(Node::SymbolicIdx {
+            lo,
+            ub,
+            step,
+            offset,
+        })
     }
 
     pub fn ap_index(
@@ -303,10 +337,19 @@ impl Context {
         if let Some(i) = inner {
             self.check_id(i)?;
             if self.kind(i) != ExprKind::APIndex {
-                return Err(Error::pelican("APIndex inner must be an APIndex", "lncsplit/pelican"));
+                return Err(Error::pelican(
+                    "APIndex inner must be an APIndex",
+                    "lncsplit/pelican",
+                ));
             }
         }
-        self.intern(Node::APIndex { lo, ub, step, stride, inner })
+        self.intern(Node::APIndex {
+            lo,
+            ub,
+            step,
+            stride,
+            inner,
+        })
     }
 
     /// TiledAPIndex: the tile must divide the child's trip count; a nested
@@ -326,8 +369,12 @@ impl Context {
             ));
         }
         let (mut child, mut tile_size) = (child, tile_size);
-        if let Node::TiledAPIndex { child: inner, tile_size: inner_tile, is_partition: p, .. } =
-            *self.node(child)
+        if let Node::TiledAPIndex {
+            child: inner,
+            tile_size: inner_tile,
+            is_partition: p,
+            ..
+        } = *self.node(child)
         {
             if p == is_partition {
                 tile_size = tile_size
@@ -345,7 +392,12 @@ impl Context {
                 "AffineIndices.h:152",
             ));
         }
-        self.intern(Node::TiledAPIndex { child, tile_pos_flags, tile_size, is_partition })
+        self.intern(Node::TiledAPIndex {
+            child,
+            tile_pos_flags,
+            tile_size,
+            is_partition,
+        })
     }
 
     /// createAffineExpr: c + Σ coeff·idx. Canonical form: indices merged,
@@ -373,18 +425,28 @@ impl Context {
         for (idx, coeff) in t {
             match merged.last_mut() {
                 Some(last) if last.0 == idx => {
-                    last.1 = last.1.checked_add(coeff).ok_or_else(|| Error::overflow("AffExpr"))?;
+                    last.1 = last
+                        .1
+                        .checked_add(coeff)
+                        .ok_or_else(|| Error::overflow("AffExpr"))?;
                 }
                 _ => merged.push((idx, coeff)),
             }
         }
         merged.retain(|x| x.1 != 0);
-        self.intern(Node::AffExpr { terms: merged.into_boxed_slice(), c })
+        self.intern(Node::AffExpr {
+            terms: merged.into_boxed_slice(),
+            c,
+        })
     }
 
     /// A constant: the AffExpr with no terms.
     pub fn constant(&mut self, c: i64) -> ExprId {
-        self.intern(Node::AffExpr { terms: Box::new([]), c }).expect("a constant always interns")
+        self.intern(Node::AffExpr {
+            terms: Box::new([]),
+            c,
+        })
+        .expect("a constant always interns")
     }
 
     /// createNArySum: terms ordered by id (so a+b ≡ b+a); duplicates kept.
@@ -394,7 +456,9 @@ impl Context {
         }
         let mut t = terms.to_vec();
         t.sort_unstable();
-        self.intern(Node::Sum { terms: t.into_boxed_slice() })
+        self.intern(Node::Sum {
+            terms: t.into_boxed_slice(),
+        })
     }
 
     pub fn mult(&mut self, var: ExprId, scale: i64) -> Result<ExprId> {
@@ -404,7 +468,10 @@ impl Context {
 
     fn check_denom(denom: i64) -> Result<()> {
         if denom <= 0 {
-            return Err(Error::pelican("Unsupported denom for DivLikeExpr!", "AffineExpr.h:711"));
+            return Err(Error::pelican(
+                "Unsupported denom for DivLikeExpr!",
+                "AffineExpr.h:711",
+            ));
         }
         Ok(())
     }
@@ -424,13 +491,21 @@ impl Context {
     pub fn cc_div(&mut self, numer: ExprId, denom: i64, replica_groups_id: u64) -> Result<ExprId> {
         self.check_id(numer)?;
         Self::check_denom(denom)?;
-        self.intern(Node::CCDiv { numer, denom, replica_groups_id })
+        self.intern(Node::CCDiv {
+            numer,
+            denom,
+            replica_groups_id,
+        })
     }
 
     pub fn cc_mod(&mut self, numer: ExprId, denom: i64, replica_groups_id: u64) -> Result<ExprId> {
         self.check_id(numer)?;
         Self::check_denom(denom)?;
-        self.intern(Node::CCMod { numer, denom, replica_groups_id })
+        self.intern(Node::CCMod {
+            numer,
+            denom,
+            replica_groups_id,
+        })
     }
 
     pub fn icmp(&mut self, op: CmpOp, lhs: ExprId, rhs: ExprId) -> Result<ExprId> {
@@ -444,7 +519,10 @@ impl Context {
             self.check_id(a)?;
         }
         let name = self.intern_name(name);
-        self.intern(Node::OpaqueFn { name, args: args.into() })
+        self.intern(Node::OpaqueFn {
+            name,
+            args: args.into(),
+        })
     }
 
     // -------------------------------------------------------------- geometry
@@ -459,7 +537,9 @@ impl Context {
             Node::ShardId { ub } => Some((0, ub, 1)),
             Node::SymbolicIdx { lo, ub, step, .. } => Some((lo, ub, step)),
             Node::APIndex { lo, ub, step, .. } => Some((lo, ub, step)),
-            Node::TiledAPIndex { child, tile_size, .. } => {
+            Node::TiledAPIndex {
+                child, tile_size, ..
+            } => {
                 let tc = self.trip_count(child)?;
                 Some((0, tc / tile_size, 1))
             }
@@ -469,7 +549,8 @@ impl Context {
 
     /// Trip count of an index leaf; None for runtime values and non-indices.
     pub fn trip_count(&self, id: ExprId) -> Option<i64> {
-        self.index_geometry(id).map(|(lo, ub, step)| trip_count(lo, ub, step))
+        self.index_geometry(id)
+            .map(|(lo, ub, step)| trip_count(lo, ub, step))
     }
 
     /// infimum = lo, supremum = lo + step·(tripcount − 1) of an index leaf.

@@ -21,26 +21,33 @@ pub struct Bindings {
 
 impl Bindings {
     pub fn shard(core: i64) -> Self {
-        Bindings { shard: Some(core), ..Default::default() }
+        Bindings {
+            shard: Some(core),
+            ..Default::default()
+        }
     }
 }
 
 fn add(a: i64, b: i64) -> Result<i64> {
-    a.checked_add(b).ok_or_else(|| Error::overflow("eval (add)"))
+    a.checked_add(b)
+        .ok_or_else(|| Error::overflow("eval (add)"))
 }
 
 fn mul(a: i64, b: i64) -> Result<i64> {
-    a.checked_mul(b).ok_or_else(|| Error::overflow("eval (mul)"))
+    a.checked_mul(b)
+        .ok_or_else(|| Error::overflow("eval (mul)"))
 }
 
 /// Floor division toward −∞ (denominators are > 0 by construction).
 pub fn floor_div(a: i64, d: i64) -> Result<i64> {
-    a.checked_div_euclid(d).ok_or_else(|| Error::overflow("eval (floordiv)"))
+    a.checked_div_euclid(d)
+        .ok_or_else(|| Error::overflow("eval (floordiv)"))
 }
 
 /// Euclidean modulo: result in [0, d).
 pub fn euclid_mod(a: i64, d: i64) -> Result<i64> {
-    a.checked_rem_euclid(d).ok_or_else(|| Error::overflow("eval (modulo)"))
+    a.checked_rem_euclid(d)
+        .ok_or_else(|| Error::overflow("eval (modulo)"))
 }
 
 fn out_of_range(what: &str, v: i64, lo: i64, ub: i64, step: i64) -> Error {
@@ -60,7 +67,75 @@ fn check_in_range(what: &str, v: i64, lo: i64, ub: i64, step: i64) -> Result<i64
 
 impl Context {
     /// Evaluate `id` under `b`. `Ok(None)` means undecided.
+    ///
+    /// Every child is evaluated before the node combines them, so a binding
+    /// outside its index's range is an error even where the result would be
+    /// undecided anyway. Arithmetic overflow is checked only once every operand
+    /// of a node is decided (an undecided value has no magnitude to overflow).
     pub fn eval(&self, id: ExprId, b: &Bindings) -> Result<Option<i64>> {
+        // The recursive path is kept to small frames (each arm in its own
+        // non-inlined function), so MAX_DEPTH fits a 2 MiB stack in debug.
+        match self.node(id) {
+            Node::AffExpr { terms, c } => self.eval_aff(terms, *c, b),
+            Node::Sum { terms } => self.eval_sum(terms, b),
+            Node::Mult { var, scale } => {
+                let v = self.eval(*var, b)?;
+                v.map(|v| mul(v, *scale)).transpose()
+            }
+            Node::FloorDiv { numer, denom } | Node::CCDiv { numer, denom, .. } => {
+                let v = self.eval(*numer, b)?;
+                v.map(|v| floor_div(v, *denom)).transpose()
+            }
+            Node::Modulo { numer, denom } | Node::CCMod { numer, denom, .. } => {
+                let v = self.eval(*numer, b)?;
+                v.map(|v| euclid_mod(v, *denom)).transpose()
+            }
+            _ => self.eval_other(id, b),
+        }
+    }
+
+    #[inline(never)]
+    fn eval_aff(&self, terms: &[(ExprId, i64)], c: i64, b: &Bindings) -> Result<Option<i64>> {
+        let mut vals = Vec::with_capacity(terms.len());
+        let mut decided = true;
+        for &(idx, coeff) in terms {
+            match self.eval(idx, b)? {
+                Some(v) => vals.push((coeff, v)),
+                None => decided = false,
+            }
+        }
+        if !decided {
+            return Ok(None);
+        }
+        let mut acc = c;
+        for (coeff, v) in vals {
+            acc = add(acc, mul(coeff, v)?)?;
+        }
+        Ok(Some(acc))
+    }
+
+    #[inline(never)]
+    fn eval_sum(&self, terms: &[ExprId], b: &Bindings) -> Result<Option<i64>> {
+        let mut vals = Vec::with_capacity(terms.len());
+        let mut decided = true;
+        for &t in terms {
+            match self.eval(t, b)? {
+                Some(v) => vals.push(v),
+                None => decided = false,
+            }
+        }
+        if !decided {
+            return Ok(None);
+        }
+        let mut acc = 0i64;
+        for v in vals {
+            acc = add(acc, v)?;
+        }
+        Ok(Some(acc))
+    }
+
+    #[inline(never)]
+    fn eval_other(&self, id: ExprId, b: &Bindings) -> Result<Option<i64>> {
         Ok(match self.node(id) {
             Node::CCGetRank { .. }
             | Node::IndirectArg { .. }
@@ -70,65 +145,35 @@ impl Context {
                 let a = self.axis(*axis);
                 let v = b.by_id.get(&id).or_else(|| b.by_name.get(&*a.name));
                 match v {
-                    Some(&v) => Some(check_in_range(&format!("axis {}", a.name), v, a.lo, a.ub, a.step)?),
+                    Some(&v) => Some(check_in_range(
+                        &format!("axis {}", a.name),
+                        v,
+                        a.lo,
+                        a.ub,
+                        a.step,
+                    )?),
                     None => None,
                 }
             }
-            Node::ShardId { ub } => {
-                match b.by_id.get(&id).copied().or(b.shard) {
-                    Some(v) => Some(check_in_range("shard", v, 0, *ub, 1)?),
-                    None => None,
-                }
-            }
-            Node::TiledAPIndex { child, tile_size, .. } if !b.by_id.contains_key(&id) => {
-                // Unbound tiled index: the outer tile of its child's value.
+            Node::ShardId { ub } => match b.by_id.get(&id).copied().or(b.shard) {
+                Some(v) => Some(check_in_range("shard", v, 0, *ub, 1)?),
+                None => None,
+            },
+            Node::TiledAPIndex {
+                child, tile_size, ..
+            } if !b.by_id.contains_key(&id) => {
+                // Unbound tiled index: the outer tile of its child's iteration.
                 match self.eval(*child, b)? {
-                    Some(v) => Some(floor_div(v, *tile_size)?),
+                    Some(v) => Some(self.tile_of(*child, v, *tile_size)?),
                     None => None,
                 }
             }
             Node::APIndex { .. } | Node::TiledAPIndex { .. } | Node::SymbolicIdx { .. } => {
                 match b.by_id.get(&id) {
-                    Some(&v) => {
-                        let (lo, ub, step) = self.index_geometry(id).unwrap_or((v, v + 1, 1));
-                        Some(check_in_range("index", v, lo, ub, step)?)
-                    }
-                    None => None,
-                }
-            }
-            Node::AffExpr { terms, c } => {
-                let mut acc = *c;
-                for &(idx, coeff) in terms.iter() {
-                    match self.eval(idx, b)? {
-                        Some(v) => acc = add(acc, mul(coeff, v)?)?,
-                        None => return Ok(None),
-                    }
-                }
-                Some(acc)
-            }
-            Node::Sum { terms } => {
-                let mut acc = 0i64;
-                for &t in terms.iter() {
-                    match self.eval(t, b)? {
-                        Some(v) => acc = add(acc, v)?,
-                        None => return Ok(None),
-                    }
-                }
-                Some(acc)
-            }
-            Node::Mult { var, scale } => match self.eval(*var, b)? {
-                Some(v) => Some(mul(v, *scale)?),
-                None => None,
-            },
-            Node::FloorDiv { numer, denom } | Node::CCDiv { numer, denom, .. } => {
-                match self.eval(*numer, b)? {
-                    Some(v) => Some(floor_div(v, *denom)?),
-                    None => None,
-                }
-            }
-            Node::Modulo { numer, denom } | Node::CCMod { numer, denom, .. } => {
-                match self.eval(*numer, b)? {
-                    Some(v) => Some(euclid_mod(v, *denom)?),
+                    Some(&v) => match self.index_geometry(id) {
+                        Some((lo, ub, step)) => Some(check_in_range("index", v, lo, ub, step)?),
+                        None => Some(v),
+                    },
                     None => None,
                 }
             }
@@ -136,7 +181,59 @@ impl Context {
                 (Some(l), Some(r)) => Some(op.apply(l, r) as i64),
                 _ => None,
             },
+            Node::AffExpr { .. }
+            | Node::Sum { .. }
+            | Node::Mult { .. }
+            | Node::FloorDiv { .. }
+            | Node::CCDiv { .. }
+            | Node::Modulo { .. }
+            | Node::CCMod { .. } => return self.eval(id, b),
         })
+    }
+
+    /// The outer tile of a tiled index whose child has value `v`: the child's
+    /// iteration ordinal `(v − lo) / step`, floor-divided by the tile size.
+    fn tile_of(&self, child: ExprId, v: i64, tile_size: i64) -> Result<i64> {
+        let (lo, _, step) = self.index_geometry(child).unwrap_or((0, 0, 1));
+        let ordinal = floor_div(
+            v.checked_sub(lo)
+                .ok_or_else(|| Error::overflow("eval (sub)"))?,
+            step,
+        )?;
+        floor_div(ordinal, tile_size)
+    }
+
+    /// Check that a binding table only binds what can be bound: index leaves
+    /// of this context (by id). Runtime values (IntRuntimeValue) are never
+    /// decided at compile time, so binding one is an error rather than being
+    /// silently ignored.
+    pub fn check_bindings(&self, b: &Bindings) -> Result<()> {
+        for &id in b.by_id.keys() {
+            if !self.contains(id) {
+                return Err(Error::pelican(
+                    format!("unknown expression id {id}"),
+                    "lncsplit/eval",
+                ));
+            }
+            let k = self.kind(id);
+            if !k.is_index_leaf() {
+                return Err(Error::pelican(
+                    format!(
+                        "only index leaves (kinds 6-13) can be bound, got {} (kind {})",
+                        k.name(),
+                        k as u8
+                    ),
+                    "lncsplit/eval",
+                ));
+            }
+            if k == super::kinds::ExprKind::IntRuntimeValue {
+                return Err(Error::pelican(
+                    "a runtime value (IntRuntimeValue) cannot be bound: it is never decided at compile time",
+                    "lncsplit/eval",
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The constant value of `id` if it is a folded constant (an AffExpr
@@ -169,8 +266,34 @@ impl Context {
         if let Some(&r) = memo.get(&id) {
             return Ok(r);
         }
+        let r = self.update_node(id, core, memo)?;
+        memo.insert(id, r);
+        Ok(r)
+    }
+
+    /// Bind the children first (the only recursion, kept in a small frame),
+    /// then rebuild this node from them with constants folded.
+    fn update_node(
+        &mut self,
+        id: ExprId,
+        core: i64,
+        memo: &mut HashMap<ExprId, ExprId>,
+    ) -> Result<ExprId> {
+        let children = self.node(id).children();
+        let mut bound = Vec::with_capacity(children.len());
+        for c in children {
+            bound.push(self.update_shard_id_memo(c, core, memo)?);
+        }
+        self.rebuild_folded(id, core, &bound)
+    }
+
+    /// Rebuild `id` over its bound children `ch` (same order as
+    /// `Node::children`), folding every constant operand.
+    #[inline(never)]
+    fn rebuild_folded(&mut self, id: ExprId, core: i64, ch: &[ExprId]) -> Result<ExprId> {
+        let fold = || Error::overflow("folding");
         let node = self.node(id).clone();
-        let r = match node {
+        Ok(match node {
             Node::ShardId { ub } => {
                 check_in_range("shard", core, 0, ub, 1)?;
                 self.constant(core)
@@ -178,46 +301,31 @@ impl Context {
             Node::AffExpr { terms, c } => {
                 let mut c = c;
                 let mut rest = Vec::with_capacity(terms.len());
-                for (idx, coeff) in terms.iter().copied() {
-                    if let Node::ShardId { ub } = *self.node(idx) {
-                        check_in_range("shard", core, 0, ub, 1)?;
-                        c = c
-                            .checked_add(coeff.checked_mul(core).ok_or_else(|| Error::overflow("folding"))?)
-                            .ok_or_else(|| Error::overflow("folding"))?;
-                    } else {
-                        // Other index leaves (e.g. a TiledAPIndex over a shard) are
-                        // bound recursively; a leaf that folds to a constant joins c.
-                        let b = self.update_shard_id_memo(idx, core, memo)?;
-                        match self.as_constant(b) {
-                            Some(v) => {
-                                c = c
-                                    .checked_add(coeff.checked_mul(v).ok_or_else(|| Error::overflow("folding"))?)
-                                    .ok_or_else(|| Error::overflow("folding"))?
-                            }
-                            None => rest.push((b, coeff)),
+                for (&(_, coeff), &b) in terms.iter().zip(ch) {
+                    match self.as_constant(b) {
+                        Some(v) => {
+                            c = c
+                                .checked_add(coeff.checked_mul(v).ok_or_else(fold)?)
+                                .ok_or_else(fold)?;
                         }
+                        None => rest.push((b, coeff)),
                     }
                 }
                 self.aff_expr(&rest, c)?
             }
-            Node::Sum { terms } => {
+            Node::Sum { .. } => {
                 let mut c: i64 = 0;
-                let mut any_const = false;
-                let mut rest = Vec::with_capacity(terms.len());
-                for t in terms.iter().copied() {
-                    let b = self.update_shard_id_memo(t, core, memo)?;
+                let mut rest = Vec::with_capacity(ch.len());
+                for &b in ch {
                     match self.as_constant(b) {
-                        Some(v) => {
-                            any_const = true;
-                            c = c.checked_add(v).ok_or_else(|| Error::overflow("folding"))?;
-                        }
+                        Some(v) => c = c.checked_add(v).ok_or_else(fold)?,
                         None => rest.push(b),
                     }
                 }
                 if rest.is_empty() {
                     self.constant(c)
                 } else {
-                    if any_const && c != 0 {
+                    if c != 0 {
                         let k = self.constant(c);
                         rest.push(k);
                     }
@@ -228,73 +336,71 @@ impl Context {
                     }
                 }
             }
-            Node::Mult { var, scale } => {
-                let b = self.update_shard_id_memo(var, core, memo)?;
-                match self.as_constant(b) {
-                    Some(v) => self.constant(v.checked_mul(scale).ok_or_else(|| Error::overflow("folding"))?),
-                    None => self.mult(b, scale)?,
-                }
-            }
-            Node::FloorDiv { numer, denom } => {
-                let b = self.update_shard_id_memo(numer, core, memo)?;
-                match self.as_constant(b) {
-                    Some(v) => self.constant(floor_div(v, denom)?),
-                    None => self.floor_div(b, denom)?,
-                }
-            }
-            Node::Modulo { numer, denom } => {
-                let b = self.update_shard_id_memo(numer, core, memo)?;
-                match self.as_constant(b) {
-                    Some(v) => self.constant(euclid_mod(v, denom)?),
-                    None => self.modulo(b, denom)?,
-                }
-            }
-            Node::CCDiv { numer, denom, replica_groups_id } => {
-                let b = self.update_shard_id_memo(numer, core, memo)?;
-                match self.as_constant(b) {
-                    Some(v) => self.constant(floor_div(v, denom)?),
-                    None => self.cc_div(b, denom, replica_groups_id)?,
-                }
-            }
-            Node::CCMod { numer, denom, replica_groups_id } => {
-                let b = self.update_shard_id_memo(numer, core, memo)?;
-                match self.as_constant(b) {
-                    Some(v) => self.constant(euclid_mod(v, denom)?),
-                    None => self.cc_mod(b, denom, replica_groups_id)?,
-                }
-            }
-            Node::ICmp { op, lhs, rhs } => {
-                let l = self.update_shard_id_memo(lhs, core, memo)?;
-                let r = self.update_shard_id_memo(rhs, core, memo)?;
-                match (self.as_constant(l), self.as_constant(r)) {
-                    (Some(a), Some(b)) => self.constant(op.apply(a, b) as i64),
-                    _ => self.icmp(op, l, r)?,
-                }
-            }
-            Node::OpaqueFn { name, args } => {
-                let mut out = Vec::with_capacity(args.len());
-                for a in args.iter().copied() {
-                    out.push(self.update_shard_id_memo(a, core, memo)?);
-                }
+            Node::Mult { scale, .. } => match self.as_constant(ch[0]) {
+                Some(v) => self.constant(v.checked_mul(scale).ok_or_else(fold)?),
+                None => self.mult(ch[0], scale)?,
+            },
+            Node::FloorDiv { denom, .. } => match self.as_constant(ch[0]) {
+                Some(v) => self.constant(floor_div(v, denom)?),
+                None => self.floor_div(ch[0], denom)?,
+            },
+            Node::Modulo { denom, .. } => match self.as_constant(ch[0]) {
+                Some(v) => self.constant(euclid_mod(v, denom)?),
+                None => self.modulo(ch[0], denom)?,
+            },
+            Node::CCDiv {
+                denom,
+                replica_groups_id,
+                ..
+            } => match self.as_constant(ch[0]) {
+                Some(v) => self.constant(floor_div(v, denom)?),
+                None => self.cc_div(ch[0], denom, replica_groups_id)?,
+            },
+            Node::CCMod {
+                denom,
+                replica_groups_id,
+                ..
+            } => match self.as_constant(ch[0]) {
+                Some(v) => self.constant(euclid_mod(v, denom)?),
+                None => self.cc_mod(ch[0], denom, replica_groups_id)?,
+            },
+            Node::ICmp { op, .. } => match (self.as_constant(ch[0]), self.as_constant(ch[1])) {
+                (Some(a), Some(b)) => self.constant(op.apply(a, b) as i64),
+                _ => self.icmp(op, ch[0], ch[1])?,
+            },
+            Node::OpaqueFn { name, .. } => {
                 let name = self.register_name(name).to_string();
-                self.opaque_fn(&name, &out)?
+                self.opaque_fn(&name, ch)?
             }
-            Node::TiledAPIndex { child, tile_size, .. } => {
+            Node::TiledAPIndex {
+                child,
+                tile_size,
+                tile_pos_flags,
+                is_partition,
+            } => {
                 // A tiled shard index binds to the outer tile of the bound shard.
-                let b = self.update_shard_id_memo(child, core, memo)?;
-                match self.as_constant(b) {
-                    Some(v) => self.constant(floor_div(v, tile_size)?),
-                    None => b,
+                match self.as_constant(ch[0]) {
+                    Some(v) => self.constant(self.tile_of(child, v, tile_size)?),
+                    None => self.tiled_ap_index(ch[0], tile_pos_flags, tile_size, is_partition)?,
                 }
             }
-            Node::APIndex { .. }
-            | Node::SymbolicIdx { .. }
+            Node::APIndex {
+                stride,
+                lo,
+                ub,
+                step,
+                ..
+            } => match ch.first() {
+                Some(&inner) if self.kind(inner) == super::kinds::ExprKind::APIndex => {
+                    self.ap_index(lo, ub, step, stride, Some(inner))?
+                }
+                _ => id,
+            },
+            Node::SymbolicIdx { .. }
             | Node::AffineIV { .. }
             | Node::CCGetRank { .. }
             | Node::IndirectArg { .. }
             | Node::IntRuntimeValue { .. } => id,
-        };
-        memo.insert(id, r);
-        Ok(r)
+        })
     }
 }

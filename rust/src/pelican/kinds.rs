@@ -115,26 +115,82 @@ impl CmpOp {
 /// equality.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Node {
-    CCGetRank { iteration_id: i64, channel_id: i64 },
-    IndirectArg { arg_id: i64 },
+    CCGetRank {
+        iteration_id: i64,
+        channel_id: i64,
+    },
+    IndirectArg {
+        arg_id: i64,
+    },
     /// Identified by its loop axis, never by value: two loops with equal
     /// bounds are two different axes and hence two different IVs.
-    AffineIV { axis: AxisId },
-    IntRuntimeValue { reg: RegId },
-    APIndex { lo: i64, ub: i64, step: i64, stride: i64, inner: Option<ExprId> },
-    TiledAPIndex { child: ExprId, tile_pos_flags: i64, tile_size: i64, is_partition: bool },
-    SymbolicIdx { lo: i64, ub: i64, step: i64, offset: i64 },
-    ShardId { ub: i64 },
+    AffineIV {
+        axis: AxisId,
+    },
+    IntRuntimeValue {
+        reg: RegId,
+    },
+    APIndex {
+        lo: i64,
+        ub: i64,
+        step: i64,
+        stride: i64,
+        inner: Option<ExprId>,
+    },
+    TiledAPIndex {
+        child: ExprId,
+        tile_pos_flags: i64,
+        tile_size: i64,
+        is_partition: bool,
+    },
+    SymbolicIdx {
+        lo: i64,
+        ub: i64,
+        step: i64,
+        offset: i64,
+    },
+    ShardId {
+        ub: i64,
+    },
     /// c + Σ coeff·idx; every idx is an index leaf (kinds 6..13).
-    AffExpr { terms: Box<[(ExprId, i64)]>, c: i64 },
-    Sum { terms: Box<[ExprId]> },
-    ICmp { op: CmpOp, lhs: ExprId, rhs: ExprId },
-    Mult { var: ExprId, scale: i64 },
-    FloorDiv { numer: ExprId, denom: i64 },
-    Modulo { numer: ExprId, denom: i64 },
-    CCDiv { numer: ExprId, denom: i64, replica_groups_id: u64 },
-    CCMod { numer: ExprId, denom: i64, replica_groups_id: u64 },
-    OpaqueFn { name: RegId, args: Box<[ExprId]> },
+    AffExpr {
+        terms: Box<[(ExprId, i64)]>,
+        c: i64,
+    },
+    Sum {
+        terms: Box<[ExprId]>,
+    },
+    ICmp {
+        op: CmpOp,
+        lhs: ExprId,
+        rhs: ExprId,
+    },
+    Mult {
+        var: ExprId,
+        scale: i64,
+    },
+    FloorDiv {
+        numer: ExprId,
+        denom: i64,
+    },
+    Modulo {
+        numer: ExprId,
+        denom: i64,
+    },
+    CCDiv {
+        numer: ExprId,
+        denom: i64,
+        replica_groups_id: u64,
+    },
+    CCMod {
+        numer: ExprId,
+        denom: i64,
+        replica_groups_id: u64,
+    },
+    OpaqueFn {
+        name: RegId,
+        args: Box<[ExprId]>,
+    },
 }
 
 impl Node {

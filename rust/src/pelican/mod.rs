@@ -7,18 +7,21 @@
 //! - `predicate`: AffinePredicate and `eval_mask`
 //! - `wire`: JSON v1/v2 read and write
 
+pub mod batch;
 pub mod context;
+pub mod display;
 pub mod eval;
 pub mod kinds;
 pub mod legality;
 pub mod predicate;
 pub mod wire;
 
+pub use batch::{NO_ID, OP_ARG};
 pub use context::{Axis, Context, MAX_DEPTH};
 pub use eval::Bindings;
 pub use kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
 pub use predicate::{eval_mask, eval_mask_batch, AffinePredicate};
-pub use wire::{FreeScope, Scope, Wire};
+pub use wire::{ContextScope, FreeScope, Scope, Wire};
 
 #[cfg(test)]
 mod tests;

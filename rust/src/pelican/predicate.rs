@@ -18,7 +18,9 @@ pub struct AffinePredicate {
 impl AffinePredicate {
     /// True, false, or undecided (None) under `b`.
     pub fn eval(&self, ctx: &Context, b: &Bindings) -> Result<Option<bool>> {
-        Ok(ctx.eval(self.expr, b)?.map(|v| if self.ge { v >= 0 } else { v == 0 }))
+        Ok(ctx
+            .eval(self.expr, b)?
+            .map(|v| if self.ge { v >= 0 } else { v == 0 }))
     }
 }
 
@@ -33,22 +35,47 @@ pub fn eval_mask(ctx: &Context, preds: &[AffinePredicate], b: &Bindings) -> Resu
 }
 
 /// `eval_mask` for many core ids at once (the shard bound to each core, the
-/// rest of `base` fixed). Each distinct core id is evaluated once.
+/// rest of `base` fixed). The mask depends only on the core id, so each
+/// distinct core id is evaluated once: through a dense table when the ids span
+/// a small range (the usual case: 0 ≤ core < lnc), else through a hash map.
 pub fn eval_mask_batch(
     ctx: &Context,
     preds: &[AffinePredicate],
     base: &Bindings,
     cores: &[i64],
 ) -> Result<Vec<u8>> {
-    let mut cache: hashbrown::HashMap<i64, u8> = hashbrown::HashMap::new();
+    if preds.is_empty() {
+        return Ok(vec![1; cores.len()]);
+    }
     let mut b = base.clone();
+    let mut eval_core = |c: i64| -> Result<u8> {
+        b.shard = Some(c);
+        eval_mask(ctx, preds, &b)
+    };
+    let (Some(&lo), Some(&hi)) = (cores.iter().min(), cores.iter().max()) else {
+        return Ok(Vec::new());
+    };
+    const DENSE_SPAN: i128 = 1 << 16;
+    if (hi as i128) - (lo as i128) < DENSE_SPAN {
+        const UNSET: u8 = 2;
+        let mut table = vec![UNSET; (hi - lo) as usize + 1];
+        let mut out = Vec::with_capacity(cores.len());
+        for &c in cores {
+            let slot = &mut table[(c - lo) as usize];
+            if *slot == UNSET {
+                *slot = eval_core(c)?;
+            }
+            out.push(*slot);
+        }
+        return Ok(out);
+    }
+    let mut cache: hashbrown::HashMap<i64, u8> = hashbrown::HashMap::new();
     let mut out = Vec::with_capacity(cores.len());
     for &c in cores {
         let m = match cache.get(&c) {
             Some(&m) => m,
             None => {
-                b.shard = Some(c);
-                let m = eval_mask(ctx, preds, &b)?;
+                let m = eval_core(c)?;
                 cache.insert(c, m);
                 m
             }

@@ -44,46 +44,92 @@ impl Scope for FreeScope<'_> {
     }
 }
 
+/// The scope of `Context.from_json` outside a module: an `AffIVKind` axis
+/// name is looked up in the explicit `axes` table first (see
+/// [`Context::free_axis`]), then among the axes the context already has (the
+/// most recently defined one of that name, as the nearest enclosing loop
+/// would be). Any register name is accepted.
+pub struct ContextScope<'a> {
+    pub axes: &'a [(String, i64, i64, i64)],
+}
+
+impl Scope for ContextScope<'_> {
+    fn axis(&mut self, ctx: &mut Context, name: &str) -> Option<AxisId> {
+        if let Some(&(_, lo, ub, step)) = self.axes.iter().find(|a| a.0 == name) {
+            return ctx.free_axis(name, lo, ub, step).ok();
+        }
+        ctx.axes()
+            .iter()
+            .rposition(|a| &*a.name == name)
+            .map(|i| i as AxisId)
+    }
+    fn has_register(&self, _name: &str) -> bool {
+        true
+    }
+}
+
 fn at(e: Error, seg: &str) -> Error {
     match e {
-        Error::PelicanWire { message, path } => Error::PelicanWire { message, path: format!("{seg}{path}") },
-        Error::Pelican { message, .. } => Error::PelicanWire { message, path: seg.to_string() },
+        Error::PelicanWire { message, path } => Error::PelicanWire {
+            message,
+            path: format!("{seg}{path}"),
+        },
+        Error::Pelican { message, .. } => Error::PelicanWire {
+            message,
+            path: seg.to_string(),
+        },
         other => other,
     }
 }
 
-fn obj<'v>(v: &'v Value) -> Result<&'v serde_json::Map<String, Value>> {
-    v.as_object().ok_or_else(|| Error::wire("pelican expression must be a JSON object", ""))
+fn obj(v: &Value) -> Result<&serde_json::Map<String, Value>> {
+    v.as_object()
+        .ok_or_else(|| Error::wire("pelican expression must be a JSON object", ""))
 }
 
 fn get<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Result<&'v Value> {
-    o.get(key).ok_or_else(|| Error::wire(format!("missing key \"{key}\" in pelican expression"), ""))
+    o.get(key)
+        .ok_or_else(|| Error::wire(format!("missing key \"{key}\" in pelican expression"), ""))
 }
 
 fn int(o: &serde_json::Map<String, Value>, key: &str) -> Result<i64> {
     let v = get(o, key)?;
     v.as_i64().ok_or_else(|| {
-        Error::wire(format!("key \"{key}\" must be a 64-bit integer, got {v}"), format!(".{key}"))
+        Error::wire(
+            format!("key \"{key}\" must be a 64-bit integer, got {v}"),
+            format!(".{key}"),
+        )
     })
 }
 
 fn uint(o: &serde_json::Map<String, Value>, key: &str) -> Result<u64> {
     let v = get(o, key)?;
     v.as_u64().ok_or_else(|| {
-        Error::wire(format!("key \"{key}\" must be an unsigned integer, got {v}"), format!(".{key}"))
+        Error::wire(
+            format!("key \"{key}\" must be an unsigned integer, got {v}"),
+            format!(".{key}"),
+        )
     })
 }
 
 fn string<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Result<&'v str> {
     let v = get(o, key)?;
-    v.as_str()
-        .ok_or_else(|| Error::wire(format!("key \"{key}\" must be a string, got {v}"), format!(".{key}")))
+    v.as_str().ok_or_else(|| {
+        Error::wire(
+            format!("key \"{key}\" must be a string, got {v}"),
+            format!(".{key}"),
+        )
+    })
 }
 
 fn array<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Result<&'v Vec<Value>> {
     let v = get(o, key)?;
-    v.as_array()
-        .ok_or_else(|| Error::wire(format!("key \"{key}\" must be an array, got {v}"), format!(".{key}")))
+    v.as_array().ok_or_else(|| {
+        Error::wire(
+            format!("key \"{key}\" must be an array, got {v}"),
+            format!(".{key}"),
+        )
+    })
 }
 
 impl Context {
@@ -92,7 +138,10 @@ impl Context {
         match version {
             2 => self.read_v2(v, scope, 0),
             1 => self.read_v1(v, scope, 0),
-            _ => Err(Error::wire("Check the version - should be 1 (old) or 2 (new)", "")),
+            _ => Err(Error::wire(
+                "Check the version of bir json file - should be 1 (old) or 2 (new)",
+                "",
+            )),
         }
     }
 
@@ -113,7 +162,10 @@ impl Context {
     fn depth_guard(depth: u32) -> Result<()> {
         if depth > super::context::MAX_DEPTH {
             return Err(Error::wire(
-                format!("pelican expression nested deeper than {} levels", super::context::MAX_DEPTH),
+                format!(
+                    "pelican expression nested deeper than {} levels",
+                    super::context::MAX_DEPTH
+                ),
                 "",
             ));
         }
@@ -121,10 +173,31 @@ impl Context {
     }
 
     fn read_v2(&mut self, v: &Value, scope: &mut dyn Scope, depth: u32) -> Result<ExprId> {
+        // Kept small on purpose: this is the recursive path, so each arm lives
+        // in its own (non-inlined) function and the frame stays a few hundred
+        // bytes even in debug builds.
         Self::depth_guard(depth)?;
         let o = obj(v)?;
         let kind = string(o, "kind")?;
         let d = depth + 1;
+        match kind {
+            "AffExprKind" => self.read_v2_aff(o, scope, d),
+            "SumKind" => self.read_v2_sum(o, scope, d),
+            "MultKind" => self.read_v2_mult(o, scope, d),
+            "FloorDivKind" | "ModuloKind" | "CCModKind" | "CCDivKind" => {
+                self.read_v2_div(kind, o, scope, d)
+            }
+            _ => self.read_v2_leaf(kind, o, scope),
+        }
+    }
+
+    #[inline(never)]
+    fn read_v2_leaf(
+        &mut self,
+        kind: &str,
+        o: &serde_json::Map<String, Value>,
+        scope: &mut dyn Scope,
+    ) -> Result<ExprId> {
         match kind {
             "CCGetRankKind" => {
                 let (it, ch) = (int(o, "iteration_id")?, int(o, "channel_id")?);
@@ -157,59 +230,98 @@ impl Context {
                 scope.note_shard(ub);
                 Ok(id)
             }
-            "AffExprKind" => {
-                let terms = array(o, "terms")?;
-                let mut t = Vec::with_capacity(terms.len());
-                for (i, term) in terms.iter().enumerate() {
-                    let seg = format!(".terms[{i}]");
-                    let to = obj(term).map_err(|e| at(e, &seg))?;
-                    let idx = self
-                        .read_v2(get(to, "idx").map_err(|e| at(e, &seg))?, scope, d)
-                        .map_err(|e| at(e, &format!("{seg}.idx")))?;
-                    let coeff = int(to, "coeff").map_err(|e| at(e, &seg))?;
-                    t.push((idx, coeff));
-                }
-                let c = match o.get("c") {
-                    None => 0,
-                    Some(_) => int(o, "c")?,
-                };
-                self.aff_expr(&t, c).map_err(|e| at(e, ""))
-            }
-            "SumKind" => {
-                let terms = array(o, "terms")?;
-                let n = uint(o, "n_terms")?;
-                if n != terms.len() as u64 {
-                    return Err(Error::wire("Number of terms don't match", ".n_terms"));
-                }
-                let mut t = Vec::with_capacity(terms.len());
-                for (i, term) in terms.iter().enumerate() {
-                    t.push(self.read_v2(term, scope, d).map_err(|e| at(e, &format!(".terms[{i}]")))?);
-                }
-                self.sum(&t).map_err(|e| at(e, ""))
-            }
-            "MultKind" => {
-                let var = self.read_v2(get(o, "var")?, scope, d).map_err(|e| at(e, ".var"))?;
-                self.mult(var, int(o, "scale")?).map_err(|e| at(e, ""))
-            }
-            "FloorDivKind" | "ModuloKind" | "CCModKind" | "CCDivKind" => {
-                let numer = self.read_v2(get(o, "numer")?, scope, d).map_err(|e| at(e, ".numer"))?;
-                let denom = int(o, "denom")?;
-                match kind {
-                    "FloorDivKind" => self.floor_div(numer, denom),
-                    // CCModKind is read-accepted but decodes to a plain Modulo.
-                    "ModuloKind" | "CCModKind" => self.modulo(numer, denom),
-                    _ => {
-                        let rg = match o.get("replica_groups_id") {
-                            None => 0,
-                            Some(_) => uint(o, "replica_groups_id")?,
-                        };
-                        self.cc_div(numer, denom, rg)
-                    }
-                }
-                .map_err(|e| at(e, ".denom"))
-            }
-            other => Err(Error::wire(format!("Walrus doesn't support this kind of Expr: {other}"), ".kind")),
+            other => Err(Error::wire(
+                format!("Walrus doesn't support this kind of Expr: {other}"),
+                ".kind",
+            )),
         }
+    }
+
+    #[inline(never)]
+    fn read_v2_aff(
+        &mut self,
+        o: &serde_json::Map<String, Value>,
+        scope: &mut dyn Scope,
+        d: u32,
+    ) -> Result<ExprId> {
+        let terms = array(o, "terms")?;
+        let mut t = Vec::with_capacity(terms.len());
+        for (i, term) in terms.iter().enumerate() {
+            let to = obj(term).map_err(|e| at(e, &format!(".terms[{i}]")))?;
+            let idx_v = get(to, "idx").map_err(|e| at(e, &format!(".terms[{i}]")))?;
+            let idx = self
+                .read_v2(idx_v, scope, d)
+                .map_err(|e| at(e, &format!(".terms[{i}].idx")))?;
+            let coeff = int(to, "coeff").map_err(|e| at(e, &format!(".terms[{i}]")))?;
+            t.push((idx, coeff));
+        }
+        let c = match o.get("c") {
+            None => 0,
+            Some(_) => int(o, "c")?,
+        };
+        self.aff_expr(&t, c).map_err(|e| at(e, ""))
+    }
+
+    #[inline(never)]
+    fn read_v2_sum(
+        &mut self,
+        o: &serde_json::Map<String, Value>,
+        scope: &mut dyn Scope,
+        d: u32,
+    ) -> Result<ExprId> {
+        let terms = array(o, "terms")?;
+        let n = uint(o, "n_terms")?;
+        if n != terms.len() as u64 {
+            return Err(Error::wire("Number of terms don't match", ".n_terms"));
+        }
+        let mut t = Vec::with_capacity(terms.len());
+        for (i, term) in terms.iter().enumerate() {
+            t.push(
+                self.read_v2(term, scope, d)
+                    .map_err(|e| at(e, &format!(".terms[{i}]")))?,
+            );
+        }
+        self.sum(&t).map_err(|e| at(e, ""))
+    }
+
+    #[inline(never)]
+    fn read_v2_mult(
+        &mut self,
+        o: &serde_json::Map<String, Value>,
+        scope: &mut dyn Scope,
+        d: u32,
+    ) -> Result<ExprId> {
+        let var = self
+            .read_v2(get(o, "var")?, scope, d)
+            .map_err(|e| at(e, ".var"))?;
+        self.mult(var, int(o, "scale")?).map_err(|e| at(e, ""))
+    }
+
+    #[inline(never)]
+    fn read_v2_div(
+        &mut self,
+        kind: &str,
+        o: &serde_json::Map<String, Value>,
+        scope: &mut dyn Scope,
+        d: u32,
+    ) -> Result<ExprId> {
+        let numer = self
+            .read_v2(get(o, "numer")?, scope, d)
+            .map_err(|e| at(e, ".numer"))?;
+        let denom = int(o, "denom")?;
+        match kind {
+            "FloorDivKind" => self.floor_div(numer, denom),
+            // CCModKind is read-accepted but decodes to a plain Modulo.
+            "ModuloKind" | "CCModKind" => self.modulo(numer, denom),
+            _ => {
+                let rg = match o.get("replica_groups_id") {
+                    None => 0,
+                    Some(_) => uint(o, "replica_groups_id")?,
+                };
+                self.cc_div(numer, denom, rg)
+            }
+        }
+        .map_err(|e| at(e, ".denom"))
     }
 
     fn read_v1(&mut self, v: &Value, scope: &mut dyn Scope, depth: u32) -> Result<ExprId> {
@@ -219,7 +331,14 @@ impl Context {
             if k.as_str() == Some("ShardIDKind") {
                 return self.read_v2(v, scope, depth);
             }
-            return Err(Error::wire(format!("Walrus doesn't support this kind of Expr: {k}"), ".kind"));
+            let tag = k
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| k.to_string());
+            return Err(Error::wire(
+                format!("Walrus doesn't support this kind of Expr: {tag}"),
+                ".kind",
+            ));
         }
         // Base: terms [{AxisLabel, coef}] + c, always parsed.
         let mut t = Vec::new();
@@ -233,7 +352,9 @@ impl Context {
                         Some(a) => self.affine_iv(a).map_err(|e| at(e, &seg))?,
                         None => {
                             return Err(Error::wire(
-                                format!("AxisLabel \"{name}\" is not defined by any enclosing Loop"),
+                                format!(
+                                    "AxisLabel \"{name}\" is not defined by any enclosing Loop"
+                                ),
                                 format!("{seg}.AxisLabel"),
                             ))
                         }
@@ -248,8 +369,12 @@ impl Context {
         }
         let c = if o.contains_key("c") { int(o, "c")? } else { 0 };
         let base = self.aff_expr(&t, c).map_err(|e| at(e, ""))?;
-        let Some(op) = o.get("op") else { return Ok(base) };
-        let op = op.as_str().ok_or_else(|| Error::wire("key \"op\" must be a string", ".op"))?;
+        let Some(op) = o.get("op") else {
+            return Ok(base);
+        };
+        let op = op
+            .as_str()
+            .ok_or_else(|| Error::wire("key \"op\" must be a string", ".op"))?;
         let param = int(o, "op_param")?;
         match op {
             "Mod" => self.modulo(base, param),
@@ -258,24 +383,32 @@ impl Context {
             "CCGetRank" => self.cc_div(base, param, 0),
             "IndirectArgId" => {
                 if !t.is_empty() || c != 0 {
-                    return Err(Error::wire("IndirectArgId v1 body must be the constant 0", ""));
+                    return Err(Error::wire(
+                        "IndirectArgId v1 body must be the constant 0",
+                        "",
+                    ));
                 }
                 self.indirect_arg(param)
             }
-            other => return Err(Error::wire(format!("Walrus doesn't support this kind of Expr: {other}"), ".op")),
+            other => {
+                return Err(Error::wire(
+                    format!("Walrus doesn't support this kind of Expr: {other}"),
+                    ".op",
+                ))
+            }
         }
         .map_err(|e| at(e, ".op_param"))
     }
 
-    /// isV1: kind 17; or kind ∈ {2, 3}; or kind ∈ {25, 26, 27} over an AffExpr.
+    /// isV1 (neuronx-facts §2.2): kind 17; or kind ∈ {2, 3}; or kind ∈
+    /// {25, 26, 27} over an AffExpr. A bare ShardId is *not* v1 (the v1 writer
+    /// has a ShardId arm, but toJsonv1 asserts isV1 first).
     pub fn is_v1(&self, id: ExprId) -> bool {
         match self.node(id) {
-            Node::AffExpr { .. } | Node::CCGetRank { .. } | Node::IndirectArg { .. } | Node::ShardId { .. } => {
-                true
-            }
-            Node::FloorDiv { numer, .. } | Node::Modulo { numer, .. } | Node::CCDiv { numer, .. } => {
-                self.kind(*numer) == ExprKind::AffExpr
-            }
+            Node::AffExpr { .. } | Node::CCGetRank { .. } | Node::IndirectArg { .. } => true,
+            Node::FloorDiv { numer, .. }
+            | Node::Modulo { numer, .. }
+            | Node::CCDiv { numer, .. } => self.kind(*numer) == ExprKind::AffExpr,
             _ => false,
         }
     }
@@ -297,26 +430,35 @@ impl Context {
             }
             1 => {
                 if !self.is_v1(id) {
-                    return Err(Error::pelican("Pelican Expr should be in V1 format", "QuasiAffineExpr.cpp"));
+                    return Err(Error::pelican(
+                        "Pelican Expr should be in V1 format",
+                        "QuasiAffineExpr.cpp",
+                    ));
                 }
                 let terms: &[(ExprId, i64)] = match self.node(id) {
                     Node::AffExpr { terms, .. } => terms,
-                    Node::FloorDiv { numer, .. } | Node::Modulo { numer, .. } | Node::CCDiv { numer, .. } => {
-                        match self.node(*numer) {
-                            Node::AffExpr { terms, .. } => terms,
-                            _ => &[],
-                        }
-                    }
+                    Node::FloorDiv { numer, .. }
+                    | Node::Modulo { numer, .. }
+                    | Node::CCDiv { numer, .. } => match self.node(*numer) {
+                        Node::AffExpr { terms, .. } => terms,
+                        _ => &[],
+                    },
                     _ => &[],
                 };
                 for &(idx, _) in terms {
                     if !matches!(self.node(idx), Node::AffineIV { .. } | Node::ShardId { .. }) {
-                        return Err(Error::pelican("Unsupported expression kind", "QuasiAffineExpr.cpp"));
+                        return Err(Error::pelican(
+                            "Unsupported expression kind",
+                            "QuasiAffineExpr.cpp",
+                        ));
                     }
                 }
                 Ok(())
             }
-            _ => Err(Error::pelican("Check the version - should be 1 (old) or 2 (new)", "QuasiAffineExpr.cpp")),
+            _ => Err(Error::pelican(
+                "Check the version - should be 1 (old) or 2 (new)",
+                "QuasiAffineExpr.cpp",
+            )),
         }
     }
 
@@ -331,7 +473,10 @@ impl Context {
             | Node::ICmp { .. }
             | Node::CCMod { .. }
             | Node::OpaqueFn { .. } => {
-                return Err(Error::pelican("Unsupported expression kind", "QuasiAffineExpr.cpp"));
+                return Err(Error::pelican(
+                    "Unsupported expression kind",
+                    "QuasiAffineExpr.cpp",
+                ));
             }
             node => {
                 let mut n: u64 = 1;
@@ -348,8 +493,12 @@ impl Context {
     /// The v2 (or v1) JSON of `id` as a `serde_json::Value`.
     pub fn to_json(&self, id: ExprId, version: u32) -> Result<Value> {
         self.check_writable(id, version)?;
-        serde_json::to_value(Wire { ctx: self, id, version })
-            .map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
+        serde_json::to_value(Wire {
+            ctx: self,
+            id,
+            version,
+        })
+        .map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
     }
 }
 
@@ -373,14 +522,21 @@ impl Serialize for Wire<'_> {
 
 impl Wire<'_> {
     fn child(&self, id: ExprId) -> Wire<'_> {
-        Wire { ctx: self.ctx, id, version: self.version }
+        Wire {
+            ctx: self.ctx,
+            id,
+            version: self.version,
+        }
     }
 
     fn ser_v2<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::Error as _;
         let ctx = self.ctx;
         match ctx.node(self.id) {
-            Node::CCGetRank { iteration_id, channel_id } => {
+            Node::CCGetRank {
+                iteration_id,
+                channel_id,
+            } => {
                 let mut m = s.serialize_map(Some(3))?;
                 m.serialize_entry("kind", "CCGetRankKind")?;
                 m.serialize_entry("iteration_id", iteration_id)?;
@@ -422,7 +578,13 @@ impl Wire<'_> {
                 let mut m = s.serialize_map(Some(3))?;
                 m.serialize_entry("kind", "SumKind")?;
                 m.serialize_entry("n_terms", &(terms.len() as u64))?;
-                m.serialize_entry("terms", &Seq { w: self, ids: terms })?;
+                m.serialize_entry(
+                    "terms",
+                    &Seq {
+                        w: self,
+                        ids: terms,
+                    },
+                )?;
                 m.end()
             }
             Node::Mult { var, scale } => {
@@ -433,14 +595,22 @@ impl Wire<'_> {
                 m.end()
             }
             Node::FloorDiv { numer, denom } | Node::Modulo { numer, denom } => {
-                let tag = if ctx.kind(self.id) == ExprKind::FloorDiv { "FloorDivKind" } else { "ModuloKind" };
+                let tag = if ctx.kind(self.id) == ExprKind::FloorDiv {
+                    "FloorDivKind"
+                } else {
+                    "ModuloKind"
+                };
                 let mut m = s.serialize_map(Some(3))?;
                 m.serialize_entry("kind", tag)?;
                 m.serialize_entry("numer", &self.child(*numer))?;
                 m.serialize_entry("denom", denom)?;
                 m.end()
             }
-            Node::CCDiv { numer, denom, replica_groups_id } => {
+            Node::CCDiv {
+                numer,
+                denom,
+                replica_groups_id,
+            } => {
                 let mut m = s.serialize_map(Some(4))?;
                 m.serialize_entry("kind", "CCDivKind")?;
                 m.serialize_entry("numer", &self.child(*numer))?;
@@ -461,13 +631,19 @@ impl Wire<'_> {
                 _ => (&[], 0),
             }
         };
-        let (op, param, body): (Option<&str>, i64, (&[(ExprId, i64)], i64)) = match ctx.node(self.id) {
+        #[allow(clippy::type_complexity)]
+        let (op, param, body): (Option<&str>, i64, (&[(ExprId, i64)], i64)) = match ctx
+            .node(self.id)
+        {
             Node::ShardId { .. } => return self.ser_v2(s),
             Node::AffExpr { terms, c } => (None, 0, (terms, *c)),
             Node::FloorDiv { numer, denom } => (Some("Div"), *denom, affine_body(*numer)),
             Node::Modulo { numer, denom } => (Some("Mod"), *denom, affine_body(*numer)),
             Node::CCDiv { numer, denom, .. } => (Some("CCGetRank"), *denom, affine_body(*numer)),
-            Node::CCGetRank { iteration_id, channel_id } => (Some("CCGetRank"), *channel_id, (&[], *iteration_id)),
+            Node::CCGetRank {
+                iteration_id,
+                channel_id,
+            } => (Some("CCGetRank"), *channel_id, (&[], *iteration_id)),
             Node::IndirectArg { arg_id } => (Some("IndirectArgId"), *arg_id, (&[], 0)),
             _ => return Err(S::Error::custom("Pelican Expr should be in V1 format")),
         };
@@ -491,7 +667,10 @@ impl Serialize for Terms<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.terms.len()))?;
         for &(idx, coeff) in self.terms {
-            seq.serialize_element(&Term { idx: self.w.child(idx), coeff })?;
+            seq.serialize_element(&Term {
+                idx: self.w.child(idx),
+                coeff,
+            })?;
         }
         seq.end()
     }

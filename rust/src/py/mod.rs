@@ -4,9 +4,15 @@
 use pyo3::prelude::*;
 
 pub(crate) mod errors;
+pub(crate) mod module;
+pub(crate) mod passes;
+pub(crate) mod pelican;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    pelican::register(m)?;
+    module::register(m)?;
+    passes::register(m)?;
     Ok(())
 }

@@ -1,0 +1,400 @@
+"""Front↔back: lower the LNC sharding constraints of an HLO module to a symbolic BIR module.
+
+For every ``AwsNeuronLNCShardingConstraint %x`` with shape S and sharding over N = ``lnc``
+devices, :func:`lower_to_symbolic_json` emits ``DMACopy`` instruction(s) whose ``outs[0]`` is a
+``symbolic_ap`` with ``ap[d] = [row-major stride of S along d, tile extent]`` and ``addrs[d]`` a
+pelican v2 expression that evaluates, with the shard bound to core c, to XLA's
+``tile_offset_for_device(S, c)[d]``.
+
+* One instruction ``x`` when every core has the same tile extents and each per-dim offset is a
+  *digit-linear* function of the shard id: ``off(c) = b + Σ g_k·((c // w_k) mod p_k)`` over the
+  prime-factor digits of N (covers every iota sharding and permutations built from digit
+  transposes, ``last_tile_dim_replicate`` included). Each digit becomes
+  ``Mult(Modulo(FloorDiv(AffExpr(shard), w), p), g)`` (``FloorDiv``/``Modulo`` are dropped where
+  they are the identity; a digit covering all of N is folded into the affine term itself).
+* Otherwise per-core variants ``x.0``, ``x.1``, … — one per maximal run of consecutive cores
+  with equal extents whose offsets are affine in the shard id (else one per core), each carrying
+  predicates that select exactly its cores: ``shard - c == 0`` or ``shard - lo >= 0`` and
+  ``hi - shard >= 0``. After ``lncsplit.split`` exactly one variant survives on each core.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .config import canonical_arch
+from .custom_calls import LNC_SHARDING_CONSTRAINT
+from .hlo import HloInstruction, HloModule
+from .sharding import HloSharding
+
+__all__ = [
+    "HLO_TO_BIR_DTYPE",
+    "LoweringError",
+    "digit_linear_fit",
+    "lower_to_symbolic",
+    "lower_to_symbolic_json",
+    "offset_expression",
+]
+
+JsonDict = dict[str, Any]
+
+#: HLO element type → BIR dtype name.
+HLO_TO_BIR_DTYPE: dict[str, str] = {
+    "f64": "float64",
+    "s64": "int64",
+    "u64": "uint64",
+    "f32": "float32",
+    "s32": "int32",
+    "u32": "uint32",
+    "bf16": "bfloat16",
+    "f16": "float16",
+    "s16": "int16",
+    "u16": "uint16",
+    "s8": "int8",
+    "u8": "uint8",
+    "pred": "uint8",
+    "f8e4m3fn": "float8e4",
+    "f8e4m3": "float8e4",
+    "f8e5m2": "float8e5",
+}
+
+_DTYPE_SIZE = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4,
+               "bfloat16": 2, "float16": 2, "int16": 2, "uint16": 2}
+
+
+class LoweringError(ValueError):
+    """An HLO module that cannot be lowered (bad sharding, tuple shape, unknown dtype, ...)."""
+
+
+# ----------------------------------------------------------------------------------------------
+# pelican v2 wire helpers
+# ----------------------------------------------------------------------------------------------
+
+def _shard(n: int) -> JsonDict:
+    return {"kind": "ShardIDKind", "ub": n}
+
+
+def _aff(terms: Sequence[tuple[JsonDict, int]], c: int = 0) -> JsonDict:
+    return {
+        "kind": "AffExprKind",
+        "terms": [{"idx": idx, "coeff": coeff} for idx, coeff in terms if coeff != 0],
+        "c": c,
+    }
+
+
+def _const(c: int) -> JsonDict:
+    return _aff([], c)
+
+
+def _prime_digits(n: int) -> list[int]:
+    out: list[int] = []
+    f = 2
+    while f * f <= n:
+        while n % f == 0:
+            out.append(f)
+            n //= f
+        f += 1
+    if n > 1:
+        out.append(n)
+    return out
+
+
+def digit_linear_fit(values: Sequence[int]) -> tuple[int, list[tuple[int, int, int]]] | None:
+    """Fit ``values[c] = b + Σ g·((c // w) mod p)`` over the prime digits of ``len(values)``.
+
+    Returns ``(b, [(w, p, g), ...])`` with adjacent digits merged and zero coefficients dropped,
+    or None when the function is not digit-linear.
+    """
+    n = len(values)
+    base = int(values[0])
+    found: tuple[list[int], list[int], list[int]] | None = None
+    for digits_t in sorted(set(itertools.permutations(_prime_digits(n)))):
+        digits = list(digits_t)
+        weights = [math.prod(digits[k + 1 :]) for k in range(len(digits))]
+        coeffs = [int(values[w]) - base for w in weights]
+        if all(
+            base + sum(g * ((c // w) % p) for g, w, p in zip(coeffs, weights, digits, strict=True))
+            == values[c]
+            for c in range(n)
+        ):
+            found = (digits, weights, coeffs)
+            break
+    if found is None:
+        return None
+    digits, weights, coeffs = found
+    # merge from the least significant digit upwards: (w, p, g) items, most significant first
+    items = [(w, p, g) for w, p, g in zip(weights, digits, coeffs, strict=True)]
+    merged: list[tuple[int, int, int]] = []
+    for w, p, g in reversed(items):
+        if merged:
+            mw, mp, mg = merged[-1]
+            if g == mg * mp and (mg != 0 or g == 0):
+                merged[-1] = (mw, mp * p, mg)
+                continue
+        merged.append((w, p, g))
+    merged.reverse()
+    return base, [(w, p, g) for w, p, g in merged if g != 0]
+
+
+def offset_expression(values: Sequence[int]) -> JsonDict | None:
+    """A pelican v2 expression of the shard id (``ub = len(values)``) equal to ``values[c]``.
+
+    None when ``values`` is not digit-linear (see :func:`digit_linear_fit`).
+    """
+    n = len(values)
+    fit = digit_linear_fit(values)
+    if fit is None:
+        return None
+    base, terms = fit
+    if not terms:
+        return _const(base)
+    shard = _shard(n)
+    if len(terms) == 1 and terms[0][0] == 1 and terms[0][1] == n:
+        return _aff([(shard, terms[0][2])], base)
+    parts: list[JsonDict] = []
+    for w, p, g in terms:
+        e: JsonDict = _aff([(shard, 1)])
+        if w > 1:
+            e = {"kind": "FloorDivKind", "numer": e, "denom": w}
+        if w * p < n:
+            e = {"kind": "ModuloKind", "numer": e, "denom": p}
+        if g != 1:
+            e = {"kind": "MultKind", "var": e, "scale": g}
+        parts.append(e)
+    if base != 0:
+        parts.append(_const(base))
+    if len(parts) == 1:
+        return parts[0]
+    return {"kind": "SumKind", "n_terms": len(parts), "terms": parts}
+
+
+def _affine_fit(cores: Sequence[int], values: Sequence[int]) -> tuple[int, int] | None:
+    """``(a, b)`` with ``values[i] == a*cores[i] + b`` for all i, else None."""
+    if len(cores) == 1:
+        return 0, int(values[0])
+    a_num = values[1] - values[0]
+    a_den = cores[1] - cores[0]
+    if a_num % a_den != 0:
+        return None
+    a = a_num // a_den
+    b = values[0] - a * cores[0]
+    if all(a * c + b == v for c, v in zip(cores, values, strict=True)):
+        return a, b
+    return None
+
+
+def _select_predicates(lo: int, hi: int, n: int) -> list[JsonDict]:
+    shard = _shard(n)
+    if lo == hi:
+        return [{"expr": _aff([(shard, 1)], -lo), "ge": False}]
+    preds: list[JsonDict] = []
+    if lo > 0:
+        preds.append({"expr": _aff([(shard, 1)], -lo), "ge": True})
+    if hi < n - 1:
+        preds.append({"expr": _aff([(shard, -1)], hi), "ge": True})
+    return preds
+
+
+# ----------------------------------------------------------------------------------------------
+# the lowering
+# ----------------------------------------------------------------------------------------------
+
+def _strides(dims: Sequence[int]) -> list[int]:
+    return [math.prod(dims[d + 1 :]) for d in range(len(dims))]
+
+
+def _bir_dtype(instr: HloInstruction) -> str:
+    dt = instr.shape.dtype
+    if dt not in HLO_TO_BIR_DTYPE:
+        raise LoweringError(f"%{instr.name}: element type {dt!r} has no BIR dtype")
+    return HLO_TO_BIR_DTYPE[dt]
+
+
+def _sym_ap(memset: str, dtype: str, dims: Sequence[int], extents: Sequence[int],
+            addrs: Sequence[JsonDict]) -> JsonDict:
+    if not dims:  # scalar: one element
+        return {"kind": "symbolic_ap", "ap": [[1, 1]], "dtype": dtype, "memsetref": memset,
+                "addrs": [_const(0)]}
+    return {
+        "kind": "symbolic_ap",
+        "ap": [[s, e] for s, e in zip(_strides(dims), extents, strict=True)],
+        "dtype": dtype,
+        "memsetref": memset,
+        "addrs": list(addrs),
+    }
+
+
+def _per_core_tiles(sharding: HloSharding, dims: tuple[int, ...], n: int, name: str
+                    ) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    if sharding.is_tuple:
+        raise LoweringError(f"%{name}: tuple shardings cannot pin an array value")
+    if sharding.kind in ("manual", "unknown", "unreduced") or sharding.has_manual_subgroup:
+        raise LoweringError(f"%{name}: {sharding} does not map tiles to LNC cores")
+    try:
+        if sharding.kind == "maximal":
+            dev = sharding.unique_device
+            assert dev is not None
+            if not 0 <= dev < n:
+                raise LoweringError(f"%{name}: maximal device {dev} is not a core of lnc={n}")
+        elif sharding.is_tiled:
+            sharding.validate(dims, n)
+    except LoweringError:
+        raise
+    except ValueError as exc:
+        raise LoweringError(f"%{name}: {exc}") from None
+    offsets = [sharding.tile_offset_for_device(dims, c) for c in range(n)]
+    limits = [sharding.tile_limit_for_device(dims, c) for c in range(n)]
+    extents = [tuple(b - a for a, b in zip(o, li, strict=True)) for o, li in zip(offsets, limits,
+                                                                                 strict=True)]
+    return offsets, extents
+
+
+def _lower_constraint(instr: HloInstruction, out_set: str, in_set: str, in_dims: tuple[int, ...],
+                      n: int) -> list[JsonDict]:
+    sharding = instr.sharding
+    if sharding is None:
+        raise LoweringError(f"%{instr.name}: {LNC_SHARDING_CONSTRAINT} without a parsable "
+                            f"sharding ({instr.attributes.get('sharding')!r})")
+    if instr.shape.is_tuple:
+        raise LoweringError(f"%{instr.name}: tuple-shaped {LNC_SHARDING_CONSTRAINT}")
+    dims = instr.shape.dims
+    dtype = _bir_dtype(instr)
+    offsets, extents = _per_core_tiles(sharding, dims, n, instr.name)
+    ins = [_sym_ap(in_set, dtype, in_dims, in_dims, [_const(0) for _ in in_dims])]
+    extra = {"hlo_sharding": sharding.to_string(include_metadata=False)}
+
+    def make(name: str, ext: Sequence[int], addrs: Sequence[JsonDict],
+             preds: list[JsonDict]) -> JsonDict:
+        d: JsonDict = {
+            "name": name,
+            "opcode": "DMACopy",
+            "engine": "DMA",
+            "ins": json.loads(json.dumps(ins)),
+            "outs": [_sym_ap(out_set, dtype, dims, ext, addrs)],
+            "mode": "Copy",
+        }
+        if preds:
+            d["predicates"] = preds
+        d.update(extra)
+        return d
+
+    # one instruction: equal extents, digit-linear offsets on every dim
+    if all(e == extents[0] for e in extents):
+        exprs = [offset_expression([offsets[c][d] for c in range(n)]) for d in range(len(dims))]
+        if all(x is not None for x in exprs):
+            return [make(instr.name, extents[0], [x for x in exprs if x is not None], [])]
+
+    # variants: runs of consecutive cores with equal extents and affine offsets
+    runs: list[tuple[int, int, list[JsonDict]]] = []
+    c = 0
+    while c < n:
+        hi = c
+        while True:
+            cand = hi + 1
+            if cand >= n or extents[cand] != extents[c]:
+                break
+            cores = list(range(c, cand + 1))
+            fits = [_affine_fit(cores, [offsets[k][d] for k in cores]) for d in range(len(dims))]
+            if any(f is None for f in fits):
+                break
+            hi = cand
+        cores = list(range(c, hi + 1))
+        exprs2: list[JsonDict] = []
+        for d in range(len(dims)):
+            f = _affine_fit(cores, [offsets[k][d] for k in cores])
+            assert f is not None
+            a, b = f
+            exprs2.append(_aff([(_shard(n), a)], b) if a != 0 else _const(b))
+        runs.append((c, hi, exprs2))
+        c = hi + 1
+    if len(runs) == 1:
+        lo, hi, addrs = runs[0]
+        return [make(instr.name, extents[lo], addrs, [])]
+    out = []
+    for k, (lo, hi, addrs) in enumerate(runs):
+        out.append(make(f"{instr.name}.{k}", extents[lo], addrs, _select_predicates(lo, hi, n)))
+    return out
+
+
+def lower_to_symbolic_json(hlo_module: HloModule, lnc: int, *, arch: str = "gen3") -> JsonDict:
+    """Lower the LNC sharding constraints of ``hlo_module`` to a symbolic BIR-JSON module (dict).
+
+    The module is named ``<hlo name>_nc_symbolic``; it has one function ``main`` (no
+    ``shard_ids``: they are derived on load) whose single block holds the lowered ``DMACopy``
+    instructions in HLO order. Each constraint gets an ``Internal`` DRAM memory location set
+    named after it; each operand a set named after the operand (``Input`` for parameters).
+    """
+    if isinstance(lnc, bool) or not isinstance(lnc, int) or lnc < 1:
+        raise LoweringError(f"lnc must be a positive integer, got {lnc!r}")
+    n = lnc
+    allocations: dict[str, JsonDict] = {}
+    next_addr = 0
+
+    def alloc(name: str, kind: str, dtype: str, dims: Sequence[int]) -> None:
+        nonlocal next_addr
+        if name in allocations:
+            return
+        shape = list(dims) if dims else [1]
+        size = _DTYPE_SIZE.get(dtype, 1) * math.prod(shape)
+        allocations[name] = {
+            "name": name,
+            "kind": kind,
+            "dtype": dtype,
+            "tensor_shape": shape,
+            "partition_dim": 0,
+            "addr_space": "Local",
+            "locations": [{"name": f"{name}.dram", "type": "DRAM", "addr": next_addr}],
+        }
+        next_addr += -(-size // 64) * 64
+
+    instructions: list[JsonDict] = []
+    for instr in hlo_module.instructions:
+        if instr.opcode != "custom-call" or instr.custom_call_target != LNC_SHARDING_CONSTRAINT:
+            continue
+        if not instr.operands:
+            raise LoweringError(f"%{instr.name}: {LNC_SHARDING_CONSTRAINT} has no operand")
+        dtype = _bir_dtype(instr)
+        op_name = instr.operands[0]
+        op = hlo_module.get(op_name)
+        op_dims = instr.shape.dims
+        op_kind = "Internal"
+        if op is not None:
+            if not op.shape.is_tuple:
+                op_dims = op.shape.dims
+            if op.opcode == "parameter":
+                op_kind = "Input"
+        if math.prod(op_dims) != math.prod(instr.shape.dims):
+            raise LoweringError(f"%{instr.name}: operand %{op_name} shape differs")
+        alloc(op_name, op_kind, dtype, op_dims)
+        alloc(instr.name, "Internal", dtype, instr.shape.dims)
+        allocations[instr.name]["kind"] = "Internal"
+        instructions += _lower_constraint(instr, instr.name, op_name, op_dims, n)
+
+    name = hlo_module.name or "module"
+    return {
+        "version": 2,
+        "name": f"{name}_nc_symbolic",
+        "arch": canonical_arch(arch),
+        "attributes": {},
+        "functions": [
+            {
+                "name": "main",
+                "registers": [],
+                "allocations": list(allocations.values()),
+                "basic_blocks": [{"name": "entry", "instructions": instructions}],
+            }
+        ],
+    }
+
+
+def lower_to_symbolic(hlo_module: HloModule, lnc: int, *, arch: str = "gen3") -> Any:
+    """:func:`lower_to_symbolic_json` loaded as an ``lncsplit.Module`` (imported lazily)."""
+    lncsplit = importlib.import_module("lncsplit")
+
+    d = lower_to_symbolic_json(hlo_module, lnc, arch=arch)
+    return lncsplit.Module.from_json(json.dumps(d))

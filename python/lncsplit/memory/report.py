@@ -1,0 +1,192 @@
+"""``check_memory`` and the :class:`MemoryReport` it returns (contract §3.4, §4)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lncsplit.errors import LncsplitError
+from lncsplit.memory._types import ModuleLike
+from lncsplit.memory.arch import ArchGeometry, canonical_arch, geometry
+from lncsplit.memory.checks import Usage, Violation, check_module
+
+REPORT_VERSION = 1
+
+CoreUsage = Usage
+"""Per-core usage entry of a report (alias of :class:`~lncsplit.memory.checks.Usage`)."""
+
+
+@dataclass
+class MemoryReport:
+    """The memory model's verdict on a set of concretized modules.
+
+    ``cores`` has one :class:`CoreUsage` per checked module (a module is one
+    core's program; with one split module that is one entry per core), in
+    input order. ``violations`` is every violation of every core, in the same
+    order. The report never raises for a violation: check ``ok``.
+    """
+
+    lnc: int
+    cc_buffer_mb: int
+    cores: list[CoreUsage] = field(default_factory=list)
+
+    @property
+    def violations(self) -> list[Violation]:
+        """Every violation, core by core."""
+        return [v for u in self.cores for v in u.violations]
+
+    @property
+    def ok(self) -> bool:
+        """True when no rule is violated on any core."""
+        return all(u.ok for u in self.cores)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def core(self, core: int) -> list[CoreUsage]:
+        """The usage entries of core ``core`` (one per module checked on it)."""
+        return [u for u in self.cores if u.core == core]
+
+    def by_rule(self) -> dict[str, list[Violation]]:
+        """Violations grouped by rule id."""
+        out: dict[str, list[Violation]] = {}
+        for v in self.violations:
+            out.setdefault(v.rule, []).append(v)
+        return out
+
+    def __iter__(self) -> Iterator[Violation]:
+        return iter(self.violations)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form (see ``docs/memory.md`` for the shape)."""
+        return {
+            "version": REPORT_VERSION,
+            "ok": self.ok,
+            "lnc": self.lnc,
+            "cc_buffer_mb": self.cc_buffer_mb,
+            "cores": [u.to_dict() for u in self.cores],
+            "violations": [v.to_dict() for v in self.violations],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as a JSON string (deterministic key order)."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def __str__(self) -> str:
+        return render_table(self)
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:.1f}K"
+
+
+def _gib(n: int) -> str:
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.2f}G"
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f}M"
+    return f"{n / 1024:.1f}K"
+
+
+def render_table(report: MemoryReport) -> str:
+    """A fixed-width table of per-core use against each limit, then the violations."""
+    header = (
+        "module",
+        "core",
+        "arch",
+        "SBUF used/part",
+        "SBUF hwm",
+        "SBUF parts",
+        "PSUM banks",
+        "DRAM private",
+        "DRAM shared",
+        "viol",
+    )
+    rows: list[tuple[str, ...]] = [header]
+    for u in report.cores:
+        lim = u.limits
+        rows.append(
+            (
+                u.module,
+                str(u.core),
+                u.arch,
+                f"{_kib(u.sbuf_bytes_per_partition)}/{_kib(lim['sbuf_bytes_per_partition'])}",
+                f"{_kib(u.sbuf_high_water)}",
+                f"{u.sbuf_partitions_high_water}/{lim['sbuf_partitions']}",
+                f"{u.psum_banks_used}/{lim['psum_banks']}",
+                f"{_gib(u.private_dram_bytes)}/{_gib(lim['dram_bytes'])}",
+                _gib(u.shared_dram_bytes),
+                str(len(u.violations)),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    status = "OK" if report.ok else f"{len(report.violations)} violation(s)"
+    lines.append("")
+    lines.append(f"memory: lnc {report.lnc}, {len(report.cores)} core module(s): {status}")
+    for v in report.violations:
+        lines.append(f"  [{v.rule}] {v.message}")
+    return "\n".join(lines)
+
+
+class MemoryCheckError(LncsplitError):
+    """The memory checks found violations; ``.report`` is the full :class:`MemoryReport`."""
+
+    def __init__(self, report: MemoryReport) -> None:
+        self.report = report
+        vs = report.violations
+        head = "; ".join(v.message for v in vs[:3])
+        more = f" (+{len(vs) - 3} more)" if len(vs) > 3 else ""
+        super().__init__(f"memory check failed with {len(vs)} violation(s): {head}{more}")
+
+    @property
+    def violations(self) -> list[Violation]:
+        """The report's violations."""
+        return self.report.violations
+
+
+def check_memory(
+    modules: Sequence[ModuleLike] | ModuleLike,
+    arch: str | None = None,
+    *,
+    lnc: int | None = None,
+    cc_buffer_mb: int = 500,
+) -> MemoryReport:
+    """Check concretized modules against the LNC memory model; returns a report.
+
+    Args:
+        modules: the per-core modules (or one module). A module's core is its
+            ``neuron_core_id``; a module without one (an unsplit module) is
+            core 0 when ``lnc`` is 1, else its index in ``modules`` mod ``lnc``.
+        arch: override every module's arch (canonical name or alias);
+            default: each module's own ``arch``.
+        lnc: cores per LNC (N); default the number of distinct cores.
+        cc_buffer_mb: per-core collective-compute buffer in MB (default 500).
+
+    Every core is checked against the FULL per-core SBUF/PSUM geometry of its
+    arch (replicated, never 1/N) and its own DRAM window. Violations are
+    reported, never raised; an unknown arch name raises
+    :class:`~lncsplit.memory.arch.UnknownArchError`.
+    """
+    mods: list[ModuleLike] = [modules] if hasattr(modules, "functions") else list(modules)  # type: ignore[list-item]
+    override: ArchGeometry | None = geometry(arch) if arch is not None else None
+    raw = [m.neuron_core_id for m in mods]
+    if lnc is None:
+        lnc = max(1, len({c if c is not None else 0 for c in raw}))
+    if lnc < 1:
+        raise ValueError(f"lnc must be >= 1, got {lnc}")
+    if cc_buffer_mb < 0:
+        raise ValueError(f"cc_buffer_mb must be >= 0, got {cc_buffer_mb}")
+    report = MemoryReport(lnc=lnc, cc_buffer_mb=cc_buffer_mb)
+    for i, m in enumerate(mods):
+        c = raw[i]
+        core = c if c is not None else (0 if lnc == 1 else i % lnc)
+        geo = override if override is not None else geometry(canonical_arch(m.arch))
+        report.cores.append(check_module(m, core, geo, lnc, cc_buffer_mb))
+    return report
+
+
+__all__ = ["CoreUsage", "MemoryCheckError", "MemoryReport", "check_memory", "render_table"]

@@ -1,0 +1,819 @@
+//! `lncsplit gen`: a seeded generator of realistic symbolic modules
+//! (contract §1, §5). The same seed and options give the same module, and so
+//! the same bytes, on every machine (ChaCha8 + `rand`'s portable integer
+//! sampling; no hash-map iteration anywhere).
+//!
+//! What a generated module contains (all in function `main`, plus sometimes a
+//! small second function `aux`):
+//! - SB, PSUM and DRAM memory location sets, including shared DRAM sets
+//!   (`addr_space: "Shared"`, locations `is_shared_post_dram_alloc: true`) and
+//!   replicated ifmap sets read by Matmults with `replication_resolution` R > 1
+//!   (rows·R ≤ 128, one writer per set before its readers);
+//! - compute and DMA instructions whose `symbolic_ap` arguments address memory
+//!   quasi-affinely in the ShardId (`ub` = lnc) and the enclosing loop IVs;
+//! - shard-predicated instructions (true on some cores only);
+//! - `Loop` regions with nested blocks (up to three deep) using `AffIVKind`;
+//! - CoreBarriers (no predicates: active on all cores; dense ids 0, 1, …);
+//! - GPSIMDSB2SB ops every core executes equally (only when lnc == 2);
+//! - CollectiveCompute ops with shard-dependent `recv_from_rank` /
+//!   `send_to_rank`;
+//! - `[name, "Flow"]` dependencies on earlier instructions.
+//!
+//! The module is built directly in the typed model (no JSON parse), so it
+//! scales to millions of instructions; [`generate_corpus`] writes each module
+//! straight to a file with the streaming writer.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{json, Map, Value};
+
+use super::argument::{Argument, SymbolicAp};
+use super::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
+use super::memory::{MemoryLocation, MemoryLocationSet};
+use super::module::{Function, Module};
+use super::opcode::Opcode;
+use super::{Arch, Extra};
+use crate::error::{Error, Result};
+use crate::pelican::{AffinePredicate, AxisId, Context, ExprId};
+
+/// Generator options. `instructions` counts every instruction, Loop
+/// instructions and loop bodies included.
+#[derive(Clone, Debug)]
+pub struct GenOptions {
+    pub seed: u64,
+    pub instructions: usize,
+    pub lnc: i64,
+    /// Arch name; None picks one from the seed (gen3 mostly).
+    pub arch: Option<String>,
+    /// Module index inside a corpus (part of the name).
+    pub index: usize,
+}
+
+impl Default for GenOptions {
+    fn default() -> Self {
+        GenOptions { seed: 0, instructions: 1000, lnc: 2, arch: None, index: 0 }
+    }
+}
+
+#[derive(Clone)]
+struct SetInfo {
+    name: Arc<str>,
+    dtype: Arc<str>,
+    /// [partitions, free] (DRAM: [rows, cols]).
+    shape: [i64; 2],
+    mem: Mem,
+    /// For replicated ifmap sets: (R, shift, rows).
+    repl: Option<(i64, i64, i64)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mem {
+    Sb,
+    Psum,
+    Dram,
+    SharedDram,
+}
+
+struct Gen {
+    rng: ChaCha8Rng,
+    ctx: Context,
+    lnc: i64,
+    shard: ExprId,
+    zero: ExprId,
+    sb: Vec<SetInfo>,
+    psum: Vec<SetInfo>,
+    dram: Vec<SetInfo>,
+    shared: Vec<SetInfo>,
+    repl: Vec<SetInfo>,
+    /// Small SB set for GPSIMDSB2SB (≤ 1024 bytes per partition).
+    sb2sb: Option<SetInfo>,
+    /// Names of every instruction emitted so far in the current function.
+    names: Vec<Arc<str>>,
+    counter: usize,
+    barrier_id: i64,
+    axis_counter: usize,
+    /// Enclosing loop axes (innermost last) while generating a body.
+    axes: Vec<(AxisId, ExprId, i64)>,
+    // Interned strings shared by every instruction (cheap clones).
+    s: Strings,
+}
+
+struct Strings {
+    flow: Value,
+    origin: Value,
+    engines: Vec<Arc<str>>,
+    bf16: Arc<str>,
+    f32: Arc<str>,
+}
+
+const ENGINES: [&str; 6] = ["Pool", "Activation", "PE", "DMA", "DVE", "SP"];
+
+fn ext(m: Map<String, Value>) -> Extra {
+    if m.is_empty() {
+        None
+    } else {
+        Some(Arc::new(m))
+    }
+}
+
+impl Gen {
+    fn new(seed: u64, lnc: i64) -> Result<Gen> {
+        let mut ctx = Context::with_capacity(1024);
+        let shard = ctx.shard_id(lnc)?;
+        let zero = ctx.constant(0);
+        Ok(Gen {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            ctx,
+            lnc,
+            shard,
+            zero,
+            sb: Vec::new(),
+            psum: Vec::new(),
+            dram: Vec::new(),
+            shared: Vec::new(),
+            repl: Vec::new(),
+            sb2sb: None,
+            names: Vec::new(),
+            counter: 0,
+            barrier_id: 0,
+            axis_counter: 0,
+            axes: Vec::new(),
+            s: Strings {
+                flow: Value::from("Flow"),
+                origin: Value::from("Penguin"),
+                engines: ENGINES.iter().map(|e| Arc::from(*e)).collect(),
+                bf16: Arc::from("bfloat16"),
+                f32: Arc::from("float32"),
+            },
+        })
+    }
+
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.rng.random_range(0..v.len())]
+    }
+
+    // ------------------------------------------------------------- memory
+
+    fn allocations(&mut self, prefix: &str) -> Vec<MemoryLocationSet> {
+        let mut sets = Vec::new();
+        let lnc = self.lnc;
+        // SB: 8–12 sets of [128, F] bfloat16/float32, ≤ 4 KiB per partition each.
+        let n_sb = self.rng.random_range(8..=12);
+        let mut sb_addr = 0i64;
+        for k in 0..n_sb {
+            let f32 = self.rng.random_bool(0.3);
+            let free = *self.pick(&[256i64, 512, 1024]) * lnc.max(1);
+            let free = free.min(if f32 { 1024 } else { 2048 });
+            let dtype = if f32 { self.s.f32.clone() } else { self.s.bf16.clone() };
+            let info = SetInfo {
+                name: format!("{prefix}sb_t{k}").into(),
+                dtype,
+                shape: [128, free],
+                mem: Mem::Sb,
+                repl: None,
+            };
+            let bytes = free * if f32 { 4 } else { 2 };
+            sets.push(self.set(&info, "Internal", sb_addr, None));
+            sb_addr += bytes;
+            self.sb.push(info);
+        }
+        // A small set for GPSIMDSB2SB: [128, 256] bfloat16 = 512 B per partition.
+        if lnc == 2 {
+            let info = SetInfo {
+                name: format!("{prefix}sb_peer").into(),
+                dtype: self.s.bf16.clone(),
+                shape: [128, 256],
+                mem: Mem::Sb,
+                repl: None,
+            };
+            sets.push(self.set(&info, "Internal", sb_addr, None));
+            sb_addr += 512;
+            self.sb2sb = Some(info);
+        }
+        // Replicated ifmap sets: rows·R ≤ 128.
+        let n_repl = self.rng.random_range(1..=2);
+        for k in 0..n_repl {
+            let r = *self.pick(&[2i64, 4]);
+            let rows = *self.pick(&[16i64, 32]).min(&(128 / r));
+            let info = SetInfo {
+                name: format!("{prefix}ifmap_r{k}").into(),
+                dtype: self.s.bf16.clone(),
+                shape: [rows, 512],
+                mem: Mem::Sb,
+                repl: Some((r, rows, rows)),
+            };
+            sets.push(self.set(&info, "Internal", sb_addr, None));
+            sb_addr += 1024;
+            self.repl.push(info);
+        }
+        // PSUM: 2–4 sets of [128, 512] float32 = one 2 KiB bank each.
+        let n_psum = self.rng.random_range(2..=4);
+        for k in 0..n_psum {
+            let info = SetInfo {
+                name: format!("{prefix}ps_t{k}").into(),
+                dtype: self.s.f32.clone(),
+                shape: [128, 512],
+                mem: Mem::Psum,
+                repl: None,
+            };
+            sets.push(self.set(&info, "Internal", 0, Some(k)));
+            self.psum.push(info);
+        }
+        // DRAM: inputs, outputs, internal scratch; [rows·lnc, cols].
+        let mut dram_addr = 0i64;
+        for (k, kind) in ["Input", "Input", "Output", "Internal", "Internal"].iter().enumerate() {
+            let cols = *self.pick(&[1024i64, 2048, 4096]);
+            let info = SetInfo {
+                name: format!("{prefix}dram_{}{k}", kind.to_ascii_lowercase()).into(),
+                dtype: self.s.bf16.clone(),
+                shape: [128 * lnc, cols],
+                mem: Mem::Dram,
+                repl: None,
+            };
+            sets.push(self.set(&info, kind, dram_addr, None));
+            dram_addr += 128 * lnc * cols * 2;
+            self.dram.push(info);
+        }
+        // Shared DRAM: visible to every core, placed once.
+        for k in 0..self.rng.random_range(1..=2) {
+            let info = SetInfo {
+                name: format!("{prefix}shared_t{k}").into(),
+                dtype: self.s.f32.clone(),
+                shape: [128, 1024],
+                mem: Mem::SharedDram,
+                repl: None,
+            };
+            sets.push(self.set(&info, "Internal", dram_addr, None));
+            dram_addr += 128 * 1024 * 4;
+            self.shared.push(info);
+        }
+        sets
+    }
+
+    fn set(&mut self, info: &SetInfo, kind: &str, addr: i64, bank: Option<i64>) -> MemoryLocationSet {
+        let (ty, addr_space) = match info.mem {
+            Mem::Sb => ("SB", None),
+            Mem::Psum => ("PSUM", None),
+            Mem::Dram => ("DRAM", None),
+            Mem::SharedDram => ("DRAM", Some(Arc::from("Shared"))),
+        };
+        let shared = info.mem == Mem::SharedDram;
+        let mut lx = Map::new();
+        if self.rng.random_bool(0.5) {
+            lx.insert("tensor_id".into(), Value::from(self.rng.random_range(0..10_000)));
+        }
+        let loc = MemoryLocation {
+            name: format!("{}_loc", info.name).into(),
+            mem_type: Arc::from(ty),
+            addr: Some(addr),
+            bank,
+            base: if matches!(info.mem, Mem::Sb | Mem::Psum) { Some(0) } else { None },
+            allocated: Some(true),
+            is_shared_post_dram_alloc: if shared { Some(true) } else { None },
+            written_by_another_core: None,
+            remote_local_target: None,
+            extra: ext(lx),
+        };
+        let mut sx = Map::new();
+        sx.insert("tensor_class".into(), Value::from("Tensor"));
+        MemoryLocationSet {
+            name: info.name.clone(),
+            kind: Some(Arc::from(kind)),
+            dtype: info.dtype.clone(),
+            tensor_shape: info.shape.to_vec(),
+            partition_dim: Some(0),
+            addr_space,
+            locations: vec![loc],
+            extra: ext(sx),
+        }
+    }
+
+    // -------------------------------------------------------- expressions
+
+    fn aff(&mut self, terms: &[(ExprId, i64)], c: i64) -> ExprId {
+        // Generated terms are always index leaves with small coefficients.
+        self.ctx.aff_expr(terms, c).unwrap_or(self.zero)
+    }
+
+    /// The free-dim start address: quasi-affine in the shard and the IVs.
+    fn free_addr(&mut self, extent: i64, num: i64) -> ExprId {
+        let lnc = self.lnc;
+        let per_core = (extent / lnc.max(1)).max(1);
+        let mut terms = vec![(self.shard, per_core.min(extent - num).max(0))];
+        if let Some(&(_, iv, trip)) = self.axes.last() {
+            let step = ((per_core - num) / trip.max(1)).max(0);
+            terms.push((iv, step));
+        }
+        let base = self.aff(&terms, 0);
+        match self.rng.random_range(0..10) {
+            0 if extent > num => {
+                // (shard·k + c) mod extent: wraps, still in range.
+                let c = self.rng.random_range(0..4);
+                let t = self.aff(&[(self.shard, per_core)], c);
+                self.ctx.modulo(t, (extent - num).max(1)).unwrap_or(base)
+            }
+            1 => {
+                // floor((shard·2k) / 2)
+                let t = self.aff(&[(self.shard, 2 * per_core)], 0);
+                self.ctx.floor_div(t, 2).unwrap_or(base)
+            }
+            _ => base,
+        }
+    }
+
+    /// A symbolic access pattern over `set` (partition dim first).
+    fn sym_ap(&mut self, set: &SetInfo, out: bool) -> Argument {
+        let parts = set.shape[0];
+        let free = set.shape[1];
+        let num = (free / (2 * self.lnc.max(1))).max(1);
+        let p_addr = if set.mem == Mem::Dram {
+            // DRAM rows: a per-core window (partition-dim AffExpr has c == 0).
+            self.aff(&[(self.shard, parts / self.lnc.max(1))], 0)
+        } else {
+            self.zero
+        };
+        let p_num = if set.mem == Mem::Dram { (parts / self.lnc.max(1)).max(1) } else { parts };
+        let f_addr = self.free_addr(free, num);
+        let mut x = Map::new();
+        if out && self.rng.random_bool(0.05) {
+            x.insert("tensor_indirect_arg_id".into(), Value::from(-1));
+        }
+        Argument::Symbolic(SymbolicAp {
+            pwap: false,
+            ap: vec![[free, p_num], [1, num]],
+            dtype: Some(set.dtype.clone()),
+            memsetref: Some(set.name.clone()),
+            addrs: vec![p_addr, f_addr],
+            tile_addrs: None,
+            block_addrs: None,
+            access_shape: if self.rng.random_bool(0.3) { Some(json!([p_num, num])) } else { None },
+            extra: ext(x),
+        })
+    }
+
+    // ------------------------------------------------------- instructions
+
+    fn name(&mut self, prefix: &str) -> Arc<str> {
+        self.counter += 1;
+        format!("{prefix}_{}", self.counter).into()
+    }
+
+    /// Record a finished instruction so later ones may depend on it.
+    fn done(&mut self, i: Instruction) -> Instruction {
+        self.names.push(i.name.clone());
+        i
+    }
+
+    fn deps(&mut self) -> Option<Vec<Dependency>> {
+        let n = self.names.len();
+        if n == 0 || self.rng.random_bool(0.4) {
+            return None;
+        }
+        let k = self.rng.random_range(1..=2.min(n));
+        let mut out = Vec::with_capacity(k);
+        for _ in 0..k {
+            // Mostly recent instructions, sometimes far back.
+            let back = if self.rng.random_bool(0.8) { self.rng.random_range(1..=8.min(n)) } else { self.rng.random_range(1..=n) };
+            let name = self.names[n - back].clone();
+            if out.iter().any(|d: &Dependency| d.name == name) {
+                continue;
+            }
+            out.push(Dependency { name, kind: Some(self.s.flow.clone()), bare: false });
+        }
+        Some(out)
+    }
+
+    /// Shard predicates: true on some cores only (lnc > 1), sometimes also on
+    /// a loop IV (undecided at split time).
+    fn predicates(&mut self) -> Vec<AffinePredicate> {
+        let mut p = Vec::new();
+        if self.lnc > 1 && self.rng.random_bool(0.25) {
+            let k = self.rng.random_range(0..self.lnc);
+            let (expr, ge) = match self.rng.random_range(0..3) {
+                // shard == k
+                0 => (self.aff(&[(self.shard, 1)], -k), false),
+                // shard ≥ max(k, 1)
+                1 => (self.aff(&[(self.shard, 1)], -k.max(1)), true),
+                // shard ≤ k
+                _ => (self.aff(&[(self.shard, -1)], k.min(self.lnc - 2)), true),
+            };
+            p.push(AffinePredicate { expr, ge });
+        }
+        if let Some(&(_, iv, trip)) = self.axes.last() {
+            if trip > 1 && self.rng.random_bool(0.15) {
+                let e = self.aff(&[(iv, 1)], -1);
+                p.push(AffinePredicate { expr: e, ge: true });
+            }
+        }
+        p
+    }
+
+    fn engine(&mut self, e: usize) -> Option<Arc<str>> {
+        Some(self.s.engines[e].clone())
+    }
+
+    fn base(&mut self, prefix: &str, opcode: Opcode, engine: usize) -> Instruction {
+        let name = self.name(prefix);
+        let dependencies = self.deps();
+        let mut x = Map::new();
+        if self.rng.random_bool(0.3) {
+            x.insert("origin".into(), self.s.origin.clone());
+        }
+        Instruction {
+            name,
+            opcode,
+            engine: self.engine(engine),
+            ins: Vec::new(),
+            outs: Vec::new(),
+            indirection_ins: None,
+            predicates: Vec::new(),
+            dependencies,
+            op: OpFields::None,
+            extra: ext(x),
+        }
+    }
+
+    fn compute(&mut self) -> Instruction {
+        let (prefix, op, eng) = *self.pick(&[
+            ("tt", 31u8, 4usize),
+            ("act", 4, 1),
+            ("act", 4, 1),
+            ("tcopy", 23, 0),
+            ("ts", 28, 4),
+            ("tred", 27, 4),
+        ]);
+        let mut i = self.base(prefix, Opcode(op), eng);
+        let a = self.pick_sb();
+        let b = self.pick_sb();
+        let c = self.pick_sb();
+        i.ins.push(self.sym_ap(&a, false));
+        if op == 31 {
+            i.ins.push(self.sym_ap(&b, false));
+        }
+        if op == 28 {
+            i.ins.push(Argument::Imm { dtype: Some(self.s.f32.clone()), value: Value::from(1.5), extra: None });
+        }
+        i.outs.push(self.sym_ap(&c, true));
+        i.predicates = self.predicates();
+        self.done(i)
+    }
+
+    /// Small ops: a Memset (one output) or a semaphore/no-op (no arguments).
+    fn small(&mut self) -> Instruction {
+        if self.rng.random_bool(0.5) {
+            let mut i = self.base("memset", Opcode(10), 0);
+            let c = self.pick_sb();
+            i.ins.push(Argument::Imm { dtype: Some(c.dtype.clone()), value: Value::from(0), extra: None });
+            i.outs.push(self.sym_ap(&c, true));
+            i.predicates = self.predicates();
+            self.done(i)
+        } else {
+            let (prefix, op) = *self.pick(&[("sem", 13u8), ("nop", 12)]);
+            let mut i = self.base(prefix, Opcode(op), 5);
+            if op == 13 {
+                let mut x = (*i.extra.take().unwrap_or_default()).clone();
+                x.insert("semaphore".into(), Value::from(self.rng.random_range(0..32)));
+                x.insert("wait_value".into(), Value::from(self.rng.random_range(0..4)));
+                i.extra = ext(x);
+            }
+            self.done(i)
+        }
+    }
+
+    fn pick_sb(&mut self) -> SetInfo {
+        let k = self.rng.random_range(0..self.sb.len());
+        self.sb[k].clone()
+    }
+
+    fn pick_dram(&mut self) -> SetInfo {
+        if !self.shared.is_empty() && self.rng.random_bool(0.2) {
+            let k = self.rng.random_range(0..self.shared.len());
+            return self.shared[k].clone();
+        }
+        let k = self.rng.random_range(0..self.dram.len());
+        self.dram[k].clone()
+    }
+
+    fn dma(&mut self) -> Instruction {
+        let mut i = self.base("dma", Opcode::DMA_COPY, 3);
+        let d = self.pick_dram();
+        let s = self.pick_sb();
+        if self.rng.random_bool(0.5) {
+            i.ins.push(self.sym_ap(&d, false));
+            i.outs.push(self.sym_ap(&s, true));
+        } else {
+            i.ins.push(self.sym_ap(&s, false));
+            i.outs.push(self.sym_ap(&d, true));
+        }
+        let mode = if self.rng.random_bool(0.1) { Some(Arc::from("Transpose")) } else { None };
+        i.op = OpFields::DmaCopy { mode };
+        i.predicates = self.predicates();
+        self.done(i)
+    }
+
+    fn matmult(&mut self, repl: Option<SetInfo>) -> Instruction {
+        let mut i = self.base("mm", Opcode::MATMULT, 2);
+        let ps = {
+            let k = self.rng.random_range(0..self.psum.len());
+            self.psum[k].clone()
+        };
+        let (rr, rs, rn) = match &repl {
+            Some(set) => {
+                let (r, shift, rows) = set.repl.unwrap_or((1, 0, 0));
+                let num = set.shape[1] / 2;
+                i.ins.push(Argument::Symbolic(SymbolicAp {
+                    pwap: false,
+                    ap: vec![[set.shape[1], rows], [1, num]],
+                    dtype: Some(set.dtype.clone()),
+                    memsetref: Some(set.name.clone()),
+                    addrs: vec![self.zero, self.zero],
+                    tile_addrs: None,
+                    block_addrs: None,
+                    access_shape: None,
+                    extra: None,
+                }));
+                (Some(IntOrExpr::Int(r)), Some(IntOrExpr::Int(shift)), Some(IntOrExpr::Int(rows)))
+            }
+            None => {
+                let a = self.pick_sb();
+                let mut arg = self.sym_ap(&a, false);
+                if let Argument::Symbolic(s) = &mut arg {
+                    s.addrs[0] = self.zero; // Matmult inputs start at SB partition 0
+                }
+                i.ins.push(arg);
+                (None, None, None)
+            }
+        };
+        let w = self.pick_sb();
+        let mut warg = self.sym_ap(&w, false);
+        if let Argument::Symbolic(s) = &mut warg {
+            s.addrs[0] = self.zero;
+        }
+        i.ins.push(warg);
+        i.outs.push(self.sym_ap(&ps, true));
+        i.op = OpFields::Matmult { replication_resolution: rr, replication_shift_amnt: rs, replication_num_rows: rn };
+        let mut x = (*i.extra.take().unwrap_or_default()).clone();
+        x.insert("accumulation_flag".into(), Value::from(self.rng.random_range(0..4)));
+        x.insert("is_transpose".into(), Value::from(false));
+        x.insert("perf_mode".into(), Value::from("None"));
+        i.extra = ext(x);
+        if repl.is_none() {
+            i.predicates = self.predicates();
+        }
+        self.done(i)
+    }
+
+    fn core_barrier(&mut self) -> Instruction {
+        let mut i = self.base("cb", Opcode::CORE_BARRIER, 5);
+        let id = self.barrier_id;
+        self.barrier_id += 1;
+        i.op = OpFields::CoreBarrier {
+            id: Some(id),
+            cores: Some((0..self.lnc).collect()),
+            runtime_semaphore: Some(self.rng.random_range(0..16)),
+        };
+        self.done(i)
+    }
+
+    fn sb2sb(&mut self) -> Instruction {
+        let mut i = self.base("sb2sb", Opcode::GPSIMD_SB2SB, 0);
+        if let Some(set) = self.sb2sb.clone() {
+            i.ins.push(self.sym_ap(&set, false));
+            i.outs.push(self.sym_ap(&set, true));
+        }
+        self.done(i)
+    }
+
+    fn collective(&mut self) -> Instruction {
+        let mut i = self.base("cc", Opcode::COLLECTIVE_COMPUTE, 0);
+        let lnc = self.lnc.max(1);
+        let d = self.dram[self.rng.random_range(0..self.dram.len())].clone();
+        let o = self.dram[self.rng.random_range(0..self.dram.len())].clone();
+        i.ins.push(self.sym_ap(&d, false));
+        i.outs.push(self.sym_ap(&o, true));
+        // recv = (shard + 1) mod lnc, send = (shard + lnc - 1) mod lnc.
+        let up = self.aff(&[(self.shard, 1)], 1);
+        let down = self.aff(&[(self.shard, 1)], lnc - 1);
+        let recv = self.ctx.modulo(up, lnc).unwrap_or(self.zero);
+        let send = self.ctx.modulo(down, lnc).unwrap_or(self.zero);
+        let kind = *self.pick(&["AllReduce", "AllGather", "ReduceScatter", "Permute"]);
+        let group: Vec<i64> = (0..lnc).collect();
+        i.op = OpFields::CollectiveCompute {
+            cc_channel: Some(json!({"kind": kind, "replica_groups": [group], "op": "add"})),
+            recv_from_rank: Some(IntOrExpr::Expr(recv)),
+            send_to_rank: Some(IntOrExpr::Expr(send)),
+            queue: Some(IntOrExpr::Int(self.rng.random_range(0..4))),
+        };
+        self.done(i)
+    }
+
+    /// The one writer of a replicated ifmap set (DMA from DRAM).
+    fn repl_writer(&mut self, set: &SetInfo) -> Instruction {
+        let mut i = self.base("ifmap_load", Opcode::DMA_COPY, 3);
+        let d = self.dram[0].clone();
+        i.ins.push(self.sym_ap(&d, false));
+        let rows = set.repl.map(|r| r.2).unwrap_or(set.shape[0]);
+        let f_addr = self.zero;
+        i.outs.push(Argument::Symbolic(SymbolicAp {
+            pwap: false,
+            ap: vec![[set.shape[1], rows], [1, set.shape[1]]],
+            dtype: Some(set.dtype.clone()),
+            memsetref: Some(set.name.clone()),
+            addrs: vec![self.zero, f_addr],
+            tile_addrs: None,
+            block_addrs: None,
+            access_shape: None,
+            extra: None,
+        }));
+        i.op = OpFields::DmaCopy { mode: None };
+        self.done(i)
+    }
+
+    /// One Loop region of about `budget` instructions (≥ 2), nesting up to
+    /// `depth` more levels.
+    fn loop_region(&mut self, budget: usize, depth: usize) -> Instruction {
+        let mut i = self.base("loop", Opcode::LOOP, 0);
+        i.engine = None;
+        self.axis_counter += 1;
+        let trip = *self.pick(&[2i64, 4, 8, 16]);
+        let axis_name = format!("i{}", self.axis_counter);
+        let axis = self.ctx.add_axis(&axis_name, 0, trip, 1).unwrap_or(0);
+        let iv = self.ctx.affine_iv(axis).unwrap_or(self.zero);
+        self.axes.push((axis, iv, trip));
+        let mut left = budget.saturating_sub(1).max(1);
+        let n_blocks = if left > 6 && self.rng.random_bool(0.3) { 2 } else { 1 };
+        let mut blocks = Vec::with_capacity(n_blocks);
+        for b in 0..n_blocks {
+            let share = if b + 1 == n_blocks { left } else { left / 2 };
+            left -= share;
+            let mut insts = Vec::with_capacity(share);
+            let mut k = share;
+            while k > 0 {
+                if depth > 0 && k >= 4 && self.rng.random_bool(0.15) {
+                    let sub = self.rng.random_range(2..=k.min(12));
+                    let inner = self.loop_region(sub, depth - 1);
+                    let mut n = 0;
+                    inner.walk(&mut |_| n += 1);
+                    k = k.saturating_sub(n);
+                    insts.push(inner);
+                } else {
+                    insts.push(self.body_op());
+                    k -= 1;
+                }
+            }
+            blocks.push(Block { name: format!("{}_body{b}", i.name).into(), instructions: insts, extra: None });
+        }
+        self.axes.pop();
+        i.op = OpFields::Loop { axis, axis_extra: None, blocks };
+        if self.rng.random_bool(0.1) {
+            i.predicates = self.predicates();
+        }
+        self.done(i)
+    }
+
+    /// An instruction inside a loop body.
+    fn body_op(&mut self) -> Instruction {
+        match self.rng.random_range(0..10) {
+            0..=3 => self.compute(),
+            4..=5 => self.small(),
+            6..=7 => self.dma(),
+            _ => self.matmult(None),
+        }
+    }
+
+    /// Top-level stream for one function: emits until `budget` instructions.
+    fn function(&mut self, name: &str, prefix: &str, budget: usize, rich: bool) -> Function {
+        self.names.clear();
+        let allocations = self.allocations(prefix);
+        let mut insts: Vec<Instruction> = Vec::with_capacity(budget.min(1 << 20));
+        let mut count = 0usize;
+        // Writers of the replicated ifmap sets come first.
+        if rich {
+            for set in self.repl.clone() {
+                if count < budget {
+                    insts.push(self.repl_writer(&set));
+                    count += 1;
+                }
+            }
+        }
+        while count < budget {
+            let left = budget - count;
+            let roll = self.rng.random_range(0..100);
+            let inst = match roll {
+                0..=24 => self.compute(),
+                25..=41 => self.small(),
+                42..=59 => self.dma(),
+                60..=67 => self.matmult(None),
+                68..=71 if rich && !self.repl.is_empty() => {
+                    let set = self.repl[self.rng.random_range(0..self.repl.len())].clone();
+                    self.matmult(Some(set))
+                }
+                72..=74 => self.core_barrier(),
+                75..=77 if self.lnc == 2 => self.sb2sb(),
+                78..=80 if self.lnc > 1 => self.collective(),
+                81..=91 if left >= 3 => {
+                    let sub = self.rng.random_range(2..=left.min(24));
+                    self.loop_region(sub, 2)
+                }
+                _ => self.compute(),
+            };
+            let mut n = 0;
+            inst.walk(&mut |_| n += 1);
+            count += n;
+            insts.push(inst);
+        }
+        // Split the top-level stream into a few basic blocks.
+        let n_blocks = if insts.len() > 64 { 1 + self.rng.random_range(0..4) } else { 1 };
+        let per = insts.len().div_ceil(n_blocks).max(1);
+        let mut blocks = Vec::with_capacity(n_blocks);
+        let mut it = insts.into_iter().peekable();
+        let mut b = 0;
+        while it.peek().is_some() || b == 0 {
+            let chunk: Vec<Instruction> = it.by_ref().take(per).collect();
+            blocks.push(Block { name: format!("{prefix}bb{b}").into(), instructions: chunk, extra: None });
+            b += 1;
+        }
+        let shard_ids = if self.ctx.len() > 0 { vec![self.lnc] } else { Vec::new() };
+        let mut fx = Map::new();
+        fx.insert("is_entry".into(), Value::from(name == "main"));
+        Function {
+            name: Arc::from(name),
+            shard_ids,
+            registers: if rich { Some(vec![Arc::from("r0"), Arc::from("r1")]) } else { None },
+            allocations,
+            basic_blocks: blocks,
+            extra: ext(fx),
+        }
+    }
+
+    fn reset_function_state(&mut self) {
+        self.sb.clear();
+        self.psum.clear();
+        self.dram.clear();
+        self.shared.clear();
+        self.repl.clear();
+        self.sb2sb = None;
+        self.barrier_id = 0;
+    }
+}
+
+/// Generate one module.
+pub fn generate_module(opts: &GenOptions) -> Result<Module> {
+    if opts.lnc < 1 {
+        return Err(Error::bir(format!("lnc must be ≥ 1, got {}", opts.lnc), "$"));
+    }
+    let mut g = Gen::new(opts.seed ^ (opts.index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15), opts.lnc)?;
+    let arch = match &opts.arch {
+        Some(a) => Arch::from_name(a).ok_or_else(|| Error::bir(format!("Unknown architecture \"{a}\""), "$.arch"))?,
+        None => *g.pick(&[Arch::Gen3, Arch::Gen3, Arch::Gen3, Arch::CoreV4]),
+    };
+    let second = opts.instructions >= 50 && g.rng.random_bool(0.3);
+    let aux_budget = if second { (opts.instructions / 50).clamp(1, 200) } else { 0 };
+    let main_budget = opts.instructions - aux_budget;
+    let mut functions = vec![g.function("main", "", main_budget, true)];
+    if second {
+        g.reset_function_state();
+        functions.push(g.function("aux", "aux_", aux_budget, false));
+    }
+    let mut attributes = Map::new();
+    attributes.insert("previous_pass".into(), Value::from("lower_to_symbolic"));
+    attributes.insert("pass_sequence_number".into(), Value::from(3));
+    let mut mx = Map::new();
+    mx.insert("revision".into(), Value::from(0));
+    let artifact_path = if g.rng.random_bool(0.5) { Some(format!("out/gen{}_{}", opts.seed, opts.index)) } else { None };
+    let ctx = std::mem::take(&mut g.ctx);
+    Ok(Module {
+        version: 2,
+        name: format!("gen{}_{}_nc_symbolic", opts.seed, opts.index),
+        arch,
+        arch_given: true,
+        artifact_path,
+        attributes: Some(attributes),
+        functions,
+        extra: ext(mx),
+        ctx,
+    })
+}
+
+/// Write `modules` generated modules to `dir/gen_<k>.json` (atomically);
+/// returns the paths written.
+pub fn generate_corpus(
+    dir: &Path,
+    modules: usize,
+    instructions: usize,
+    lnc: i64,
+    seed: u64,
+) -> Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
+    let mut out = Vec::with_capacity(modules);
+    for k in 0..modules {
+        let m = generate_module(&GenOptions { seed, instructions, lnc, arch: None, index: k })?;
+        let path = dir.join(format!("gen_{k:04}.json"));
+        super::io::write_module_atomic(&m, &path, 2)?;
+        out.push(path);
+    }
+    Ok(out)
+}

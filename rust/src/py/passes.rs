@@ -1,0 +1,119 @@
+//! Bindings of the split passes. Each call moves the modules' Rust values out
+//! of their Python objects, runs the pass with the GIL released, and puts them
+//! back, so the Python objects keep their identity (`split(mods, n)[n-1] is
+//! mods[0]`).
+
+use pyo3::prelude::*;
+
+use super::errors::IntoPy;
+use super::module::PyBirModule;
+use crate::bir::Module;
+use crate::passes::lnc_splitter::{self, CloneMode, SplitOptions};
+use crate::passes::{birverifier, expand_replication as expand, lnc_verifier};
+
+fn clone_mode(s: &str) -> PyResult<CloneMode> {
+    match s {
+        "structural" => Ok(CloneMode::Structural),
+        "json" => Ok(CloneMode::Json),
+        other => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "clone must be 'structural' or 'json', got {other:?}"
+        ))),
+    }
+}
+
+/// Move the Rust modules out of their Python objects.
+fn take_all(py: Python<'_>, mods: &[Py<PyBirModule>]) -> PyResult<Vec<Module>> {
+    mods.iter().map(|m| Ok(std::mem::take(&mut m.try_borrow_mut(py)?.inner))).collect()
+}
+
+fn put_back(py: Python<'_>, mods: &[Py<PyBirModule>], owned: Vec<Module>) -> PyResult<()> {
+    for (m, inner) in mods.iter().zip(owned) {
+        m.try_borrow_mut(py)?.inner = inner;
+    }
+    Ok(())
+}
+
+/// `lnc_splitter` over the module list: returns M·N modules, `[module][core]`.
+#[pyfunction]
+#[pyo3(signature = (modules, lnc, clone = "structural", parallel = true))]
+fn split(
+    py: Python<'_>,
+    modules: Vec<Py<PyBirModule>>,
+    lnc: usize,
+    clone: &str,
+    parallel: bool,
+) -> PyResult<Vec<Py<PyBirModule>>> {
+    let opts = SplitOptions { lnc, clone: clone_mode(clone)?, parallel };
+    if lnc == 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err("lnc must be >= 1"));
+    }
+    if lnc == 1 {
+        return Ok(modules);
+    }
+    let mut owned = take_all(py, &modules)?;
+    let result: crate::Result<Vec<Vec<Module>>> =
+        py.detach(|| owned.iter_mut().map(|m| lnc_splitter::split_module(m, &opts)).collect());
+    put_back(py, &modules, owned)?;
+    let clones = result.py(py)?;
+    let mut out = Vec::with_capacity(modules.len() * lnc);
+    for (orig, cl) in modules.iter().zip(clones) {
+        for m in cl {
+            out.push(Py::new(py, PyBirModule { inner: m })?);
+        }
+        out.push(orig.clone_ref(py));
+    }
+    Ok(out)
+}
+
+/// `concretizeModule` of one module to one core, in place (for tools/tests).
+#[pyfunction]
+fn concretize(py: Python<'_>, module: Py<PyBirModule>, core: i64) -> PyResult<()> {
+    let mut owned = take_all(py, std::slice::from_ref(&module))?;
+    let r = py.detach(|| lnc_splitter::concretize_module(&mut owned[0], core));
+    put_back(py, std::slice::from_ref(&module), owned)?;
+    r.py(py)
+}
+
+#[pyfunction]
+fn expand_replication(py: Python<'_>, module: Py<PyBirModule>) -> PyResult<()> {
+    let mut owned = take_all(py, std::slice::from_ref(&module))?;
+    let r = py.detach(|| expand::expand_replication(&mut owned[0]));
+    put_back(py, std::slice::from_ref(&module), owned)?;
+    r.py(py)
+}
+
+#[pyfunction]
+fn verify_symbolic(py: Python<'_>, module: PyRef<'_, PyBirModule>, lnc: usize) -> PyResult<()> {
+    let m = &module.inner;
+    py.detach(|| lnc_verifier::verify_symbolic(m, lnc)).py(py)
+}
+
+#[pyfunction]
+fn verify_concretized(py: Python<'_>, modules: Vec<PyRef<'_, PyBirModule>>, lnc: usize) -> PyResult<()> {
+    let refs: Vec<&Module> = modules.iter().map(|m| &m.inner).collect();
+    py.detach(|| lnc_verifier::verify_concretized(&refs, lnc)).py(py)
+}
+
+#[pyfunction]
+#[pyo3(signature = (module, lnc = 1))]
+fn verify_bir(py: Python<'_>, module: PyRef<'_, PyBirModule>, lnc: usize) -> PyResult<()> {
+    let m = &module.inner;
+    py.detach(|| birverifier::verify_module(m, lnc)).py(py)
+}
+
+/// True when any expression of the module still contains a ShardId.
+#[pyfunction]
+fn has_shard_ids(module: PyRef<'_, PyBirModule>) -> bool {
+    birverifier::has_shard_anywhere(&module.inner)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(split, m)?)?;
+    m.add_function(wrap_pyfunction!(concretize, m)?)?;
+    m.add_function(wrap_pyfunction!(expand_replication, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_symbolic, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_concretized, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_bir, m)?)?;
+    m.add_function(wrap_pyfunction!(has_shard_ids, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,124 @@
+"""The HLO text reader/writer on the forms XLA and JAX print (notes §4)."""
+
+from __future__ import annotations
+
+from lncsplit.frontend import HloModule, HloSharding
+
+JAX_TEXT = (
+    "HloModule jit_f, entry_computation_layout={(f32[8,8]{1,0})->f32[8,8]{1,0}}, "
+    "num_partitions=8\n"
+    "\n"
+    "%region_0.3 (Arg_0.4: f32[], Arg_1.5: f32[]) -> f32[] {\n"
+    "  %Arg_0.4 = f32[] parameter(0)\n"
+    "  %Arg_1.5 = f32[] parameter(1)\n"
+    "  ROOT %add.6 = f32[] add(f32[] %Arg_0.4, f32[] %Arg_1.5)\n"
+    "}\n"
+    "\n"
+    "ENTRY %main.4 (Arg_0.1: f32[8,8]) -> f32[8,8] {\n"
+    "  %Arg_0.1 = f32[8,8]{1,0} parameter(0), sharding={replicated}\n"
+    "  %custom-call.2 = f32[8,8]{1,0} custom-call(f32[8,8]{1,0} %Arg_0.1), "
+    'custom_call_target="Sharding", sharding={devices=[8,1]<=[8]}, '
+    'metadata={source_file="-" source_line=3}\n'
+    "  %constant.7 = f32[] constant(0)\n"
+    "  %tuple.8 = (f32[8,8]{1,0}, f32[]) tuple(%custom-call.2, %constant.7), "
+    "sharding={{devices=[8,1]<=[8]}, {replicated}}\n"
+    "  %get-tuple-element.9 = f32[8,8]{1,0} get-tuple-element(%tuple.8), index=0\n"
+    "  ROOT %custom-call.5 = f32[8,8]{1,0} custom-call(%get-tuple-element.9), "
+    'custom_call_target="Sharding", '
+    "sharding={devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}, "
+    'backend_config="unspecified_dims=[1]"\n'
+    "}\n"
+)
+
+
+def test_jax_printed_module_instructions() -> None:
+    m = HloModule.parse(JAX_TEXT)
+    assert m.name == "jit_f"
+    names = [i.name for i in m.instructions]
+    assert names[:3] == ["Arg_0.4", "Arg_1.5", "add.6"]
+    cc = m.get("custom-call.2")
+    assert cc is not None
+    assert cc.opcode == "custom-call"
+    assert cc.shape.dtype == "f32" and cc.shape.dims == (8, 8)
+    assert cc.operands == ["Arg_0.1"]
+    assert cc.custom_call_target == "Sharding"
+    assert cc.sharding == HloSharding.parse("{devices=[8,1]<=[8]}")
+    assert cc.attributes["metadata"] == '{source_file="-" source_line=3}'
+    root = m.entry.root if m.entry else None
+    assert root is not None and root.name == "custom-call.5"
+    assert root.backend_config == "unspecified_dims=[1]"
+    assert str(root.sharding) == "{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}"
+
+
+def test_parameters_tuples_and_literals() -> None:
+    m = HloModule.parse(JAX_TEXT)
+    p = m.get("Arg_0.1")
+    assert p is not None and p.opcode == "parameter" and p.operands == []
+    t = m.get("tuple.8")
+    assert t is not None and t.shape.is_tuple and t.operands == ["custom-call.2", "constant.7"]
+    assert t.sharding is not None and t.sharding.is_tuple
+    c = m.get("constant.7")
+    assert c is not None and c.literal == "0" and c.shape.dims == ()
+
+
+def test_print_round_trip_is_exact() -> None:
+    m = HloModule.parse(JAX_TEXT)
+    assert str(m) == JAX_TEXT
+    assert HloModule.parse(str(m)) == m
+
+
+def test_short_form_without_percent_and_operand_shapes() -> None:
+    text = (
+        "HloModule m\n\nENTRY main {\n"
+        "  p1 = f32[16,32] parameter(0)\n"
+        "  custom-call.5 = f32[16,32] custom-call(p1), custom_call_target=\"Sharding\", "
+        "sharding={devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}\n"
+        "}\n"
+    )
+    m = HloModule.parse(text)
+    cc = m.get("custom-call.5")
+    assert cc is not None and cc.operands == ["p1"] and cc.shape.dims == (16, 32)
+    assert str(m) == text
+
+
+def test_unmodelled_lines_and_attributes_kept() -> None:
+    text = (
+        "HloModule m, is_scheduled=true, frontend_attributes={xla.sdy.meshes=\"{mesh}\"}\n"
+        "// a comment line\n"
+        "ENTRY %e (p: f32[4]) -> f32[4] {\n"
+        "  %p = f32[4]{0} parameter(0), frontend_attributes={a=\"b\"}\n"
+        "  this is not an instruction\n"
+        "  %n = f32[4]{0} custom-call(%p), custom_call_target=\"X\", sharding={mesh[a=2], [{a}]},"
+        " api_version=API_VERSION_UNSPECIFIED, weird_flag\n"
+        "  ROOT %r = f32[4]{0} negate(f32[4]{0} %n)\n"
+        "}\n"
+    )
+    m = HloModule.parse(text)
+    assert str(m) == text
+    n = m.get("n")
+    assert n is not None
+    assert n.sharding is None  # V3 mesh sharding: kept verbatim, not modelled
+    assert n.attributes["sharding"] == "{mesh[a=2], [{a}]}"
+    assert n.attributes["api_version"] == "API_VERSION_UNSPECIFIED"
+    assert "weird_flag" in n.attributes
+    assert [i.name for i in m.instructions] == ["p", "n", "r"]
+
+
+def test_setting_sharding_updates_text() -> None:
+    m = HloModule.parse(JAX_TEXT)
+    cc = m.get("custom-call.2")
+    assert cc is not None
+    cc.sharding = HloSharding.parse("{devices=[2,4]<=[8]}")
+    assert "sharding={devices=[2,4]<=[8]}" in str(m)
+    assert HloModule.parse(str(m)) == m
+
+
+def test_dynamic_and_layout_shapes() -> None:
+    text = (
+        "HloModule m\nENTRY %e () -> f32[<=8,4] {\n"
+        "  ROOT %c = f32[<=8,4]{1,0:T(8,128)} custom-call(), custom_call_target=\"X\"\n}\n"
+    )
+    m = HloModule.parse(text)
+    c = m.get("c")
+    assert c is not None and c.shape.dims == (8, 4) and c.shape.dynamic == (True, False)
+    assert str(m) == text

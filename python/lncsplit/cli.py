@@ -160,12 +160,20 @@ def _check_paths(paths: Sequence[str]) -> None:
         raise UsageError("no such file or directory: " + ", ".join(missing))
 
 
+def _format_error(info: dict[str, Any]) -> str:
+    """``Type code: message``, without repeating what the message already says."""
+    msg = str(info.get("message"))
+    typ = str(info.get("type"))
+    if msg.startswith(typ):
+        return msg
+    code = f" {info['code']}" if info.get("code") is not None else ""
+    return f"{typ}{code}: {msg}"
+
+
 def _describe_error(e: BaseException) -> str:
     from lncsplit.corpus import error_info
 
-    info = error_info(e)
-    code = f" {info['code']}" if info["code"] is not None else ""
-    return f"{info['type']}{code}: {info['message']}"
+    return _format_error(error_info(e))
 
 
 # ----------------------------------------------------------------------------- split
@@ -208,9 +216,7 @@ def cmd_split(a: argparse.Namespace) -> int:
     finally:
         progress.close()
     for f in report.failed:
-        err = f.error or {}
-        code = f" {err.get('code')}" if err.get("code") is not None else ""
-        _err(f"{f.input}: {err.get('type')}{code}: {err.get('message')}")
+        _err(f"{f.input}: {_format_error(f.error or {})}")
     status = report.exit_code
     if a.report:
         try:

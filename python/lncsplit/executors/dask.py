@@ -22,11 +22,13 @@ imported lazily, on first use). Design:
 - Each file runs with ``PassOptions(parallel=False)``: one Rust thread per
   task, so a worker's threads are not oversubscribed.
 
-Test hook (test-only, read on the worker): when ``LNCSPLIT_TEST_CRASH_ON`` is
-set, a worker about to process a file whose path contains that string calls
-``os._exit(1)``. With ``LNCSPLIT_TEST_CRASH_MARKER`` also set, it crashes only
-while that marker file does not exist and creates it first (so the retry
-succeeds); without a marker it crashes every time (so the retry fails too).
+Test hook (test-only): when ``LNCSPLIT_TEST_CRASH_ON`` is set in the
+environment of the process that calls :func:`run_dask`, it is forwarded to
+the tasks, and a worker about to process a file whose path contains that
+string calls ``os._exit(1)``. With ``LNCSPLIT_TEST_CRASH_MARKER`` also set
+(a path), it crashes only while that marker file does not exist, creating it
+first (so the retry succeeds); without a marker it crashes every time (so the
+retry fails too and the file is reported as an error).
 """
 
 from __future__ import annotations
@@ -58,11 +60,20 @@ def _import_distributed() -> Any:
     return distributed
 
 
-def _maybe_crash(path: str) -> None:
+CrashHook = tuple[str, str | None]
+
+
+def _crash_hook_from_env() -> CrashHook | None:
     needle = os.environ.get("LNCSPLIT_TEST_CRASH_ON")
-    if not needle or needle not in path:
+    if not needle:
+        return None
+    return (needle, os.environ.get("LNCSPLIT_TEST_CRASH_MARKER") or None)
+
+
+def _maybe_crash(path: str, hook: CrashHook | None) -> None:
+    if hook is None or hook[0] not in path:
         return
-    marker = os.environ.get("LNCSPLIT_TEST_CRASH_MARKER")
+    marker = hook[1]
     if marker:
         try:
             fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -73,16 +84,19 @@ def _maybe_crash(path: str) -> None:
 
 
 def process_batch(
-    batch: list[tuple[int, str, str]], out: str, options: PassOptions
+    batch: list[tuple[int, str, str]],
+    out: str,
+    options: PassOptions,
+    crash_hook: CrashHook | None = None,
 ) -> list[tuple[int, FileResult]]:
     """Run :func:`~lncsplit.corpus.process_file` on ``(index, path, rel)`` items.
 
     This is the function every Dask task executes; it never raises for a
-    bad input.
+    bad input. ``crash_hook`` is the test-only hook of the module docstring.
     """
     results: list[tuple[int, FileResult]] = []
     for i, path, rel in batch:
-        _maybe_crash(path)
+        _maybe_crash(path, crash_hook)
         results.append((i, process_file(CorpusInput(path, rel), out, options)))
     return results
 
@@ -158,8 +172,9 @@ def _run(
     # future -> (batch, is_retry)
     meta: dict[Any, tuple[list[tuple[int, str, str]], bool]] = {}
     futures = []
+    hook = _crash_hook_from_env()
     for b in batches:
-        f = client.submit(process_batch, b, out, options, pure=False)
+        f = client.submit(process_batch, b, out, options, hook, pure=False)
         meta[f] = (b, False)
         futures.append(f)
     ac = distributed.as_completed(futures)
@@ -170,7 +185,7 @@ def _run(
         except Exception as e:  # noqa: BLE001 - the batch was lost (worker died)
             if not retried:
                 for item in batch:
-                    g = client.submit(process_batch, [item], out, options, pure=False)
+                    g = client.submit(process_batch, [item], out, options, hook, pure=False)
                     meta[g] = ([item], True)
                     ac.add(g)
                 continue

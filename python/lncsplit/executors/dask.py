@@ -12,10 +12,11 @@ imported lazily, on first use). Design:
   filesystem every worker sees. Only the small per-file results travel back.
 - Results are **streamed** into the report with ``as_completed`` as batches
   finish (the progress callback fires per file of each finished batch).
-- **A worker that dies mid-run**: the lost batch is resubmitted once, as one
-  task per file (so one poisonous file cannot sink its neighbours twice);
-  a file whose retry is lost too is reported as an error of type
-  ``WorkerDied``. Note that the scheduler's own
+- **A worker that dies mid-run**: every file of the lost batch is retried
+  once, as a task of its own, one retry task at a time (a dying worker fails
+  every task queued on it, so concurrent retries could sink an innocent
+  neighbour); a file whose retry is lost too is reported as an error of type
+  ``WorkerDied``. Retries run while the other batches continue. Note that the scheduler's own
   ``distributed.scheduler.allowed-failures`` (default 3) re-runs a task whose
   worker died before the client ever sees a failure; lncsplit's single retry
   comes on top of it.
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import deque
 from typing import Any
 
 from lncsplit.corpus import CorpusInput, FileResult, failed_result, process_file
@@ -169,42 +171,60 @@ def _run(
     options: PassOptions,
     on_result: OnResult,
 ) -> None:
+    hook = _crash_hook_from_env()
     # future -> (batch, is_retry)
     meta: dict[Any, tuple[list[tuple[int, str, str]], bool]] = {}
     futures = []
-    hook = _crash_hook_from_env()
     for b in batches:
         f = client.submit(process_batch, b, out, options, hook, pure=False)
         meta[f] = (b, False)
         futures.append(f)
     ac = distributed.as_completed(futures)
+    retry_queue: deque[tuple[int, str, str]] = deque()
+    retry_in_flight = False
+
+    def next_retry() -> None:
+        # One retry task at a time: a file that kills its worker again cannot
+        # take a neighbour's retry down with it (a dead worker fails every task
+        # queued on it).
+        nonlocal retry_in_flight
+        if retry_in_flight or not retry_queue:
+            return
+        item = retry_queue.popleft()
+        g = client.submit(process_batch, [item], out, options, hook, pure=False)
+        meta[g] = ([item], True)
+        ac.add(g)
+        retry_in_flight = True
+
     for fut in ac:
         batch, retried = meta.pop(fut)
+        if retried:
+            retry_in_flight = False
         try:
             results = fut.result()
-        except Exception as e:  # noqa: BLE001 - the batch was lost (worker died)
+        except Exception as e:  # noqa: BLE001 - the task was lost (its worker died)
             if not retried:
-                for item in batch:
-                    g = client.submit(process_batch, [item], out, options, hook, pure=False)
-                    meta[g] = ([item], True)
-                    ac.add(g)
-                continue
-            results = [
-                (
-                    i,
-                    failed_result(
-                        items[i],
-                        "WorkerDied",
-                        f"the worker died while processing this file, twice ({type(e).__name__}: {e})",
-                        out,
-                    ),
-                )
-                for i, _p, _r in batch
-            ]
+                retry_queue.extend(batch)
+                results = []
+            else:
+                results = [
+                    (
+                        i,
+                        failed_result(
+                            items[i],
+                            "WorkerDied",
+                            "the worker died while processing this file, and again on the retry "
+                            f"({type(e).__name__}: {e})",
+                            out,
+                        ),
+                    )
+                    for i, _p, _r in batch
+                ]
         finally:
             fut.release()
         for i, r in results:
             on_result(i, r)
+        next_retry()
 
 
 __all__ = ["DEFAULT_BATCH_SIZE", "MissingDependencyError", "batch_items", "process_batch", "run_dask"]

@@ -120,7 +120,7 @@ class Context(_core.Context):
 
     from_json: _FromJsonDescriptor[Context] = _FromJsonDescriptor()
 
-    def intern_batch(  # type: ignore[override]
+    def intern_batch(
         self,
         ops: npt.ArrayLike,
         a: npt.ArrayLike,

@@ -148,19 +148,30 @@ def allocate_shared_dram(core_modules: Sequence[ModuleLike], lnc: int) -> None:
                 loc.remote_local_target = {"name": loc.name, "core": OWNER_CORE}
 
 
-def _find_location(fn: FunctionLike, name: str) -> LocationLike | None:
-    for s in fn.allocations:
-        for loc in s.locations:
-            if loc.name == name:
-                return loc
-    return None
+class _TargetIndex:
+    """Lazy per-(core, function) name → location maps, built once per sync."""
 
+    def __init__(self, cores: dict[int, ModuleLike]) -> None:
+        self.cores = cores
+        self._fns: dict[int, dict[str, FunctionLike]] = {}
+        self._locs: dict[tuple[int, str], dict[str, LocationLike]] = {}
 
-def _find_function(module: ModuleLike, name: str) -> FunctionLike | None:
-    for fn in module.functions:
-        if fn.name == name:
-            return fn
-    return None
+    def function(self, core: int, name: str) -> FunctionLike | None:
+        if core not in self._fns:
+            self._fns[core] = {}
+            for fn in self.cores[core].functions:
+                self._fns[core].setdefault(fn.name, fn)
+        return self._fns[core].get(name)
+
+    def location(self, core: int, fn: FunctionLike, name: str) -> LocationLike | None:
+        key = (core, fn.name)
+        if key not in self._locs:
+            table: dict[str, LocationLike] = {}
+            for s in fn.allocations:
+                for loc in s.locations:
+                    table.setdefault(loc.name, loc)
+            self._locs[key] = table
+        return self._locs[key].get(name)
 
 
 def sync_shared_allocations(core_modules: Sequence[ModuleLike], lnc: int) -> None:
@@ -175,11 +186,17 @@ def sync_shared_allocations(core_modules: Sequence[ModuleLike], lnc: int) -> Non
 
     Raises :class:`SharedAllocationError` when a target core, function or
     location is missing or the target is not allocated, and when a shared
-    location has neither a remote target nor an address of its own.
+    location on a core other than 0 has neither a remote target nor an address
+    of its own. (Core 0's own shared locations have no target: they are the
+    targets, and an unallocated one is reported when a peer resolves to it.)
+
+    The address is logged with Python's ``%#x`` (``0x0`` for zero; C's
+    printf would print ``0``).
     """
     if lnc == 1:
         return
     cores = _by_core(core_modules)
+    index = _TargetIndex(cores)
     for core in sorted(cores):
         module = cores[core]
         for fn in module.functions:
@@ -193,8 +210,8 @@ def sync_shared_allocations(core_modules: Sequence[ModuleLike], lnc: int) -> Non
                     )
                     rlt = loc.remote_local_target
                     if rlt is None:
-                        if loc.allocated and loc.addr is not None:
-                            continue  # the owner's own placement
+                        if core == OWNER_CORE or (loc.allocated and loc.addr is not None):
+                            continue  # the owner's own placement (checked via its peers)
                         raise SharedAllocationError(
                             f"Shared {where} has no remote local target and no allocation",
                             module=module.name,
@@ -215,8 +232,8 @@ def sync_shared_allocations(core_modules: Sequence[ModuleLike], lnc: int) -> Non
                             function=fn.name,
                             location=loc.name,
                         )
-                    tfn = _find_function(target_module, fn.name)
-                    target = _find_location(tfn, tname) if tfn is not None else None
+                    tfn = index.function(tcore, fn.name)
+                    target = index.location(tcore, tfn, tname) if tfn is not None else None
                     if target is None:
                         missing = f"function {fn.name!r}" if tfn is None else f"memloc {tname!r}"
                         raise SharedAllocationError(

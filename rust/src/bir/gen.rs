@@ -6,7 +6,8 @@
 //! What a generated module contains (all in function `main`, plus sometimes a
 //! small second function `aux`):
 //! - SB, PSUM and DRAM memory location sets, including shared DRAM sets
-//!   (`addr_space: "Shared"`, locations `is_shared_post_dram_alloc: true`) and
+//!   (`addr_space: "Shared"`, left unplaced: the pipeline's shared-DRAM pass
+//!   places them once on core 0 and sets `is_shared_post_dram_alloc`) and
 //!   replicated ifmap sets read by Matmults with `replication_resolution` R > 1
 //!   (rows·R ≤ 128, one writer per set before its readers);
 //! - compute and DMA instructions whose `symbolic_ap` arguments address memory
@@ -268,11 +269,12 @@ impl Gen {
         let loc = MemoryLocation {
             name: format!("{}_loc", info.name).into(),
             mem_type: Arc::from(ty),
-            addr: Some(addr),
+            // Shared DRAM is placed after the split (pipeline order 82), not here.
+            addr: if shared { None } else { Some(addr) },
             bank,
             base: if matches!(info.mem, Mem::Sb | Mem::Psum) { Some(0) } else { None },
-            allocated: Some(true),
-            is_shared_post_dram_alloc: if shared { Some(true) } else { None },
+            allocated: if shared { None } else { Some(true) },
+            is_shared_post_dram_alloc: None,
             written_by_another_core: None,
             remote_local_target: None,
             extra: ext(lx),
@@ -756,7 +758,8 @@ impl Gen {
         self.shared.clear();
         self.repl.clear();
         self.sb2sb = None;
-        self.barrier_id = 0;
+        // Barrier ids keep counting across functions: renumberCoreBarriers uses
+        // one running counter per module, which the concretized verifier checks.
     }
 }
 

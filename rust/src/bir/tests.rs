@@ -106,3 +106,47 @@ fn gen_is_deterministic_and_round_trips() {
         assert!((200..=1024).contains(&per), "{per} bytes per instruction");
     }
 }
+
+fn sort_keys(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let mut out = serde_json::Map::new();
+            for k in keys {
+                out.insert(k.clone(), sort_keys(&m[k]));
+            }
+            serde_json::Value::Object(out)
+        }
+        serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(sort_keys).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn key_order_does_not_matter() {
+    // nlohmann writes keys sorted: "axis"/"blocks"/"ins" before "opcode",
+    // "functions" before "version", "addrs"/"ap" before an argument's "kind".
+    for seed in [1u64, 2, 3] {
+        let o = GenOptions { seed, instructions: 400, lnc: 2, ..Default::default() };
+        let a = dump_module(&generate_module(&o).unwrap(), 2).unwrap();
+        let sorted = sort_keys(&serde_json::from_slice(&a).unwrap());
+        let m = load_module(&serde_json::to_vec(&sorted).unwrap()).unwrap();
+        let back = sort_keys(&serde_json::from_slice(&dump_module(&m, 2).unwrap()).unwrap());
+        assert_eq!(back, sorted);
+    }
+}
+
+#[test]
+fn duplicate_instruction_name_is_an_error() {
+    let mut v = small_module();
+    v["functions"][0]["basic_blocks"][0]["instructions"][1]["blocks"][0]["instructions"][0]["name"] = json!("a");
+    let e = module_from_value(v).unwrap_err();
+    match e {
+        crate::Error::BirJson { message, path } => {
+            assert!(message.contains("used twice"), "{message}");
+            assert_eq!(path, "$.functions[0].basic_blocks[0].instructions[1].blocks[0].instructions[0].name");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -175,6 +175,7 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
     }
     let cb0 = barriers(m0);
     let sb0 = sb2sb_count(m0);
+    let index: Vec<LocIndex<'_>> = mods.iter().map(|m| location_index(m)).collect();
     let shared0 = shared_addresses(m0);
     for (nc, m) in mods.iter().enumerate().skip(1) {
         if m0.functions.len() != m.functions.len() {
@@ -239,7 +240,7 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
                 format!("core 0 has {sb0} GPSIMDSB2SB, core {nc} has {sb}"),
             ));
         }
-        verify_remote_targets(mods, nc)?;
+        verify_remote_targets(mods, nc, &index)?;
     }
     for (nc, m) in mods.iter().enumerate() {
         for (index, (b, b0)) in barriers(m).iter().zip(&cb0).enumerate() {
@@ -279,9 +280,25 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
     Ok(())
 }
 
+/// Address of every memory location, by (function, location name), per core:
+/// built once per group so remote-target lookups are O(1).
+type LocIndex<'a> = hashbrown::HashMap<(&'a str, &'a str), Option<i64>>;
+
+fn location_index(m: &Module) -> LocIndex<'_> {
+    let mut idx = LocIndex::new();
+    for f in &m.functions {
+        for s in &f.allocations {
+            for l in &s.locations {
+                idx.entry((&*f.name, &*l.name)).or_insert(l.addr);
+            }
+        }
+    }
+    idx
+}
+
 /// 1197 / 1195: every shared DRAM location of a core > 0 points at its
 /// remote local target, which exists and has the same address.
-fn verify_remote_targets(mods: &[&Module], nc: usize) -> Result<()> {
+fn verify_remote_targets(mods: &[&Module], nc: usize, index: &[LocIndex<'_>]) -> Result<()> {
     let m = mods[nc];
     for f in &m.functions {
         for s in &f.allocations {
@@ -297,12 +314,12 @@ fn verify_remote_targets(mods: &[&Module], nc: usize) -> Result<()> {
                         format!("core {nc}: shared DRAM location {} of function {} has no remote_local_target", l.name, f.name),
                     ));
                 };
-                let target = mods
-                    .get(t.core as usize)
-                    .and_then(|tm| tm.function(&f.name))
-                    .and_then(|tf| tf.memory_location(&t.name));
+                let target = usize::try_from(t.core)
+                    .ok()
+                    .and_then(|c| index.get(c))
+                    .and_then(|ix| ix.get(&(&*f.name, &*t.name)));
                 match target {
-                    Some(tl) if tl.addr == l.addr => {}
+                    Some(addr) if *addr == l.addr => {}
                     _ => {
                         return Err(fail(
                             1195,
@@ -314,7 +331,7 @@ fn verify_remote_targets(mods: &[&Module], nc: usize) -> Result<()> {
                                 t.name,
                                 t.core,
                                 l.addr,
-                                target.and_then(|x| x.addr)
+                                target.copied().flatten()
                             ),
                         ))
                     }

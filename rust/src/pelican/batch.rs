@@ -72,7 +72,9 @@ impl Context {
                 "lncsplit/pelican",
             ));
         }
-        self.reserve(n);
+        // argument rows build nothing: reserve for the node rows only (fresh
+        // pages cost page faults, so over-reserving is not free)
+        self.reserve(ops.iter().filter(|&&o| o != OP_ARG).count());
         let mut out: Vec<u32> = Vec::with_capacity(n);
         let mut terms: Vec<(ExprId, i64)> = Vec::new();
         let mut ids: Vec<ExprId> = Vec::new();

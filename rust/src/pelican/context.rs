@@ -224,12 +224,12 @@ impl Context {
             ),
             depth: 1,
         };
-        for c in node.children() {
+        node.for_each_child(|c| {
             let cm = self.meta[c as usize];
             m.has_shard |= cm.has_shard;
             m.has_runtime |= cm.has_runtime;
             m.depth = m.depth.max(cm.depth + 1);
-        }
+        });
         if m.depth > MAX_DEPTH {
             return Err(Error::pelican(
                 format!("expression nested deeper than {MAX_DEPTH} levels"),
@@ -421,21 +421,23 @@ impl Context {
             t.push((idx, coeff));
         }
         t.sort_unstable_by_key(|x| x.0);
-        let mut merged: Vec<(ExprId, i64)> = Vec::with_capacity(t.len());
-        for (idx, coeff) in t {
-            match merged.last_mut() {
-                Some(last) if last.0 == idx => {
-                    last.1 = last
-                        .1
-                        .checked_add(coeff)
-                        .ok_or_else(|| Error::overflow("AffExpr"))?;
-                }
-                _ => merged.push((idx, coeff)),
+        // merge repeated indices in place, then drop zero coefficients
+        let mut w = 0;
+        for r in 0..t.len() {
+            if w > 0 && t[w - 1].0 == t[r].0 {
+                t[w - 1].1 = t[w - 1]
+                    .1
+                    .checked_add(t[r].1)
+                    .ok_or_else(|| Error::overflow("AffExpr"))?;
+            } else {
+                t[w] = t[r];
+                w += 1;
             }
         }
-        merged.retain(|x| x.1 != 0);
+        t.truncate(w);
+        t.retain(|x| x.1 != 0);
         self.intern(Node::AffExpr {
-            terms: merged.into_boxed_slice(),
+            terms: t.into_boxed_slice(),
             c,
         })
     }

@@ -216,6 +216,27 @@ impl Node {
         }
     }
 
+    /// Call `f` on every child id, in order, without allocating.
+    pub fn for_each_child(&self, mut f: impl FnMut(ExprId)) {
+        match self {
+            Node::AffExpr { terms, .. } => terms.iter().for_each(|t| f(t.0)),
+            Node::Sum { terms } => terms.iter().copied().for_each(f),
+            Node::OpaqueFn { args, .. } => args.iter().copied().for_each(f),
+            Node::ICmp { lhs, rhs, .. } => {
+                f(*lhs);
+                f(*rhs);
+            }
+            Node::Mult { var, .. } => f(*var),
+            Node::FloorDiv { numer, .. }
+            | Node::Modulo { numer, .. }
+            | Node::CCDiv { numer, .. }
+            | Node::CCMod { numer, .. } => f(*numer),
+            Node::TiledAPIndex { child, .. } => f(*child),
+            Node::APIndex { inner: Some(i), .. } => f(*i),
+            _ => {}
+        }
+    }
+
     /// Child ids, in order.
     pub fn children(&self) -> Vec<ExprId> {
         match self {

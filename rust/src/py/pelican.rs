@@ -240,9 +240,16 @@ fn to_bindings(
     if obj.is_none() {
         return Ok(b);
     }
-    let d = obj
-        .cast::<PyDict>()
-        .map_err(|_| PyTypeError::new_err("bindings must be a dict mapping str or Expr to int"))?;
+    let d = match obj.cast::<PyDict>() {
+        Ok(d) => d.clone(),
+        Err(_) => py
+            .get_type::<PyDict>()
+            .call1((obj,))
+            .and_then(|d| Ok(d.cast_into::<PyDict>()?))
+            .map_err(|_| {
+                PyTypeError::new_err("bindings must be a mapping of str or Expr to int")
+            })?,
+    };
     for (k, v) in d.iter() {
         let v: i64 = v.extract()?;
         if let Ok(s) = k.cast::<PyString>() {

@@ -1,0 +1,142 @@
+"""Split benchmarks (issue 4) and split scaling (issue 8), side by side in one process.
+
+Figures (each a :class:`benchutil.Figure`):
+
+- ``split2_vs_clone`` / ``split8_vs_clone``: split(N) time ÷ (N × structural
+  clone time); target ≤ 2 (concretize + prune cost no more than one clone per core).
+- ``split8_over_split2``: between 3 and 4.5 (linear in N, less with parallel cores).
+- ``split2_vs_python_peer``: the pure-Python peer (dicts + deepcopy + dict walk)
+  time ÷ lncsplit's; target ≥ 30.
+- ``split_exponent_size`` / ``split_exponent_cores``: log-log slope of split time
+  against instructions and against N; target ≈ 1 (linear).
+- ``split_peak_memory``: peak RSS growth of loading + splitting a ~100 MB module
+  into 2 cores, ÷ the file size; target ≤ 4.
+
+Run as a script: ``python benches/bench_split_ratios.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, _here)
+sys.path.insert(0, os.path.join(os.path.dirname(_here), "tests"))  # python_peer, the reference splitter
+
+import python_peer  # noqa: E402
+from benchutil import Figure, best_of, interleaved, print_figures  # noqa: E402
+
+import lncsplit  # noqa: E402
+from lncsplit import _core  # noqa: E402
+
+
+def _module(instructions: int, lnc: int, seed: int = 7) -> lncsplit.Module:
+    return _core.generate_module(seed, instructions, lnc)
+
+
+def _split_time(base: lncsplit.Module, n: int, rounds: int) -> float:
+    def run() -> Callable[[], object]:
+        m = base.clone()
+        return lambda: lncsplit.split([m], n)
+
+    return best_of(run, rounds)
+
+
+def split_figures(instructions: int = 200_000, rounds: int = 3, peer: bool = True) -> list[Figure]:
+    base = _module(instructions, 8)
+    clone_t, s2, s8 = interleaved(
+        [
+            lambda: (lambda: base.clone()),
+            lambda: (lambda m=base.clone(): lncsplit.split([m], 2)),
+            lambda: (lambda m=base.clone(): lncsplit.split([m], 8)),
+        ],
+        rounds,
+    )
+    figs = [
+        Figure("split2_vs_clone", s2 / (2 * clone_t), 2.0, "lower", "x",
+               f"2 x structural clone ({clone_t * 1e3:.1f} ms); split(2) {s2 * 1e3:.1f} ms"),
+        Figure("split8_vs_clone", s8 / (8 * clone_t), 2.0, "lower", "x",
+               f"8 x structural clone; split(8) {s8 * 1e3:.1f} ms"),
+        Figure("split8_over_split2", s8 / s2, 4.5, "lower", "x",
+               "split(2) on the same module (target band 3-4.5)"),
+    ]
+    if peer:
+        text = base.to_bytes()
+        peer_t, ours = interleaved(
+            [
+                lambda: (lambda d=json.loads(text): python_peer.split_dicts(d, 2)),
+                lambda: (lambda m=base.clone(): lncsplit.split([m], 2)),
+            ],
+            max(1, rounds - 1),
+        )
+        figs.append(Figure("split2_vs_python_peer", peer_t / ours, 30.0, "higher", "x",
+                           f"pure-Python dict split ({peer_t:.2f} s vs {ours * 1e3:.1f} ms)"))
+    return figs
+
+
+def _slope(xs: list[float], ys: list[float]) -> float:
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly))
+    den = sum((a - mx) ** 2 for a in lx)
+    return num / den
+
+
+def scaling_figures(top: int = 200_000, rounds: int = 3) -> list[Figure]:
+    sizes = [top // 8, top // 4, top // 2, top]
+    times = [_split_time(_module(s, 2), 2, rounds) for s in sizes]
+    base = _module(top // 2, 8)
+    cores = [2, 4, 8]
+    ctimes = [_split_time(base, n, rounds) for n in cores]
+    return [
+        Figure("split_exponent_size", _slope([float(s) for s in sizes], times), 1.0, "lower", "exponent",
+               "log-log slope of split(2) time vs instructions " + ", ".join(f"{s}:{t * 1e3:.0f}ms" for s, t in zip(sizes, times))),
+        Figure("split_exponent_cores", _slope([float(c) for c in cores], ctimes), 1.0, "lower", "exponent",
+               "log-log slope of split time vs N " + ", ".join(f"{c}:{t * 1e3:.0f}ms" for c, t in zip(cores, ctimes))),
+    ]
+
+
+_PEAK_SCRIPT = r"""
+import resource, sys, lncsplit
+path = sys.argv[1]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+m = lncsplit.load(path)
+out = lncsplit.split([m], 2)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((peak - before) * 1024)
+"""
+
+
+def peak_memory_figure(size_mb: int = 100) -> Figure:
+    per_inst = len(_module(2000, 2).to_bytes()) / 2000
+    n = int(size_mb * 1e6 / per_inst)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "big.json")
+        lncsplit.dump(_module(n, 2), path)
+        size = os.path.getsize(path)
+        out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, path], capture_output=True, text=True, check=True)
+        grown = int(out.stdout.strip())
+    return Figure("split_peak_memory", grown / size, 4.0, "lower", "x input",
+                  f"peak RSS growth {grown / 1e6:.0f} MB for a {size / 1e6:.0f} MB module split into 2")
+
+
+def figures(quick: bool = False) -> list[Figure]:
+    if quick:
+        return (split_figures(40_000, rounds=2)
+                + scaling_figures(40_000, rounds=2)
+                + [peak_memory_figure(20)])
+    return split_figures() + scaling_figures() + [peak_memory_figure()]
+
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    print_figures(figures(quick="--quick" in sys.argv))
+    print(f"({time.perf_counter() - t0:.0f} s)")

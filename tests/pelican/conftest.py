@@ -1,0 +1,6 @@
+"""Make the helper modules of this directory (reference, strategies) importable."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))

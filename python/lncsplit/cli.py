@@ -76,10 +76,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="module files or directories (searched recursively for *.json); "
         "none: the example corpus shipped with lncsplit",
     )
-    s.add_argument("--lnc", type=_positive, default=DEFAULT_LNC, help=f"number of cores N (default {DEFAULT_LNC})")
+    s.add_argument(
+        "--lnc",
+        type=_positive,
+        default=DEFAULT_LNC,
+        help=f"number of cores N (default {DEFAULT_LNC})",
+    )
     s.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default ./{DEFAULT_OUT})")
     s.add_argument(
-        "--jobs", "-j", type=_non_negative, default=0, help="parallel workers (default 0 = every available CPU)"
+        "--jobs",
+        "-j",
+        type=_non_negative,
+        default=0,
+        help="parallel workers (default 0 = every available CPU)",
     )
     s.add_argument("--report", metavar="FILE", help="write the JSON report here")
     s.add_argument("--no-verify", action="store_true", help="skip birverifier and lnc_verifier")
@@ -90,13 +99,17 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="how files run in parallel (default auto: dask with --scheduler, else threads)",
     )
-    s.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address (implies --executor dask)")
+    s.add_argument(
+        "--scheduler", metavar="ADDR", help="Dask scheduler address (implies --executor dask)"
+    )
     s.add_argument("--batch-size", type=_positive, help="files per Dask task (default up to 200)")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary table")
 
     v = sub.add_parser("verify", help="run the lnc_verifier on symbolic modules or split outputs")
     v.add_argument("inputs", nargs="+", metavar="INPUT")
-    v.add_argument("--lnc", type=_positive, help="N (default: from the ShardIds / the nc files found)")
+    v.add_argument(
+        "--lnc", type=_positive, help="N (default: from the ShardIds / the nc files found)"
+    )
     v.add_argument("--quiet", "-q", action="store_true", help="print failures only")
 
     i = sub.add_parser("info", help="describe one module file")
@@ -106,15 +119,26 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("gen", help="generate a synthetic corpus of symbolic modules")
     g.add_argument("dir", metavar="DIR")
     g.add_argument("--modules", type=_positive, default=8, help="number of modules (default 8)")
-    g.add_argument("--instructions", type=_positive, default=1000, help="instructions per module (default 1000)")
-    g.add_argument("--lnc", type=_positive, default=DEFAULT_LNC, help=f"ShardId bound (default {DEFAULT_LNC})")
+    g.add_argument(
+        "--instructions",
+        type=_positive,
+        default=1000,
+        help="instructions per module (default 1000)",
+    )
+    g.add_argument(
+        "--lnc", type=_positive, default=DEFAULT_LNC, help=f"ShardId bound (default {DEFAULT_LNC})"
+    )
     g.add_argument("--seed", type=int, default=0, help="seed (default 0)")
 
     m = sub.add_parser("memory", help="memory-model report (contract §3.4)")
     m.add_argument("inputs", nargs="+", metavar="INPUT")
-    m.add_argument("--lnc", type=_positive, help="N for symbolic inputs (default: from the ShardIds, else 2)")
+    m.add_argument(
+        "--lnc", type=_positive, help="N for symbolic inputs (default: from the ShardIds, else 2)"
+    )
     m.add_argument("--arch", help="override the modules' arch")
-    m.add_argument("--plot", metavar="PNG", help="draw the report (several inputs: PNG gets -<k> suffixes)")
+    m.add_argument(
+        "--plot", metavar="PNG", help="draw the report (several inputs: PNG gets -<k> suffixes)"
+    )
     m.add_argument("--json", action="store_true", help="print JSON instead of tables")
     return p
 

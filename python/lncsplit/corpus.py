@@ -226,11 +226,11 @@ def write_core_files(out_dir: str, blobs: Sequence[bytes]) -> list[str]:
     temps: list[str] = []
     renamed: list[str] = []
     try:
-        for final, data in zip(finals, blobs):
+        for final, data in zip(finals, blobs, strict=True):
             tmp = _tmp_name(final)
             temps.append(tmp)
             _write_fsync(tmp, data)
-        for tmp, final in zip(temps, finals):
+        for tmp, final in zip(temps, finals, strict=True):
             os.replace(tmp, final)
             renamed.append(final)
         keep = set(finals)
@@ -284,7 +284,7 @@ def process_file(
     res = FileResult(input=inp.path)
     dest = output_dir(out, inp.rel)
     try:
-        from lncsplit._core import Module
+        from lncsplit import Module
         from lncsplit.pipeline import run_pipeline
 
         with open(inp.path, "rb") as f:
@@ -310,7 +310,9 @@ def process_file(
     return res
 
 
-def failed_result(inp: CorpusInput, exc_type: str, message: str, out: str | None = None) -> FileResult:
+def failed_result(
+    inp: CorpusInput, exc_type: str, message: str, out: str | None = None
+) -> FileResult:
     """An error entry for a file the executor lost (a dead worker)."""
     if out is not None:
         remove_outputs(output_dir(out, inp.rel))
@@ -371,7 +373,9 @@ class CorpusReport:
             "bytes_in": bytes_in,
             "bytes_out": sum(f.bytes_out for f in self.files),
             "seconds": round(self.seconds, 6),
-            "throughput_mb_s": round(bytes_in / 1e6 / self.seconds, 3) if self.seconds > 0 else None,
+            "throughput_mb_s": round(bytes_in / 1e6 / self.seconds, 3)
+            if self.seconds > 0
+            else None,
             "jobs": self.jobs,
             "executor": self.executor,
         }

@@ -11,24 +11,35 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from lncsplit.examples import example_paths
 
 
-def run_cli(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
-            env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str | os.PathLike[str],
+    cwd: str | os.PathLike[str] | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m lncsplit ARGS`` in a subprocess; stdout/stderr captured (so not a TTY)."""
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
     return subprocess.run(
         [sys.executable, "-m", "lncsplit", *map(str, args)],
-        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout,
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
 def shard(coeff: int = 1, c: int = 0) -> dict[str, Any]:
-    return {"kind": "AffExprKind", "terms": [{"idx": {"kind": "ShardIDKind", "ub": 2}, "coeff": coeff}], "c": c}
+    return {
+        "kind": "AffExprKind",
+        "terms": [{"idx": {"kind": "ShardIDKind", "ub": 2}, "coeff": coeff}],
+        "c": c,
+    }
 
 
 def partial_barrier_module() -> dict[str, Any]:
@@ -72,4 +83,8 @@ def corrupt_corpus(tmp_path: Path) -> Path:
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` by relative path."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from cli_helpers import partial_barrier_module, run_cli, tree_bytes
-
 from lncsplit.examples import example_paths
 
 
@@ -50,7 +49,11 @@ def test_verify_detects_a_tampered_core(tmp_path: Path) -> None:
     assert run_cli("split", src, "--out", out).returncode == 0
     core1 = out / src.stem / "nc01.json"
     doc = json.loads(core1.read_text())
-    barrier = next(i for i in doc["functions"][0]["basic_blocks"][0]["instructions"] if i["opcode"] == "CoreBarrier")
+    barrier = next(
+        i
+        for i in doc["functions"][0]["basic_blocks"][0]["instructions"]
+        if i["opcode"] == "CoreBarrier"
+    )
     barrier["id"] = 7  # core 1's barrier 0 no longer matches core 0's
     core1.write_text(json.dumps(doc))
     r = run_cli("verify", out)
@@ -61,7 +64,15 @@ def test_info_describes_a_module(tmp_path: Path) -> None:
     src = next(p for p in example_paths() if "loop" in p.name)
     r = run_cli("info", src)
     assert r.returncode == 0
-    for text in ("loop_region_nc_symbolic", "gen3", "symbolic", "Loop", "DMACopy", "shard ids [2]", "x_sb"):
+    for text in (
+        "loop_region_nc_symbolic",
+        "gen3",
+        "symbolic",
+        "Loop",
+        "DMACopy",
+        "shard ids [2]",
+        "x_sb",
+    ):
         assert text in r.stdout
     out = tmp_path / "out"
     run_cli("split", src, "--out", out)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-import pytest
-
 import lncsplit
+import pytest
 from lncsplit.examples import example_paths
 from lncsplit.pipeline import PassOptions, run_pipeline
 
@@ -23,7 +22,9 @@ MECHANISMS = {
 
 
 def test_examples_ship_inside_the_package() -> None:
-    files = sorted(f.name for f in resources.files("lncsplit.examples").iterdir() if f.name.endswith(".json"))
+    files = sorted(
+        f.name for f in resources.files("lncsplit.examples").iterdir() if f.name.endswith(".json")
+    )
     assert files == sorted(f"{k}.json" for k in MECHANISMS)
     assert 6 <= len(example_paths()) <= 8
 
@@ -59,7 +60,10 @@ def test_predicated_example_prunes_per_core() -> None:
     path = next(p for p in example_paths() if p.stem == "01_shard_predicated")
     cores = run_pipeline([lncsplit.load(str(path))], PassOptions(lnc_size=2))
     names = [
-        {i["name"] for i in json.loads(c.to_json())["functions"][0]["basic_blocks"][0]["instructions"]}
+        {
+            i["name"]
+            for i in json.loads(c.to_json())["functions"][0]["basic_blocks"][0]["instructions"]
+        }
         for c in cores
     ]
     assert "bias_zero_core0" in names[0] and "bias_zero_core0" not in names[1]

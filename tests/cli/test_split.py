@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from cli_helpers import run_cli, tree_bytes
-
 from lncsplit.examples import example_paths
 
 
@@ -29,7 +28,9 @@ def test_split_writes_rel_ncNN_layout(corpus: Path, tmp_path: Path) -> None:
     assert core1["name"] == "shard_predicated_nc01"
 
 
-def test_split_exits_1_and_processes_the_rest_when_an_input_fails(corrupt_corpus: Path, tmp_path: Path) -> None:
+def test_split_exits_1_and_processes_the_rest_when_an_input_fails(
+    corrupt_corpus: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     r = run_cli("split", corrupt_corpus, "--out", out, "--jobs", "2")
     assert r.returncode == 1
@@ -87,7 +88,15 @@ def test_report_follows_the_contract(corpus: Path, tmp_path: Path) -> None:
     rels = [Path(i).relative_to(corpus).as_posix() for i in inputs]
     assert rels == sorted(rels)  # input order: sorted relative paths
     for f in doc["files"]:
-        assert list(f) == ["input", "status", "outputs", "error", "instructions_in", "instructions_out", "seconds"]
+        assert list(f) == [
+            "input",
+            "status",
+            "outputs",
+            "error",
+            "instructions_in",
+            "instructions_out",
+            "seconds",
+        ]
         assert f["status"] == "ok" and f["error"] is None
         assert [Path(o).name for o in f["outputs"]] == ["nc00.json", "nc01.json"]
         assert len(f["instructions_out"]) == 2 and f["instructions_in"] > 0
@@ -101,13 +110,17 @@ def test_report_follows_the_contract(corpus: Path, tmp_path: Path) -> None:
     assert s["jobs"] == 2 and s["executor"] == "thread"
 
 
-def test_report_lists_files_in_input_order_whatever_jobs(corrupt_corpus: Path, tmp_path: Path) -> None:
+def test_report_lists_files_in_input_order_whatever_jobs(
+    corrupt_corpus: Path, tmp_path: Path
+) -> None:
     # explicit files in reverse order: the report follows the command line, not completion order
     inputs = sorted(corrupt_corpus.glob("*.json"), reverse=True)
     orders = []
     for jobs in ("1", "2"):
         report = tmp_path / f"r{jobs}.json"
-        r = run_cli("split", *inputs, "--out", tmp_path / f"o{jobs}", "--report", report, "--jobs", jobs)
+        r = run_cli(
+            "split", *inputs, "--out", tmp_path / f"o{jobs}", "--report", report, "--jobs", jobs
+        )
         assert r.returncode == 1
         orders.append([(f["input"], f["status"]) for f in json.loads(report.read_text())["files"]])
     assert orders[0] == orders[1]
@@ -132,7 +145,9 @@ def test_split_without_input_splits_the_shipped_examples(tmp_path: Path) -> None
     out = tmp_path / "lncsplit-out"
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(p.stem for p in example_paths())
-    assert all(sorted(q.name for q in (out / n).iterdir()) == ["nc00.json", "nc01.json"] for n in names)
+    assert all(
+        sorted(q.name for q in (out / n).iterdir()) == ["nc00.json", "nc01.json"] for n in names
+    )
 
 
 def test_lnc_1_writes_the_untouched_module_to_nc00(tmp_path: Path) -> None:
@@ -155,7 +170,9 @@ def test_no_expand_skips_expand_replication(tmp_path: Path) -> None:
 
     assert run_cli("split", src, "--out", tmp_path / "e").returncode == 0
     assert "load_w_replicate" in names(tmp_path / "e")
-    assert run_cli("split", src, "--out", tmp_path / "n", "--no-expand", "--no-verify").returncode == 0
+    assert (
+        run_cli("split", src, "--out", tmp_path / "n", "--no-expand", "--no-verify").returncode == 0
+    )
     assert "load_w_replicate" not in names(tmp_path / "n")
 
 

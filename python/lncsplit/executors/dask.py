@@ -227,4 +227,10 @@ def _run(
         next_retry()
 
 
-__all__ = ["DEFAULT_BATCH_SIZE", "MissingDependencyError", "batch_items", "process_batch", "run_dask"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "MissingDependencyError",
+    "batch_items",
+    "process_batch",
+    "run_dask",
+]

@@ -11,7 +11,13 @@ pickling each result. docs/cli.md has the measured comparison that picks
 from __future__ import annotations
 
 import multiprocessing
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
 from concurrent.futures.process import BrokenProcessPool
 
 from lncsplit.corpus import CorpusInput, FileResult, failed_result, process_file
@@ -27,7 +33,9 @@ def run_threads(
         for i, inp in enumerate(items):
             on_result(i, process_file(inp, out, options))
         return
-    with ThreadPoolExecutor(max_workers=min(jobs, len(items)), thread_name_prefix="lncsplit") as pool:
+    with ThreadPoolExecutor(
+        max_workers=min(jobs, len(items)), thread_name_prefix="lncsplit"
+    ) as pool:
         futs = {pool.submit(process_file, inp, out, options): i for i, inp in enumerate(items)}
         pending: set[Future[FileResult]] = set(futs)
         while pending:

@@ -6,15 +6,8 @@ or import :func:`corpus_ratios`. Build the extension in release mode first
 (``maturin develop --release``); debug builds are ~10x slower and GIL-bound
 in other places. Prints ``name: <ratio>x (target <t>x)`` lines.
 
-The corpus comes from ``lncsplit gen`` (the seeded generator) with the
-instruction count per module chosen to reach the requested size. Two
-generator/pipeline mismatches are patched on the generated files (see
-docs/cli.md, "Benchmark corpus"): ``is_shared_post_dram_alloc`` is dropped
-from symbolic inputs (the shared-DRAM allocator, order 82, sets it; the
-concretized verifier at order 14 otherwise rejects every shared tensor with
-1197), and CoreBarrier ids are renumbered in module order (the verifier
-expects id == index over the whole module, 1188; the generator restarts at 0
-in each function).
+The corpus comes from ``lncsplit gen`` (the seeded generator), with the
+instruction count per module chosen to reach the requested size.
 """
 
 from __future__ import annotations
@@ -30,31 +23,10 @@ from typing import Any
 TARGETS = {"jobs2_vs_jobs1": 1.7, "split_vs_orjson": 0.5}
 
 
-def _fix_module(doc: dict[str, Any]) -> None:
-    cb = 0
-
-    def walk(blocks: list[dict[str, Any]]) -> None:
-        nonlocal cb
-        for b in blocks:
-            for ins in b.get("instructions", []):
-                if ins.get("opcode") == "CoreBarrier":
-                    ins["id"] = cb
-                    cb += 1
-                if ins.get("opcode") == "Loop":
-                    walk(ins.get("blocks", []))
-
-    for f in doc.get("functions", []):
-        for s in f.get("allocations", []):
-            for loc in s.get("locations", []):
-                loc.pop("is_shared_post_dram_alloc", None)
-        walk(f.get("basic_blocks", []))
-
-
 def make_corpus(
     dest: str, total_mb: float = 200, files: int = 200, lnc: int = 2, seed: int = 1
 ) -> list[str]:
     """Generate ``files`` modules of about ``total_mb`` MB in all into ``dest``."""
-    import orjson
     from lncsplit import _core
 
     # ~650 bytes per generated instruction (measured on the generator).
@@ -62,12 +34,6 @@ def make_corpus(
     instructions = max(50, int(per_file / 650))
     gen: Any = getattr(_core, "generate_corpus")  # noqa: B009 - not in the stub yet
     paths = [str(p) for p in gen(dest, files, instructions, lnc, seed)]
-    for p in paths:
-        with open(p, "rb") as f:
-            doc = orjson.loads(f.read())
-        _fix_module(doc)
-        with open(p, "wb") as f:
-            f.write(orjson.dumps(doc))
     return paths
 
 

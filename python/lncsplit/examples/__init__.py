@@ -1,0 +1,36 @@
+"""The example corpus shipped with lncsplit.
+
+Hand-written symbolic modules in the lncsplit BIR-JSON dialect (contract
+§1–2), one mechanism each, with ``"comment"`` keys (unknown keys are
+preserved through the split) explaining what happens on each core:
+
+==========================  ===================================================
+``01_shard_predicated``     shard-predicated instructions and per-core addresses
+``02_loop_region``          a Loop region whose children are pruned per core
+``03_core_barrier``         CoreBarriers, active on every core
+``04_sb2sb``                a GPSIMDSB2SB exchange between the two cores (lnc 2)
+``05_collective``           a CollectiveCompute with shard-dependent ranks
+``06_replication``          a replicated Matmult grown by expand_replication
+``07_shared_dram``          a shared DRAM tensor placed once, on core 0
+==========================  ===================================================
+
+``lncsplit split`` with no INPUT splits them (lnc 2 by default).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+
+def examples_dir() -> Path:
+    """The directory holding the example ``*.json`` modules."""
+    return Path(str(resources.files(__name__)))
+
+
+def example_paths() -> list[Path]:
+    """Every example module file, in name order."""
+    return sorted(examples_dir().glob("*.json"))
+
+
+__all__ = ["example_paths", "examples_dir"]

@@ -51,12 +51,12 @@ def test_instruction_view_exposes_everything(m: Module) -> None:
     assert [x.kind for x in a.ins] == ["physical_ap"]
     assert [x.kind for x in a.outs] == ["symbolic_ap"]
     assert a.indirection_ins == []
-    assert a.predicates == [
-        {
-            "expr": {"kind": "AffExprKind", "terms": [{"idx": {"kind": "ShardIDKind", "ub": 2}, "coeff": -1}], "c": 0},
-            "ge": False,
-        }
+    assert [(p.expr.to_json(), p.ge) for p in a.predicates] == [
+        ({"kind": "AffExprKind", "terms": [{"idx": {"kind": "ShardIDKind", "ub": 2}, "coeff": -1}], "c": 0}, False)
     ]
+    # Predicates and addresses are pelican objects of the module's own arena.
+    assert [p.eval({"shard": 0}) for p in a.predicates] == [True]
+    assert a.eval_mask({"shard": 1}) == 0 and a.eval_mask({"shard": 0}) == 1
     assert a.fields == {"mode": "Transpose", "weird": {"k": 1}}
     assert a.axis is None and a.blocks == []
     assert a.to_dict() == json.loads(m.to_json())["functions"][0]["basic_blocks"][0]["instructions"][0]
@@ -88,7 +88,8 @@ def test_argument_view_exposes_everything(m: Module) -> None:
     s = a.outs[0]
     assert (s.kind, s.dtype, s.memsetref, s.memref, s.offset) == ("symbolic_ap", "float32", "t", None, None)
     assert s.ap == [[4, 64], [1, 4]]
-    assert s.addrs[1] == {"kind": "AffExprKind", "terms": [], "c": 0}
+    assert s.addrs[1].to_json() == {"kind": "AffExprKind", "terms": [], "c": 0}
+    assert s.addrs[1].eval({}) == 0
     assert s.to_dict()["arg_x"] == {"k": "v"}
     b = m.functions[0].blocks[0].instructions[1].blocks[0].instructions[0]
     imm, other = b.ins

@@ -79,8 +79,13 @@ pub(crate) fn value_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py
     })
 }
 
+/// An `Expr` of the module's own arena (bound to the module object).
+fn expr_obj<'py>(py: Python<'py>, owner: &Py<PyBirModule>, id: ExprId) -> PyResult<Bound<'py, PyAny>> {
+    let e = super::pelican::new_expr(py, super::pelican::Owner::Module(owner.clone_ref(py)), id);
+    Ok(Bound::new(py, e)?.into_any())
+}
+
 /// An expression's v2 JSON as a Python dict.
-// TODO(owner): return Expr bound to the module
 fn expr_to_py<'py>(py: Python<'py>, m: &Module, id: ExprId) -> PyResult<Bound<'py, PyAny>> {
     let v = m.ctx.to_json(id, 2).py(py)?;
     value_to_py(py, &v)
@@ -513,19 +518,42 @@ impl InstructionView {
         self.args(py, 2)
     }
 
-    /// `[{"expr": <v2 JSON>, "ge": bool}, …]`.
+    /// The affine predicates, as `lncsplit.pelican.Predicate`s over the
+    /// module's expressions (`.expr`, `.ge`, `.eval(bindings)`).
     #[getter]
     fn predicates<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let m = self.m.borrow(py);
-        let i = resolve_inst(&m.inner, self.f, &self.path)?;
+        let preds: Vec<(ExprId, bool)> = {
+            let m = self.m.borrow(py);
+            let i = resolve_inst(&m.inner, self.f, &self.path)?;
+            i.predicates.iter().map(|p| (p.expr, p.ge)).collect()
+        };
         let l = PyList::empty(py);
-        for p in &i.predicates {
-            let d = PyDict::new(py);
-            d.set_item("expr", expr_to_py(py, &m.inner, p.expr)?)?;
-            d.set_item("ge", p.ge)?;
-            l.append(d)?;
+        for (e, ge) in preds {
+            let owner = super::pelican::Owner::Module(self.m.clone_ref(py));
+            l.append(Bound::new(py, super::pelican::new_predicate(py, owner, e, ge)?)?)?;
         }
         Ok(l)
+    }
+
+    /// `evalMask` under `bindings` (axis names, `"shard"`): 0 iff some
+    /// predicate is false; undecided counts as may-fire.
+    #[pyo3(signature = (bindings = None))]
+    fn eval_mask(&self, py: Python<'_>, bindings: Option<&Bound<'_, PyAny>>) -> PyResult<u8> {
+        let mut b = crate::pelican::Bindings::default();
+        if let Some(d) = bindings {
+            for (k, v) in d.cast::<PyDict>()?.iter() {
+                let v: i64 = v.extract()?;
+                let k: String = k.extract()?;
+                if k == "shard" {
+                    b.shard = Some(v);
+                } else {
+                    b.by_name.insert(k, v);
+                }
+            }
+        }
+        let m = self.m.borrow(py);
+        let i = resolve_inst(&m.inner, self.f, &self.path)?;
+        crate::pelican::eval_mask(&m.inner.ctx, &i.predicates, &b).py(py)
     }
 
     /// `[(name, kind or None), …]`.
@@ -736,34 +764,37 @@ impl ArgumentView {
         })
     }
 
-    /// `symbolic_ap` start-index expressions (v2 JSON dicts), one per ap dim.
+    /// `symbolic_ap` start-index expressions, one per ap dim, as
+    /// `lncsplit.pelican.Expr`s of the module (`.eval`, `.to_json()`, …).
     #[getter]
     fn addrs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.with(py, |m, a| {
-            let l = PyList::empty(py);
-            if let Argument::Symbolic(s) = a {
-                for &e in &s.addrs {
-                    l.append(expr_to_py(py, m, e)?)?;
-                }
-            }
-            Ok(l)
-        })
+        let ids = self.with(py, |_, a| match a {
+            Argument::Symbolic(s) => Ok(s.addrs.to_vec()),
+            _ => Ok(Vec::new()),
+        })?;
+        let l = PyList::empty(py);
+        for e in ids {
+            l.append(expr_obj(py, &self.m, e)?)?;
+        }
+        Ok(l)
     }
 
     #[getter]
     fn tile_addrs<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.with(py, |m, a| match a {
-            Argument::Symbolic(s) => s.tile_addrs.map(|e| expr_to_py(py, m, e)).transpose(),
+        let id = self.with(py, |_, a| match a {
+            Argument::Symbolic(s) => Ok(s.tile_addrs),
             _ => Ok(None),
-        })
+        })?;
+        id.map(|e| expr_obj(py, &self.m, e)).transpose()
     }
 
     #[getter]
     fn block_addrs<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.with(py, |m, a| match a {
-            Argument::Symbolic(s) => s.block_addrs.map(|e| expr_to_py(py, m, e)).transpose(),
+        let id = self.with(py, |_, a| match a {
+            Argument::Symbolic(s) => Ok(s.block_addrs),
             _ => Ok(None),
-        })
+        })?;
+        id.map(|e| expr_obj(py, &self.m, e)).transpose()
     }
 
     /// `imm_value` value (None otherwise).

@@ -35,12 +35,15 @@ fn pelican_err(py: Python<'_>, msg: impl Into<String>) -> PyErr {
 /// `Context`; module views will add a variant owning a module's context.
 pub(crate) enum Owner {
     Ctx(Py<Context>),
+    /// An expression of a module's own arena (module views hand these out).
+    Module(Py<crate::py::module::PyBirModule>),
 }
 
 impl Owner {
     pub(crate) fn clone_ref(&self, py: Python<'_>) -> Owner {
         match self {
             Owner::Ctx(c) => Owner::Ctx(c.clone_ref(py)),
+            Owner::Module(m) => Owner::Module(m.clone_ref(py)),
         }
     }
 
@@ -48,6 +51,7 @@ impl Owner {
     pub(crate) fn key(&self) -> usize {
         match self {
             Owner::Ctx(c) => c.as_ptr() as usize,
+            Owner::Module(m) => m.as_ptr() as usize,
         }
     }
 
@@ -59,6 +63,7 @@ impl Owner {
     pub(crate) fn context_object(&self, py: Python<'_>) -> Py<PyAny> {
         match self {
             Owner::Ctx(c) => c.clone_ref(py).into_any(),
+            Owner::Module(m) => m.clone_ref(py).into_any(),
         }
     }
 
@@ -72,6 +77,10 @@ impl Owner {
                 let guard = c.try_borrow(py)?;
                 Ok(f(&guard.inner))
             }
+            Owner::Module(m) => {
+                let guard = m.try_borrow(py)?;
+                Ok(f(&guard.inner.ctx))
+            }
         }
     }
 
@@ -84,6 +93,10 @@ impl Owner {
             Owner::Ctx(c) => {
                 let mut guard = c.try_borrow_mut(py)?;
                 Ok(f(&mut guard.inner))
+            }
+            Owner::Module(m) => {
+                let mut guard = m.try_borrow_mut(py)?;
+                Ok(f(&mut guard.inner.ctx))
             }
         }
     }
@@ -685,6 +698,11 @@ impl Expr {
 pub struct Predicate {
     expr: Py<Expr>,
     ge: bool,
+}
+
+/// A predicate over an expression of `owner` (module views use this).
+pub(crate) fn new_predicate(py: Python<'_>, owner: Owner, id: ExprId, ge: bool) -> PyResult<Predicate> {
+    Ok(Predicate { expr: Py::new(py, new_expr(py, owner, id))?, ge })
 }
 
 #[pymethods]

@@ -97,3 +97,11 @@ def test_full_pipeline_accepts_generated_modules(seed: int, n: int, lnc: int) ->
     out = lncsplit.run_pipeline([gen(seed, n, lnc)], lncsplit.PassOptions(lnc_size=lnc))
     assert len(out) == lnc
     assert json.loads(out[0].to_json())["attributes"]["neuron_core_id"] == 0
+
+
+@fast
+@given(seeds, st.sampled_from(["inferentia", "sunda", "gen3", "core_v4"]))
+def test_generated_modules_of_every_arch_pass_the_pipeline(seed: int, arch: str) -> None:
+    m = _core.generate_module(seed, 300, 2, arch)
+    out = lncsplit.run_pipeline([m], lncsplit.PassOptions(lnc_size=2))
+    assert [c.arch for c in out] == [arch, arch]

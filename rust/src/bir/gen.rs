@@ -95,6 +95,8 @@ struct Gen {
     names: Vec<Arc<str>>,
     counter: usize,
     barrier_id: i64,
+    /// PSUM partitions of the target arch (64 on inferentia, 128 elsewhere).
+    psum_partitions: i64,
     axis_counter: usize,
     /// Enclosing loop axes (innermost last) while generating a body.
     axes: Vec<(AxisId, ExprId, i64)>,
@@ -140,6 +142,7 @@ impl Gen {
             names: Vec::new(),
             counter: 0,
             barrier_id: 0,
+            psum_partitions: 128,
             axis_counter: 0,
             axes: Vec::new(),
             s: Strings {
@@ -210,13 +213,13 @@ impl Gen {
             sb_addr += 1024;
             self.repl.push(info);
         }
-        // PSUM: 2–4 sets of [128, 512] float32 = one 2 KiB bank each.
+        // PSUM: 2–4 sets of [partitions, 512] float32 = one 2 KiB bank each.
         let n_psum = self.rng.random_range(2..=4);
         for k in 0..n_psum {
             let info = SetInfo {
                 name: format!("{prefix}ps_t{k}").into(),
                 dtype: self.s.f32.clone(),
-                shape: [128, 512],
+                shape: [self.psum_partitions, 512],
                 mem: Mem::Psum,
                 repl: None,
             };
@@ -774,6 +777,9 @@ pub fn generate_module(opts: &GenOptions) -> Result<Module> {
         Some(a) => Arch::from_name(a).ok_or_else(|| Error::bir(format!("Unknown architecture \"{a}\""), "$.arch"))?,
         None => *g.pick(&[Arch::Gen3, Arch::Gen3, Arch::Gen3, Arch::CoreV4]),
     };
+    if arch == Arch::Inferentia {
+        g.psum_partitions = 64;
+    }
     let second = opts.instructions >= 50 && g.rng.random_bool(0.3);
     let aux_budget = if second { (opts.instructions / 50).clamp(1, 200) } else { 0 };
     let main_budget = opts.instructions - aux_budget;

@@ -30,10 +30,9 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _here)
 sys.path.insert(0, os.path.join(os.path.dirname(_here), "tests"))  # python_peer, the reference splitter
 
+import lncsplit  # noqa: E402
 import python_peer  # noqa: E402
 from benchutil import Figure, best_of, interleaved, print_figures  # noqa: E402
-
-import lncsplit  # noqa: E402
 from lncsplit import _core  # noqa: E402
 
 
@@ -42,21 +41,23 @@ def _module(instructions: int, lnc: int, seed: int = 7) -> lncsplit.Module:
 
 
 def _split_time(base: lncsplit.Module, n: int, rounds: int) -> float:
-    def run() -> Callable[[], object]:
+    return best_of(_fresh_split(base, n), rounds)
+
+
+def _fresh_split(base: lncsplit.Module, n: int) -> Callable[[], Callable[[], object]]:
+    """A maker: clone outside the timed region, time only the split."""
+
+    def make() -> Callable[[], object]:
         m = base.clone()
         return lambda: lncsplit.split([m], n)
 
-    return best_of(run, rounds)
+    return make
 
 
 def split_figures(instructions: int = 200_000, rounds: int = 3, peer: bool = True) -> list[Figure]:
     base = _module(instructions, 8)
     clone_t, s2, s8 = interleaved(
-        [
-            lambda: (lambda: base.clone()),
-            lambda: (lambda m=base.clone(): lncsplit.split([m], 2)),
-            lambda: (lambda m=base.clone(): lncsplit.split([m], 8)),
-        ],
+        [lambda: base.clone, _fresh_split(base, 2), _fresh_split(base, 8)],
         rounds,
     )
     figs = [
@@ -69,13 +70,11 @@ def split_figures(instructions: int = 200_000, rounds: int = 3, peer: bool = Tru
     ]
     if peer:
         text = base.to_bytes()
-        peer_t, ours = interleaved(
-            [
-                lambda: (lambda d=json.loads(text): python_peer.split_dicts(d, 2)),
-                lambda: (lambda m=base.clone(): lncsplit.split([m], 2)),
-            ],
-            max(1, rounds - 1),
-        )
+        def peer_maker() -> Callable[[], object]:
+            d = json.loads(text)
+            return lambda: python_peer.split_dicts(d, 2)
+
+        peer_t, ours = interleaved([peer_maker, _fresh_split(base, 2)], max(1, rounds - 1))
         figs.append(Figure("split2_vs_python_peer", peer_t / ours, 30.0, "higher", "x",
                            f"pure-Python dict split ({peer_t:.2f} s vs {ours * 1e3:.1f} ms)"))
     return figs
@@ -85,7 +84,7 @@ def _slope(xs: list[float], ys: list[float]) -> float:
     lx = [math.log(x) for x in xs]
     ly = [math.log(y) for y in ys]
     mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
-    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly))
+    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
     den = sum((a - mx) ** 2 for a in lx)
     return num / den
 
@@ -98,9 +97,9 @@ def scaling_figures(top: int = 200_000, rounds: int = 3) -> list[Figure]:
     ctimes = [_split_time(base, n, rounds) for n in cores]
     return [
         Figure("split_exponent_size", _slope([float(s) for s in sizes], times), 1.0, "lower", "exponent",
-               "log-log slope of split(2) time vs instructions " + ", ".join(f"{s}:{t * 1e3:.0f}ms" for s, t in zip(sizes, times))),
+               "log-log slope of split(2) time vs instructions " + ", ".join(f"{s}:{t * 1e3:.0f}ms" for s, t in zip(sizes, times, strict=True))),
         Figure("split_exponent_cores", _slope([float(c) for c in cores], ctimes), 1.0, "lower", "exponent",
-               "log-log slope of split time vs N " + ", ".join(f"{c}:{t * 1e3:.0f}ms" for c, t in zip(cores, ctimes))),
+               "log-log slope of split time vs N " + ", ".join(f"{c}:{t * 1e3:.0f}ms" for c, t in zip(cores, ctimes, strict=True))),
     ]
 
 

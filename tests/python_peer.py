@@ -99,7 +99,7 @@ def _concretize_inst(inst: Json, core: int, deleted: set[str]) -> bool:
         for b in inst.get("blocks", ()):
             children += len(b["instructions"])
             removed += _concretize_block(b, core, deleted)
-        keep_preds = [p for p, v in zip(preds, verdicts) if v is not True]
+        keep_preds = [p for p, v in zip(preds, verdicts, strict=True) if v is not True]
         if keep_preds:
             inst["predicates"] = keep_preds
         else:
@@ -107,7 +107,7 @@ def _concretize_inst(inst: Json, core: int, deleted: set[str]) -> bool:
         return children > 0 and removed == children
     if any(v is False for v in verdicts):
         return True
-    keep_preds = [p for p, v in zip(preds, verdicts) if v is not True]
+    keep_preds = [p for p, v in zip(preds, verdicts, strict=True) if v is not True]
     if keep_preds:
         inst["predicates"] = keep_preds
     else:

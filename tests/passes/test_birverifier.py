@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import lncsplit
 import pytest
 from lnc_builders import aff, inst, load, loop, module, on_core, shard
-
-import lncsplit
 from lncsplit import NeuronAssertion
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import lncsplit
 import pytest
 from lnc_builders import aff, const, inst, load, module, names, on_core, sap, shard, tensor
-
-import lncsplit
 from lncsplit import NeuronAssertion
 
 

@@ -5,10 +5,23 @@ from __future__ import annotations
 import json
 import os
 
-import pytest
-from lnc_builders import aff, const, from_core, inst, iv, load, loop, module, names, on_core, sap, shard, tensor
-
 import lncsplit
+import pytest
+from lnc_builders import (
+    aff,
+    const,
+    from_core,
+    inst,
+    iv,
+    load,
+    loop,
+    module,
+    names,
+    on_core,
+    sap,
+    shard,
+    tensor,
+)
 from lncsplit import NeuronAssertion
 
 

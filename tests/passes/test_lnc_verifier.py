@@ -6,10 +6,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import lncsplit
 import pytest
 from lnc_builders import aff, inst, load, module, on_core, shard, tensor
-
-import lncsplit
 from lncsplit import NeuronAssertion
 
 Json = dict[str, Any]

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import lncsplit
 import pytest
 from lnc_builders import inst, load, module, on_core, tensor
-
-import lncsplit
-from lncsplit.pipeline import CoreForkError, CoreForkPass, PassEvent, Pipeline, group_modules_by_core
+from lncsplit.pipeline import (
+    CoreForkError,
+    CoreForkPass,
+    PassEvent,
+    Pipeline,
+    group_modules_by_core,
+)
 
 
 def sym() -> lncsplit.Module:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 
+import lncsplit
 import python_peer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import lncsplit
 from lncsplit import _core
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
@@ -87,7 +86,7 @@ def test_expand_then_split_gives_spmd_identical_cores(seed: int, n: int) -> None
     lncsplit.expand_replication(m)
     c0, c1 = lncsplit.split([m], 2)
     lncsplit.verify_concretized([c0, c1], 2)
-    for f0, f1 in zip(c0.functions, c1.functions):
+    for f0, f1 in zip(c0.functions, c1.functions, strict=True):
         assert [s.tensor_shape for s in f0.allocations] == [s.tensor_shape for s in f1.allocations]
 
 

@@ -117,6 +117,10 @@ def batch_items(
     return [flat[k : k + size] for k in range(0, len(flat), size)]
 
 
+#: How long a run waits for the first Dask worker before giving up.
+WORKER_START_TIMEOUT_S = 120.0
+
+
 def run_dask(
     items: list[CorpusInput],
     out: str,
@@ -152,6 +156,9 @@ def run_dask(
             client = distributed.Client(scheduler)
         own_client = True
     try:
+        # A cluster whose workers cannot start would otherwise leave the run
+        # waiting forever: fail clearly instead.
+        client.wait_for_workers(1, timeout=WORKER_START_TIMEOUT_S)
         nthreads = sum(client.nthreads().values()) or 1
         batches = batch_items(items, batch_size, nthreads)
         _run(distributed, client, batches, items, out, options, on_result)

@@ -284,7 +284,7 @@ def process_file(
     res = FileResult(input=inp.path)
     dest = output_dir(out, inp.rel)
     try:
-        from lncsplit import Module
+        from lncsplit import Module, _core
         from lncsplit.pipeline import run_pipeline
 
         with open(inp.path, "rb") as f:
@@ -296,6 +296,8 @@ def process_file(
         cores = run_pipeline([module], options)
         blobs = [m.to_bytes(version=2) for m in cores]
         counts = [m.instruction_count() for m in cores]
+        # Free the per-core modules outside the GIL so worker threads overlap.
+        _core.release(cores)
         del cores, module
         res.outputs = write_core_files(dest, blobs)
         res.instructions_out = counts

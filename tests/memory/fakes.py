@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,12 +109,13 @@ class FakeFunction:
     allocations: list[FakeSet] = field(default_factory=list)
     blocks: list[list[FakeInst]] = field(default_factory=list)
 
-    def instructions(self) -> list[FakeInst]:
+    def instructions(self, opcodes: Sequence[str] | None = None) -> list[FakeInst]:
         out: list[FakeInst] = []
 
         def walk(insts: list[FakeInst]) -> None:
             for i in insts:
-                out.append(i)
+                if opcodes is None or i.opcode in opcodes:
+                    out.append(i)
                 walk(i.body)
 
         for b in self.blocks:

@@ -73,6 +73,8 @@ MATMULT_SB_ALIGN = "Matmult inputs must start at SB Partition 0"
 MATMULT_OPCODES = frozenset({"Matmult", "MatmultMx", "MatmultSparse"})
 SB2SB_OPCODE = "GPSIMDSB2SB"
 CC_OPCODE = "CollectiveCompute"
+#: The opcodes :func:`check_instructions` looks at (filtered on the Rust side).
+CHECKED_OPCODES = sorted(MATMULT_OPCODES | {SB2SB_OPCODE, CC_OPCODE})
 SB2SB_MAX_BYTES_PER_PARTITION = 1024
 """``isCompatible`` hard cap for GPSIMDSB2SB (bytes per partition)."""
 SB2SB_LNC = 2
@@ -463,7 +465,7 @@ def check_instructions(ctx: _Ctx, fn: FunctionLike, lnc: int, cc_sets: dict[str,
     CollectiveCompute across the module, for :func:`check_cc_buffer`.
     """
     idx = _Index(fn)
-    for inst in fn.instructions():
+    for inst in fn.instructions(opcodes=CHECKED_OPCODES):
         op = inst.opcode
         if op in MATMULT_OPCODES:
             for arg in inst.ins:

@@ -153,13 +153,16 @@ fn walk_views(
     f: usize,
     prefix: &mut Vec<(u32, u32)>,
     blocks: &[Block],
+    keep: &dyn Fn(&Instruction) -> bool,
     out: &mut Vec<InstructionView>,
 ) {
     for (bi, b) in blocks.iter().enumerate() {
         for (ii, inst) in b.instructions.iter().enumerate() {
             prefix.push((bi as u32, ii as u32));
-            out.push(InstructionView { m: m.clone_ref(py), f, path: prefix.clone() });
-            walk_views(py, m, f, prefix, inst.nested_blocks(), out);
+            if keep(inst) {
+                out.push(InstructionView { m: m.clone_ref(py), f, path: prefix.clone() });
+            }
+            walk_views(py, m, f, prefix, inst.nested_blocks(), keep, out);
             prefix.pop();
         }
     }
@@ -371,12 +374,32 @@ impl FunctionView {
         Ok((0..n).map(|s| MemoryLocationSetView { m: self.m.clone_ref(py), f: self.f, s }).collect())
     }
 
-    /// Every instruction, depth first (a Loop, then its body).
-    fn instructions(&self, py: Python<'_>) -> PyResult<Vec<InstructionView>> {
+    /// Every instruction, depth first (a Loop, then its body); with
+    /// `opcodes`, only the instructions of those opcodes (the filter runs in
+    /// Rust, so a check that needs a few opcodes does not pay for every view).
+    #[pyo3(signature = (opcodes = None))]
+    fn instructions(&self, py: Python<'_>, opcodes: Option<Vec<String>>) -> PyResult<Vec<InstructionView>> {
         let m = self.m.borrow(py);
         let fun = func(&m.inner, self.f)?;
-        let mut out = Vec::with_capacity(fun.instruction_count());
-        walk_views(py, &self.m, self.f, &mut Vec::new(), &fun.basic_blocks, &mut out);
+        let mut out = Vec::new();
+        match opcodes {
+            None => {
+                out.reserve(fun.instruction_count());
+                walk_views(py, &self.m, self.f, &mut Vec::new(), &fun.basic_blocks, &|_| true, &mut out);
+            }
+            Some(names) => {
+                let codes: Vec<crate::bir::Opcode> = names
+                    .iter()
+                    .map(|n| {
+                        crate::bir::Opcode::from_name(n).ok_or_else(|| {
+                            pyo3::exceptions::PyValueError::new_err(format!("Unknown opcode {n:?}"))
+                        })
+                    })
+                    .collect::<PyResult<_>>()?;
+                let keep = |i: &Instruction| codes.contains(&i.opcode);
+                walk_views(py, &self.m, self.f, &mut Vec::new(), &fun.basic_blocks, &keep, &mut out);
+            }
+        }
         Ok(out)
     }
 

@@ -107,7 +107,19 @@ fn has_shard_ids(module: PyRef<'_, PyBirModule>) -> bool {
     birverifier::has_shard_anywhere(&module.inner)
 }
 
+/// Free the modules' contents now, with the GIL released (a large module
+/// takes tens of milliseconds to drop; inside Python's deallocator that time
+/// would hold the GIL and serialize corpus worker threads). The objects stay
+/// valid as empty modules.
+#[pyfunction]
+fn release(py: Python<'_>, modules: Vec<Py<PyBirModule>>) -> PyResult<()> {
+    let owned = take_all(py, &modules)?;
+    py.detach(move || drop(owned));
+    Ok(())
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(release, m)?)?;
     m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(concretize, m)?)?;
     m.add_function(wrap_pyfunction!(expand_replication, m)?)?;

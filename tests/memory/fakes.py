@@ -122,6 +122,16 @@ class FakeFunction:
             walk(b)
         return out
 
+    def accesses(self, opcodes: Sequence[str]) -> list[tuple[str, str, str | None, str | None, list[str]]]:
+        groups: dict[tuple[str, str, str | None, str | None], list[str]] = {}
+        for i in self.instructions(opcodes):
+            for side, args in (("in", i.ins), ("out", i.outs)):
+                for a in args:
+                    names = groups.setdefault((i.opcode, side, a.memsetref, a.memref), [])
+                    if not names or names[-1] != i.name:
+                        names.append(i.name)
+        return [(*k, v) for k, v in groups.items()]
+
     def memory_location(self, name: str) -> FakeLocation | None:
         for s in self.allocations:
             for loc in s.locations:

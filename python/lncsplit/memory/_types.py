@@ -87,6 +87,10 @@ class FunctionLike(Protocol):
     def allocations(self) -> Sequence[LocationSetLike]: ...
     def instructions(self, opcodes: Sequence[str] | None = None) -> Sequence[InstructionLike]: ...
 
+    def accesses(
+        self, opcodes: Sequence[str]
+    ) -> Sequence[tuple[str, str, str | None, str | None, list[str]]]: ...
+
 
 class ModuleLike(Protocol):
     """A module (``lncsplit.Module``)."""

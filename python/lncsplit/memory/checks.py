@@ -12,14 +12,12 @@ by N.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lncsplit.memory._types import (
-    ArgumentLike,
     FunctionLike,
-    InstructionLike,
     LocationLike,
     LocationSetLike,
     ModuleLike,
@@ -429,100 +427,108 @@ class _Index:
             for loc in s.locations:
                 self.locs[loc.name] = (s, loc)
 
-    def resolve(self, arg: ArgumentLike) -> list[tuple[LocationSetLike, LocationLike]]:
-        """The (set, location) pairs an argument may touch (memref, else all of memsetref)."""
-        memref = getattr(arg, "memref", None)
-        if memref is not None and memref in self.locs:
-            return [self.locs[memref]]
-        memsetref = getattr(arg, "memsetref", None)
-        if memsetref is not None and memsetref in self.sets:
-            s = self.sets[memsetref]
-            return [(s, loc) for loc in s.locations]
-        return []
+        self._resolved: dict[tuple[str | None, str | None], list[tuple[LocationSetLike, LocationLike]]] = {}
 
-    def arg_set(self, arg: ArgumentLike) -> LocationSetLike | None:
-        """The set an argument names (memsetref, else the set of its memref)."""
-        memsetref = getattr(arg, "memsetref", None)
+    def resolve_names(
+        self, memref: str | None, memsetref: str | None
+    ) -> list[tuple[LocationSetLike, LocationLike]]:
+        """The (set, location) pairs an access may touch (memref, else all of memsetref)."""
+        key = (memref, memsetref)
+        hit = self._resolved.get(key)
+        if hit is None:
+            if memref is not None and memref in self.locs:
+                hit = [self.locs[memref]]
+            elif memsetref is not None and memsetref in self.sets:
+                s = self.sets[memsetref]
+                hit = [(s, loc) for loc in s.locations]
+            else:
+                hit = []
+            self._resolved[key] = hit
+        return hit
+
+    def set_of(self, memref: str | None, memsetref: str | None) -> LocationSetLike | None:
+        """The set an access names (memsetref, else the set of its memref)."""
         if memsetref is not None and memsetref in self.sets:
             return self.sets[memsetref]
-        memref = getattr(arg, "memref", None)
         if memref is not None and memref in self.locs:
             return self.locs[memref][0]
         return None
-
-
-def _args(inst: InstructionLike) -> Iterator[tuple[str, ArgumentLike]]:
-    for a in inst.ins:
-        yield "in", a
-    for a in inst.outs:
-        yield "out", a
 
 
 def check_instructions(ctx: _Ctx, fn: FunctionLike, lnc: int, cc_sets: dict[str, int]) -> None:
     """Matmult input alignment and GPSIMDSB2SB rules; collects CollectiveCompute DRAM sets.
 
     ``cc_sets`` (set name → bytes) accumulates the DRAM sets used by
-    CollectiveCompute across the module, for :func:`check_cc_buffer`.
+    CollectiveCompute across the module, for :func:`check_cc_buffer`. The
+    accesses come from one Rust call (``FunctionView.accesses``), grouped by
+    distinct (opcode, side, set, location): each rule is evaluated once per
+    distinct access and reported for every instruction making it.
     """
     idx = _Index(fn)
-    for inst in fn.instructions(opcodes=CHECKED_OPCODES):
-        op = inst.opcode
+    partner = sb2sb_partner(ctx.core)
+    sb2sb_lnc_reported: set[str] = set()
+    sb2sb_sized: set[tuple[str, str]] = set()  # (instruction, set) already reported
+    for op, side, memsetref, memref, names in fn.accesses(CHECKED_OPCODES):
+        targets = idx.resolve_names(memref, memsetref)
         if op in MATMULT_OPCODES:
-            for arg in inst.ins:
-                for _s, loc in idx.resolve(arg):
-                    if loc.type == "SB" and (loc.base or 0) != 0:
+            if side != "in":
+                continue
+            for _s, loc in targets:
+                if loc.type == "SB" and (loc.base or 0) != 0:
+                    for name in names:
                         ctx.add(
                             fn.name,
                             loc.name,
                             Rule.MATMULT_INPUT_PARTITION,
                             MATMULT_SB_ALIGN,
-                            f"{op} {inst.name!r} reads SB base partition {loc.base}",
+                            f"{op} {name!r} reads SB base partition {loc.base}",
                         )
         elif op == SB2SB_OPCODE:
-            partner = sb2sb_partner(ctx.core)
             if lnc != SB2SB_LNC:
-                ctx.add(
-                    fn.name,
-                    None,
-                    Rule.SB2SB_LNC,
-                    "GPSIMDSB2SB requires exactly 2 cores per LNC",
-                    f"instruction {inst.name!r} with lnc {lnc} (partner core would be {partner})",
-                    SB2SB_LNC,
-                    lnc,
-                )
-            seen: set[str] = set()
-            for side, arg in _args(inst):
-                s = idx.arg_set(arg)
-                if s is not None and s.name not in seen:
-                    seen.add(s.name)
-                    bpp = s.bytes_per_partition
-                    if bpp is not None and bpp > SB2SB_MAX_BYTES_PER_PARTITION:
+                for name in names:
+                    if name not in sb2sb_lnc_reported:
+                        sb2sb_lnc_reported.add(name)
+                        ctx.add(
+                            fn.name,
+                            None,
+                            Rule.SB2SB_LNC,
+                            "GPSIMDSB2SB requires exactly 2 cores per LNC",
+                            f"instruction {name!r} with lnc {lnc} (partner core would be {partner})",
+                            SB2SB_LNC,
+                            lnc,
+                        )
+            s = idx.set_of(memref, memsetref)
+            bpp = s.bytes_per_partition if s is not None else None
+            if s is not None and bpp is not None and bpp > SB2SB_MAX_BYTES_PER_PARTITION:
+                for name in names:
+                    if (name, s.name) not in sb2sb_sized:
+                        sb2sb_sized.add((name, s.name))
                         ctx.add(
                             fn.name,
                             s.name,
                             Rule.SB2SB_SIZE,
                             "GPSIMDSB2SB moves at most 1024 bytes per partition",
-                            f"instruction {inst.name!r} {side} set {s.name!r} has {bpp} bytes per "
+                            f"instruction {name!r} {side} set {s.name!r} has {bpp} bytes per "
                             f"partition (partner core {partner})",
                             SB2SB_MAX_BYTES_PER_PARTITION,
                             bpp,
                         )
-                for _s, loc in idx.resolve(arg):
-                    if loc.type != "SB":
+            for _s, loc in targets:
+                if loc.type != "SB":
+                    for name in names:
                         ctx.add(
                             fn.name,
                             loc.name,
                             Rule.SB2SB_MEMORY,
                             "GPSIMDSB2SB copies SBUF to SBUF",
-                            f"instruction {inst.name!r} {side} location is {loc.type}",
+                            f"instruction {name!r} {side} location is {loc.type}",
                         )
         elif op == CC_OPCODE:
-            for _side, arg in _args(inst):
-                for s, loc in idx.resolve(arg):
-                    if loc.type == "DRAM":
-                        nbytes = tensor_bytes(s)
-                        if nbytes is not None:
-                            cc_sets[f"{fn.name}/{s.name}"] = nbytes
+            for s2, loc in targets:
+                if loc.type == "DRAM":
+                    nbytes = tensor_bytes(s2)
+                    if nbytes is not None:
+                        cc_sets[f"{fn.name}/{s2.name}"] = nbytes
 
 
 def check_cc_buffer(ctx: _Ctx, cc_sets: dict[str, int], cc_buffer_mb: int) -> int:

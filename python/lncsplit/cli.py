@@ -220,7 +220,11 @@ def cmd_split(a: argparse.Namespace) -> int:
         raise UsageError("--scheduler needs --executor dask")
     if a.batch_size is not None and executor != "dask":
         raise UsageError("--batch-size is only used by --executor dask")
-    options = PassOptions(lnc_size=a.lnc, verify=not a.no_verify, expand=not a.no_expand)
+    # Writing outputs creates each core's artifact directory (contract §3.1),
+    # for modules that carry an artifact_path.
+    options = PassOptions(
+        lnc_size=a.lnc, verify=not a.no_verify, expand=not a.no_expand, create_artifact_dirs=True
+    )
     progress = _Progress(not a.quiet, "split")
     try:
         report = process_files(

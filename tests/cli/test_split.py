@@ -220,3 +220,15 @@ def test_conflicting_inputs_are_a_usage_error(tmp_path: Path) -> None:
         (d / "m.json").write_bytes(example_paths()[0].read_bytes())
     r = run_cli("split", a, b, "--out", tmp_path / "o")
     assert r.returncode == 2 and "m" in r.stderr
+
+
+def test_split_creates_each_cores_artifact_directory(tmp_path: Path) -> None:
+    doc = json.loads(Path(example_paths()[0]).read_text())
+    doc["artifact_path"] = str(tmp_path / "art")
+    src = tmp_path / "m.json"
+    src.write_text(json.dumps(doc))
+    r = run_cli("split", str(src), "--lnc", "2", "--out", str(tmp_path / "out"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "art" / "nc00").is_dir() and (tmp_path / "art" / "nc01").is_dir()
+    out1 = json.loads((tmp_path / "out" / "m" / "nc01.json").read_text())
+    assert out1["artifact_path"] == str(tmp_path / "art" / "nc01")

@@ -10,6 +10,13 @@ use crate::pelican::ExprId;
 /// One access-pattern dimension: `[step, num]`, partition dim first.
 pub type ApPair = [i64; 2];
 
+/// An access pattern: stored inline up to 3 dims (almost every AP), so
+/// cloning an argument does not allocate for it.
+pub type Ap = smallvec::SmallVec<[ApPair; 3]>;
+
+/// Per-dim start expressions of a symbolic AP, inline up to 4 dims.
+pub type Addrs = smallvec::SmallVec<[ExprId; 4]>;
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Argument {
     /// `symbolic_ap` / `symbolic_pwap` (same class; `pwap` remembers the spelling).
@@ -26,20 +33,21 @@ pub enum Argument {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SymbolicAp {
     pub pwap: bool,
-    pub ap: Vec<ApPair>,
+    pub ap: Ap,
     pub dtype: Option<Arc<str>>,
     pub memsetref: Option<Arc<str>>,
     /// One start-index expression per `ap` dim, in elements.
-    pub addrs: Vec<ExprId>,
+    pub addrs: Addrs,
     pub tile_addrs: Option<ExprId>,
     pub block_addrs: Option<ExprId>,
-    pub access_shape: Option<Value>,
+    /// Rare and opaque: boxed so it costs one pointer when absent.
+    pub access_shape: Option<Box<Value>>,
     pub extra: Extra,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhysicalAp {
-    pub ap: Vec<ApPair>,
+    pub ap: Ap,
     pub offset: Option<i64>,
     pub dtype: Option<Arc<str>>,
     pub memref: Option<Arc<str>>,

@@ -275,7 +275,7 @@ impl Serialize for DepSer<'_> {
         let mut q = s.serialize_seq(Some(n))?;
         q.serialize_element(&*self.d.name)?;
         if let Some(k) = &self.d.kind {
-            q.serialize_element(k)?;
+            q.serialize_element(&**k)?;
         }
         q.end()
     }

@@ -105,7 +105,7 @@ struct Gen {
 }
 
 struct Strings {
-    flow: Value,
+    flow: Arc<Value>,
     origin: Value,
     engines: Vec<Arc<str>>,
     bf16: Arc<str>,
@@ -146,7 +146,7 @@ impl Gen {
             axis_counter: 0,
             axes: Vec::new(),
             s: Strings {
-                flow: Value::from("Flow"),
+                flow: Arc::new(Value::from("Flow")),
                 origin: Value::from("Penguin"),
                 engines: ENGINES.iter().map(|e| Arc::from(*e)).collect(),
                 bf16: Arc::from("bfloat16"),
@@ -348,13 +348,13 @@ impl Gen {
         }
         Argument::Symbolic(SymbolicAp {
             pwap: false,
-            ap: vec![[free, p_num], [1, num]],
+            ap: smallvec::smallvec![[free, p_num], [1, num]],
             dtype: Some(set.dtype.clone()),
             memsetref: Some(set.name.clone()),
-            addrs: vec![p_addr, f_addr],
+            addrs: smallvec::smallvec![p_addr, f_addr],
             tile_addrs: None,
             block_addrs: None,
-            access_shape: if self.rng.random_bool(0.3) { Some(json!([p_num, num])) } else { None },
+            access_shape: if self.rng.random_bool(0.3) { Some(Box::new(json!([p_num, num]))) } else { None },
             extra: ext(x),
         })
     }
@@ -531,10 +531,10 @@ impl Gen {
                 let num = set.shape[1] / 2;
                 i.ins.push(Argument::Symbolic(SymbolicAp {
                     pwap: false,
-                    ap: vec![[set.shape[1], rows], [1, num]],
+                    ap: smallvec::smallvec![[set.shape[1], rows], [1, num]],
                     dtype: Some(set.dtype.clone()),
                     memsetref: Some(set.name.clone()),
-                    addrs: vec![self.zero, self.zero],
+                    addrs: smallvec::smallvec![self.zero, self.zero],
                     tile_addrs: None,
                     block_addrs: None,
                     access_shape: None,
@@ -607,7 +607,7 @@ impl Gen {
         let kind = *self.pick(&["AllReduce", "AllGather", "ReduceScatter", "Permute"]);
         let group: Vec<i64> = (0..lnc).collect();
         i.op = OpFields::CollectiveCompute {
-            cc_channel: Some(json!({"kind": kind, "replica_groups": [group], "op": "add"})),
+            cc_channel: Some(Box::new(json!({"kind": kind, "replica_groups": [group], "op": "add"}))),
             recv_from_rank: Some(IntOrExpr::Expr(recv)),
             send_to_rank: Some(IntOrExpr::Expr(send)),
             queue: Some(IntOrExpr::Int(self.rng.random_range(0..4))),
@@ -624,10 +624,10 @@ impl Gen {
         let f_addr = self.zero;
         i.outs.push(Argument::Symbolic(SymbolicAp {
             pwap: false,
-            ap: vec![[set.shape[1], rows], [1, set.shape[1]]],
+            ap: smallvec::smallvec![[set.shape[1], rows], [1, set.shape[1]]],
             dtype: Some(set.dtype.clone()),
             memsetref: Some(set.name.clone()),
-            addrs: vec![self.zero, f_addr],
+            addrs: smallvec::smallvec![self.zero, f_addr],
             tile_addrs: None,
             block_addrs: None,
             access_shape: None,

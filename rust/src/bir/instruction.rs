@@ -28,7 +28,7 @@ pub enum IntOrExpr {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dependency {
     pub name: Arc<str>,
-    pub kind: Option<Value>,
+    pub kind: Option<Arc<Value>>,
     /// A bare name (no kind) on the wire.
     pub bare: bool,
 }
@@ -42,7 +42,7 @@ pub enum OpFields {
     CoreBarrier { id: Option<i64>, cores: Option<Vec<i64>>, runtime_semaphore: Option<i64> },
     /// IT48: the op's own shard-dependent fields.
     CollectiveCompute {
-        cc_channel: Option<Value>,
+        cc_channel: Option<Box<Value>>,
         recv_from_rank: Option<IntOrExpr>,
         send_to_rank: Option<IntOrExpr>,
         queue: Option<IntOrExpr>,

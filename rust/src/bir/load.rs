@@ -26,7 +26,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::arch::Arch;
-use super::argument::{ApPair, Argument, PhysicalAp, SymbolicAp};
+use super::argument::{Addrs, Ap, ApPair, Argument, PhysicalAp, SymbolicAp};
 use super::dtype::dtype_size;
 use super::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
 use super::memory::{MemoryLocation, MemoryLocationSet, RemoteLocalTarget};
@@ -1124,7 +1124,7 @@ impl<'de> Visitor<'de> for V<'_, InstK> {
                 OpFields::CoreBarrier { id: acc.cb_id, cores: acc.cb_cores, runtime_semaphore: acc.cb_sem }
             }
             Opcode::COLLECTIVE_COMPUTE => OpFields::CollectiveCompute {
-                cc_channel: acc.cc_channel,
+                cc_channel: acc.cc_channel.map(Box::new),
                 recv_from_rank: acc.recv,
                 send_to_rank: acc.send,
                 queue: acc.queue,
@@ -1211,7 +1211,7 @@ impl<'de> Visitor<'de> for V<'_, DepK> {
             return Err(st.bir("a dependency must be a name or [name, kind], got more than 2 entries"));
         }
         st.leave();
-        Ok(Dependency { name, kind, bare: false })
+        Ok(Dependency { name, kind: kind.map(Arc::new), bare: false })
     }
 }
 
@@ -1331,13 +1331,13 @@ impl<'de> Visitor<'de> for V<'_, ArgK> {
                 };
                 Argument::Symbolic(SymbolicAp {
                     pwap: kind == ArgKind::Pwap,
-                    ap,
+                    ap: Ap::from_slice(&ap),
                     dtype: acc.dtype,
                     memsetref: acc.memsetref,
-                    addrs: acc.addrs,
+                    addrs: Addrs::from_slice(&acc.addrs),
                     tile_addrs: acc.tile_addrs,
                     block_addrs: acc.block_addrs,
-                    access_shape: acc.access_shape,
+                    access_shape: acc.access_shape.map(Box::new),
                     extra: extra(acc.rest),
                 })
             }
@@ -1346,7 +1346,7 @@ impl<'de> Visitor<'de> for V<'_, ArgK> {
                     return Err(st.bir("a physical_ap argument is missing required key \"ap\""));
                 };
                 Argument::Physical(PhysicalAp {
-                    ap,
+                    ap: Ap::from_slice(&ap),
                     offset: acc.offset,
                     dtype: acc.dtype,
                     memref: acc.memref,

@@ -27,7 +27,7 @@ pub mod opcode;
 pub type Extra = Option<Arc<serde_json::Map<String, serde_json::Value>>>;
 
 pub use arch::Arch;
-pub use argument::{ApPair, Argument, PhysicalAp, SymbolicAp};
+pub use argument::{Addrs, Ap, ApPair, Argument, PhysicalAp, SymbolicAp};
 pub use dump::{dump_module, write_module};
 pub use gen::{generate_corpus, generate_module, GenOptions};
 pub use io::{read_module, write_module_atomic};

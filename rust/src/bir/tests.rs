@@ -161,3 +161,12 @@ fn unknown_key_floats_are_byte_stable() {
     let b = dump_module(&load_module(&a).unwrap(), 2).unwrap();
     assert_eq!(a, b);
 }
+
+/// Clone and split cost is dominated by memory: keep the hot structs small.
+#[test]
+fn hot_structs_stay_small() {
+    assert!(std::mem::size_of::<Instruction>() <= 240, "{}", std::mem::size_of::<Instruction>());
+    assert!(std::mem::size_of::<Argument>() <= 160, "{}", std::mem::size_of::<Argument>());
+    assert!(std::mem::size_of::<OpFields>() <= 64, "{}", std::mem::size_of::<OpFields>());
+    assert!(std::mem::size_of::<Dependency>() <= 32, "{}", std::mem::size_of::<Dependency>());
+}

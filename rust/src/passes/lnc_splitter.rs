@@ -14,7 +14,7 @@ use hashbrown::{HashMap, HashSet};
 use rayon::prelude::*;
 use std::sync::Arc;
 
-use crate::bir::{Argument, Block, Instruction, IntOrExpr, Module, OpFields};
+use crate::bir::{Argument, Block, Function, Instruction, IntOrExpr, Module, OpFields};
 use crate::error::{Error, Result};
 use crate::pelican::{eval_mask, Bindings, Context, ExprId, Node};
 
@@ -94,22 +94,25 @@ pub fn split_module(orig: &mut Module, opts: &SplitOptions) -> Result<Vec<Module
     }
     check_shard_bounds(orig, n)?;
     // All clones are taken before the original is mutated, so every core
-    // starts from the same serialized state.
-    let mut clones: Vec<Module> = if opts.parallel {
-        (0..n - 1).into_par_iter().map(|_| clone_module(orig, opts.clone)).collect::<Result<_>>()?
-    } else {
-        (0..n - 1).map(|_| clone_module(orig, opts.clone)).collect::<Result<_>>()?
-    };
-    {
-        let mut work: Vec<(i64, &mut Module)> =
-            clones.iter_mut().enumerate().map(|(c, m)| (c as i64, m)).collect();
-        work.push(((n - 1) as i64, orig));
-        if opts.parallel {
-            work.into_par_iter().try_for_each(|(c, m)| concretize_module(m, c))?;
-        } else {
-            work.into_iter().try_for_each(|(c, m)| concretize_module(m, c))?;
+    // starts from the same state. With the structural clone, cloning and
+    // concretizing are fused per instruction (one pass over memory instead of
+    // two, and pruned instructions are never copied).
+    let make = |c: usize| -> Result<Module> {
+        match opts.clone {
+            CloneMode::Structural => clone_concretized(orig, c as i64),
+            CloneMode::Json => {
+                let mut m = clone_module(orig, CloneMode::Json)?;
+                concretize_module(&mut m, c as i64)?;
+                Ok(m)
+            }
         }
-    }
+    };
+    let clones: Vec<Module> = if opts.parallel {
+        (0..n - 1).into_par_iter().map(make).collect::<Result<_>>()?
+    } else {
+        (0..n - 1).map(make).collect::<Result<_>>()?
+    };
+    concretize_module(orig, (n - 1) as i64)?;
     Ok(clones)
 }
 
@@ -133,17 +136,72 @@ pub fn core_artifact_path(base: &str, core: i64) -> String {
     format!("{}/nc{core:02}", base.trim_end_matches('/'))
 }
 
-/// concretizeModule: specialize a module to `core`, in the seed's order.
-pub fn concretize_module(m: &mut Module, core: i64) -> Result<()> {
-    // (4a) stamp the core id.
+/// Steps (4a) and (4b) of concretizeModule: stamp the core id, rename
+/// `nc_symbolic` → `ncNN`, point the artifact path at the core's directory.
+fn stamp_core(m: &mut Module, core: i64) {
     m.set_neuron_core_id(core);
-    // (4b) per-core rename and artifact path.
     if m.name.contains("nc_symbolic") {
         m.name = m.name.replace("nc_symbolic", &format!("nc{core:02}"));
     }
     if let Some(p) = &m.artifact_path {
         m.artifact_path = Some(core_artifact_path(p, core));
     }
+}
+
+/// cloneModule followed by concretizeModule, fused: every instruction is
+/// cloned and bound while it is hot in cache, and an instruction pruned on
+/// this core is never kept. The result is identical to
+/// `concretize_module(&mut src.clone(), core)`.
+pub fn clone_concretized(src: &Module, core: i64) -> Result<Module> {
+    let mut ctx = src.ctx.clone();
+    let mut memo: HashMap<ExprId, ExprId> = HashMap::new();
+    let mut functions = Vec::with_capacity(src.functions.len());
+    for f in &src.functions {
+        let mut deleted: HashSet<Arc<str>> = HashSet::new();
+        let mut blocks = Vec::with_capacity(f.basic_blocks.len());
+        for b in &f.basic_blocks {
+            let mut instructions = Vec::with_capacity(b.instructions.len());
+            for i in &b.instructions {
+                let mut inst = i.clone();
+                if concretize_instruction(&mut ctx, &mut inst, core, &mut memo, &mut deleted)? {
+                    deleted.insert(inst.name.clone());
+                } else {
+                    instructions.push(inst);
+                }
+            }
+            blocks.push(Block { name: b.name.clone(), instructions, extra: b.extra.clone() });
+        }
+        if !deleted.is_empty() {
+            drop_dangling_dependencies(&mut blocks, &deleted);
+        }
+        functions.push(Function {
+            name: f.name.clone(),
+            shard_ids: Vec::new(),
+            registers: f.registers.clone(),
+            allocations: f.allocations.clone(),
+            basic_blocks: blocks,
+            extra: f.extra.clone(),
+        });
+    }
+    let mut m = Module {
+        version: src.version,
+        name: src.name.clone(),
+        arch: src.arch,
+        arch_given: src.arch_given,
+        artifact_path: src.artifact_path.clone(),
+        attributes: src.attributes.clone(),
+        functions,
+        extra: src.extra.clone(),
+        ctx,
+    };
+    stamp_core(&mut m, core);
+    Ok(m)
+}
+
+/// concretizeModule: specialize a module to `core`, in the seed's order.
+pub fn concretize_module(m: &mut Module, core: i64) -> Result<()> {
+    // (4a) stamp the core id; (4b) per-core rename and artifact path.
+    stamp_core(m, core);
     // (4c) walk, concretize, prune; then clear the shard-id sets.
     let mut memo: HashMap<ExprId, ExprId> = HashMap::new();
     let ctx = &mut m.ctx;

@@ -5,38 +5,17 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# One source of truth for arch names and aliases (contract §1.1): the memory
+# model's geometry table.
+from lncsplit.memory.arch import ARCH_ALIASES, GEOMETRIES, canonical_arch
+
 __all__ = ["ARCH_ALIASES", "ARCHS", "canonical_arch", "logical_nc_config", "make_pass_options"]
 
-#: Canonical architecture names (contract §1.1), ArchLevel 10/20/30/40.
-ARCHS: tuple[str, ...] = ("inferentia", "sunda", "gen3", "core_v4")
-
-#: Read aliases (contract §1.1).
-ARCH_ALIASES: dict[str, str] = {
-    "tonga": "inferentia",
-    "inf1": "inferentia",
-    "trainium": "sunda",
-    "trn1": "sunda",
-    "inf2": "sunda",
-    "cayman": "gen3",
-    "trn2": "gen3",
-    "mariana": "core_v4",
-    "trn3": "core_v4",
-}
+#: Canonical architecture names, ArchLevel 10/20/30/40.
+ARCHS: tuple[str, ...] = tuple(GEOMETRIES)
 
 #: The LNC values accepted on trn2 (gen3).
 TRN2_LNC_CHOICES: tuple[int, ...] = (1, 2)
-
-
-def canonical_arch(arch: str) -> str:
-    """The canonical name of ``arch`` (case-insensitive; aliases resolved)."""
-    a = arch.strip().lower()
-    a = ARCH_ALIASES.get(a, a)
-    if a not in ARCHS:
-        raise ValueError(
-            f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)} or an alias "
-            f"({', '.join(sorted(ARCH_ALIASES))})"
-        )
-    return a
 
 
 def logical_nc_config(arch: str = "gen3", lnc: int | None = None) -> int:

@@ -103,14 +103,18 @@ def scaling_figures(top: int = 200_000, rounds: int = 3) -> list[Figure]:
     ]
 
 
+# VmHWM (this process's own peak RSS), not ru_maxrss: getrusage keeps the
+# parent's high-water mark across fork/exec, which would hide the child's.
 _PEAK_SCRIPT = r"""
-import resource, sys, lncsplit
+import sys, lncsplit
+def hwm():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmHWM:"))
 path = sys.argv[1]
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = hwm()
 m = lncsplit.load(path)
 out = lncsplit.split([m], 2)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print((peak - before) * 1024)
+print(hwm() - before)
 """
 
 

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::errors::IntoPy;
 use crate::bir::dump::{argument_to_value, instruction_to_value};
 use crate::bir::{
-    Argument, Block, Function, GenOptions, Instruction, IntOrExpr, MemoryLocation, MemoryLocationSet, Module,
+    Argument, Block, Function, GenOptions, Instruction, MemoryLocation, MemoryLocationSet, Module,
     OpFields, RemoteLocalTarget,
 };
 use crate::pelican::ExprId;
@@ -85,18 +85,6 @@ fn expr_obj<'py>(py: Python<'py>, owner: &Py<PyBirModule>, id: ExprId) -> PyResu
     Ok(Bound::new(py, e)?.into_any())
 }
 
-/// An expression's v2 JSON as a Python dict.
-fn expr_to_py<'py>(py: Python<'py>, m: &Module, id: ExprId) -> PyResult<Bound<'py, PyAny>> {
-    let v = m.ctx.to_json(id, 2).py(py)?;
-    value_to_py(py, &v)
-}
-
-fn int_or_expr_to_py<'py>(py: Python<'py>, m: &Module, v: &IntOrExpr) -> PyResult<Bound<'py, PyAny>> {
-    match v {
-        IntOrExpr::Int(i) => Ok(i.into_pyobject(py)?.into_any()),
-        IntOrExpr::Expr(e) => expr_to_py(py, m, *e),
-    }
-}
 
 fn stale() -> PyErr {
     PyIndexError::new_err("stale view: the module changed since this view was made")
@@ -687,62 +675,16 @@ impl InstructionView {
     /// `queue`, Matmult `replication_*`, DMACopy `mode`) and every key
     /// lncsplit does not model, in file order. A Loop's body is `.blocks`.
     #[getter]
-    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        // The instruction's own JSON minus the common keys: one writer
+        // (bir::dump) decides how op-specific fields look.
         let m = self.m.borrow(py);
         let i = resolve_inst(&m.inner, self.f, &self.path)?;
-        let d = PyDict::new(py);
-        match &i.op {
-            OpFields::None => {}
-            OpFields::Loop { .. } => {
-                drop(m);
-                if let Some(ax) = self.axis(py)? {
-                    d.set_item("axis", ax)?;
-                }
-                let m = self.m.borrow(py);
-                let i = resolve_inst(&m.inner, self.f, &self.path)?;
-                extras_into(py, &d, i)?;
-                return Ok(d);
-            }
-            OpFields::CoreBarrier { id, cores, runtime_semaphore } => {
-                if let Some(v) = id {
-                    d.set_item("id", v)?;
-                }
-                if let Some(v) = cores {
-                    d.set_item("cores", v.clone())?;
-                }
-                if let Some(v) = runtime_semaphore {
-                    d.set_item("runtime_semaphore", v)?;
-                }
-            }
-            OpFields::CollectiveCompute { cc_channel, recv_from_rank, send_to_rank, queue } => {
-                if let Some(v) = cc_channel {
-                    d.set_item("cc_channel", value_to_py(py, v)?)?;
-                }
-                for (k, v) in [("recv_from_rank", recv_from_rank), ("send_to_rank", send_to_rank), ("queue", queue)] {
-                    if let Some(v) = v {
-                        d.set_item(k, int_or_expr_to_py(py, &m.inner, v)?)?;
-                    }
-                }
-            }
-            OpFields::Matmult { replication_resolution, replication_shift_amnt, replication_num_rows } => {
-                for (k, v) in [
-                    ("replication_resolution", replication_resolution),
-                    ("replication_shift_amnt", replication_shift_amnt),
-                    ("replication_num_rows", replication_num_rows),
-                ] {
-                    if let Some(v) = v {
-                        d.set_item(k, int_or_expr_to_py(py, &m.inner, v)?)?;
-                    }
-                }
-            }
-            OpFields::DmaCopy { mode } => {
-                if let Some(v) = mode {
-                    d.set_item("mode", &**v)?;
-                }
-            }
+        let mut v = instruction_to_value(&m.inner.ctx, i, 2).py(py)?;
+        if let Some(o) = v.as_object_mut() {
+            o.retain(|k, _| !COMMON_KEYS.contains(&k.as_str()));
         }
-        extras_into(py, &d, i)?;
-        Ok(d)
+        value_to_py(py, &v)
     }
 
     /// The instruction's JSON (what `to_json` writes for it), as a dict.
@@ -760,16 +702,6 @@ impl InstructionView {
     }
 }
 
-fn extras_into(py: Python<'_>, d: &Bound<'_, PyDict>, i: &Instruction) -> PyResult<()> {
-    if let Some(e) = &i.extra {
-        for (k, v) in e.iter() {
-            if !COMMON_KEYS.contains(&k.as_str()) {
-                d.set_item(k, value_to_py(py, v)?)?;
-            }
-        }
-    }
-    Ok(())
-}
 
 // --------------------------------------------------------------- Argument
 

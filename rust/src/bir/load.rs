@@ -432,6 +432,10 @@ impl<'de, K: Kind> Visitor<'de> for V<'_, SeqK<K>> {
                 }
             }
         }
+        // serde_json gives no length hint, so growth left up to 2x slack
+        // (capacity 4 for a 1-element argument list): a loaded module would
+        // otherwise be far larger than its clone.
+        out.shrink_to_fit();
         st.leave();
         Ok(out)
     }

@@ -63,7 +63,8 @@ def test_instruction_view_exposes_everything(m: Module) -> None:
     loop = by_name["l"]
     assert loop.opcode == "Loop" and loop.opcode_code == 105 and loop.engine == "Unassigned"
     assert loop.axis == {"name": "i", "lo": 0, "ub": 4, "step": 1}
-    assert loop.fields == {"axis": {"name": "i", "lo": 0, "ub": 4, "step": 1}}
+    # fields are the JSON verbatim: the axis keeps its unknown key too
+    assert loop.fields == {"axis": {"name": "i", "lo": 0, "ub": 4, "step": 1, "axis_x": 2}}
     assert by_name["b"].dependencies == [("a", "Flow"), ("a", None)]
     assert by_name["cb"].fields == {"id": 0, "cores": [0, 1], "runtime_semaphore": 3}
     cc = by_name["cc"].fields

@@ -11,13 +11,7 @@ pickling each result. docs/cli.md has the measured comparison that picks
 from __future__ import annotations
 
 import multiprocessing
-from concurrent.futures import (
-    FIRST_COMPLETED,
-    Future,
-    ProcessPoolExecutor,
-    ThreadPoolExecutor,
-    wait,
-)
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
 from lncsplit.corpus import CorpusInput, FileResult, failed_result, process_file
@@ -37,11 +31,11 @@ def run_threads(
         max_workers=min(jobs, len(items)), thread_name_prefix="lncsplit"
     ) as pool:
         futs = {pool.submit(process_file, inp, out, options): i for i, inp in enumerate(items)}
-        pending: set[Future[FileResult]] = set(futs)
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in finished:
-                on_result(futs[f], f.result())
+        # as_completed waits on every future once; a wait(FIRST_COMPLETED) loop
+        # re-arms a waiter on all pending futures per result (quadratic, with
+        # the GIL held while the workers want it).
+        for f in as_completed(futs):
+            on_result(futs[f], f.result())
 
 
 def _process_chunk(
@@ -71,21 +65,18 @@ def run_processes(
     reported: set[int] = set()
     with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=ctx) as pool:
         futs = {pool.submit(_process_chunk, c, out, options): c for c in chunks}
-        pending: set[Future[list[tuple[int, FileResult]]]] = set(futs)
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in finished:
-                try:
-                    results = f.result()
-                except BrokenProcessPool as e:
-                    results = [
-                        (i, failed_result(inp, "WorkerDied", f"worker process died: {e}", out))
-                        for i, inp in futs[f]
-                    ]
-                for i, r in results:
-                    if i not in reported:
-                        reported.add(i)
-                        on_result(i, r)
+        for f in as_completed(futs):
+            try:
+                results = f.result()
+            except BrokenProcessPool as e:
+                results = [
+                    (i, failed_result(inp, "WorkerDied", f"worker process died: {e}", out))
+                    for i, inp in futs[f]
+                ]
+            for i, r in results:
+                if i not in reported:
+                    reported.add(i)
+                    on_result(i, r)
 
 
 __all__ = ["run_processes", "run_threads"]

@@ -321,6 +321,47 @@ impl PyBirModule {
 
 // --------------------------------------------------------------- Function
 
+/// One distinct memory access of [`FunctionView::accesses`]:
+/// `(opcode, side, memsetref, memref, instruction names)`.
+type AccessGroup = (&'static str, &'static str, Option<String>, Option<String>, Vec<String>);
+
+/// The accesses of the instructions of `codes` in `fun`, grouped by
+/// (opcode, side, memsetref, memref), in first-seen order.
+fn group_accesses(fun: &Function, codes: &[crate::bir::Opcode]) -> Vec<AccessGroup> {
+    type Key<'a> = (&'static str, &'static str, Option<&'a str>, Option<&'a str>);
+    let mut groups: Vec<(Key<'_>, Vec<&str>)> = Vec::new();
+    let mut index: hashbrown::HashMap<Key<'_>, usize> = hashbrown::HashMap::new();
+    fun.walk(&mut |i| {
+        if !codes.contains(&i.opcode) {
+            return;
+        }
+        for (side, args) in [("in", &i.ins), ("out", &i.outs)] {
+            for a in args {
+                let memref = match a {
+                    Argument::Physical(p) => p.memref.as_deref(),
+                    Argument::Other { fields, .. } => fields.get("memref").and_then(|v| v.as_str()),
+                    _ => None,
+                };
+                let key: Key<'_> = (i.opcode.name(), side, a.memsetref(), memref);
+                let g = *index.entry(key).or_insert_with(|| {
+                    groups.push((key, Vec::new()));
+                    groups.len() - 1
+                });
+                let names = &mut groups[g].1;
+                if names.last() != Some(&&*i.name) {
+                    names.push(&i.name);
+                }
+            }
+        }
+    });
+    groups
+        .into_iter()
+        .map(|((op, side, set, loc), names)| {
+            (op, side, set.map(str::to_string), loc.map(str::to_string), names.into_iter().map(str::to_string).collect())
+        })
+        .collect()
+}
+
 /// Read-only view of one function.
 #[pyclass(name = "FunctionView", module = "lncsplit", frozen)]
 pub struct FunctionView {
@@ -400,12 +441,7 @@ impl FunctionView {
     /// access (side `"in"` or `"out"`), with the names of the instructions
     /// making it, in first-seen order. One call and a few dozen tuples instead
     /// of a view per argument: the memory checks run per distinct access.
-    #[allow(clippy::type_complexity)]
-    fn accesses(
-        &self,
-        py: Python<'_>,
-        opcodes: Vec<String>,
-    ) -> PyResult<Vec<(&'static str, &'static str, Option<String>, Option<String>, Vec<String>)>> {
+    fn accesses(&self, py: Python<'_>, opcodes: Vec<String>) -> PyResult<Vec<AccessGroup>> {
         let codes: Vec<crate::bir::Opcode> = opcodes
             .iter()
             .map(|n| {
@@ -415,44 +451,9 @@ impl FunctionView {
             .collect::<PyResult<_>>()?;
         let m = self.m.borrow(py);
         let fun = func(&m.inner, self.f)?;
-        type Key<'a> = (&'static str, &'static str, Option<&'a str>, Option<&'a str>);
-        let mut groups: Vec<(Key<'_>, Vec<&str>)> = Vec::new();
-        let mut index: hashbrown::HashMap<Key<'_>, usize> = hashbrown::HashMap::new();
-        fun.walk(&mut |i| {
-            if !codes.contains(&i.opcode) {
-                return;
-            }
-            for (side, args) in [("in", &i.ins), ("out", &i.outs)] {
-                for a in args {
-                    let memref = match a {
-                        Argument::Physical(p) => p.memref.as_deref(),
-                        Argument::Other { fields, .. } => fields.get("memref").and_then(|v| v.as_str()),
-                        _ => None,
-                    };
-                    let key: Key<'_> = (i.opcode.name(), side, a.memsetref(), memref);
-                    let g = *index.entry(key).or_insert_with(|| {
-                        groups.push((key, Vec::new()));
-                        groups.len() - 1
-                    });
-                    let names = &mut groups[g].1;
-                    if names.last() != Some(&&*i.name) {
-                        names.push(&i.name);
-                    }
-                }
-            }
-        });
-        Ok(groups
-            .into_iter()
-            .map(|((op, side, set, loc), names)| {
-                (
-                    op,
-                    side,
-                    set.map(str::to_string),
-                    loc.map(str::to_string),
-                    names.into_iter().map(str::to_string).collect(),
-                )
-            })
-            .collect())
+        // The walk runs without the GIL (corpus threads overlap it); only the
+        // few grouped tuples are built with it.
+        Ok(py.detach(|| group_accesses(fun, &codes)))
     }
 
     /// The memory location named `name`, or None.

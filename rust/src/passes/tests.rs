@@ -108,3 +108,18 @@ fn birverifier_rejects_duplicate_names_built_in_memory() {
         e => panic!("{e:?}"),
     }
 }
+
+#[test]
+fn fused_clone_concretize_equals_clone_then_concretize() {
+    use crate::bir::{generate_module, GenOptions};
+    use crate::passes::lnc_splitter::{clone_concretized, concretize_module};
+    for seed in 0..6 {
+        let src = generate_module(&GenOptions { seed, instructions: 300, lnc: 4, ..Default::default() }).unwrap();
+        for core in 0..4 {
+            let fused = clone_concretized(&src, core).unwrap();
+            let mut two_pass = src.clone();
+            concretize_module(&mut two_pass, core).unwrap();
+            assert_eq!(dump_module(&fused, 2).unwrap(), dump_module(&two_pass, 2).unwrap(), "seed {seed} core {core}");
+        }
+    }
+}

@@ -258,3 +258,36 @@ def test_property_each_core_reads_xla_tile_after_split(
             got.append(v if v is not None else evaluate(e, c))
         assert got == list(off)
         assert out["ap"] == [[st_, b - a] for st_, a, b in zip(strides, off, lim, strict=True)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases())
+def test_split_cores_expose_xla_tiles_through_module_views(
+    case: tuple[tuple[int, ...], str, int],
+) -> None:
+    """The same contract through the public views: on core c exactly one ``x``/``x.<k>``
+    survives, and its ``outs[0].addrs[d]`` (pelican Exprs of the module) evaluate to XLA's
+    tile offsets, its ``ap`` to ``[stride, extent]``."""
+    pytest.importorskip("lncsplit._core")
+    import lncsplit
+    from lncsplit.frontend import lower_to_symbolic
+
+    shape, sharding, n = case
+    s = HloSharding.parse(sharding)
+    cores = lncsplit.split([lower_to_symbolic(_module(shape, sharding), n)], n)
+    strides = [math.prod(shape[k + 1 :]) for k in range(len(shape))]
+    for c, core in enumerate(cores):
+        mine = [
+            i
+            for f in core.functions
+            for i in f.instructions()
+            if i.name == "x" or i.name.startswith("x.")
+        ]
+        assert len(mine) == 1
+        out = mine[0].outs[0]
+        assert out.kind == "symbolic_ap"
+        off = s.tile_offset_for_device(shape, c)
+        lim = s.tile_limit_for_device(shape, c)
+        bindings = {"shard": c} if n == 1 else {}
+        assert [e.eval(bindings) for e in out.addrs] == list(off)
+        assert out.ap == [[st_, b - a] for st_, a, b in zip(strides, off, lim, strict=True)]

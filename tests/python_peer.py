@@ -99,20 +99,17 @@ def _concretize_inst(inst: Json, core: int, deleted: set[str]) -> bool:
         for b in inst.get("blocks", ()):
             children += len(b["instructions"])
             removed += _concretize_block(b, core, deleted)
+        delete = children > 0 and removed == children
+    else:
+        delete = any(v is False for v in verdicts)
+    if not delete:
+        # constant-true predicates are dropped; undecided ones stay
         keep_preds = [p for p, v in zip(preds, verdicts, strict=True) if v is not True]
         if keep_preds:
             inst["predicates"] = keep_preds
         else:
             inst.pop("predicates", None)
-        return children > 0 and removed == children
-    if any(v is False for v in verdicts):
-        return True
-    keep_preds = [p for p, v in zip(preds, verdicts, strict=True) if v is not True]
-    if keep_preds:
-        inst["predicates"] = keep_preds
-    else:
-        inst.pop("predicates", None)
-    return False
+    return delete
 
 
 def _concretize_block(block: Json, core: int, deleted: set[str]) -> int:

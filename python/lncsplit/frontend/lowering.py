@@ -31,6 +31,7 @@ from .config import canonical_arch
 from .custom_calls import LNC_SHARDING_CONSTRAINT
 from .hlo import HloInstruction, HloModule
 from .sharding import HloSharding
+from .tile_assignment import _prime_factors
 
 __all__ = [
     "HLO_TO_BIR_DTYPE",
@@ -91,19 +92,6 @@ def _const(c: int) -> JsonDict:
     return _aff([], c)
 
 
-def _prime_digits(n: int) -> list[int]:
-    out: list[int] = []
-    f = 2
-    while f * f <= n:
-        while n % f == 0:
-            out.append(f)
-            n //= f
-        f += 1
-    if n > 1:
-        out.append(n)
-    return out
-
-
 def digit_linear_fit(values: Sequence[int]) -> tuple[int, list[tuple[int, int, int]]] | None:
     """Fit ``values[c] = b + Σ g·((c // w) mod p)`` over the prime digits of ``len(values)``.
 
@@ -113,7 +101,7 @@ def digit_linear_fit(values: Sequence[int]) -> tuple[int, list[tuple[int, int, i
     n = len(values)
     base = int(values[0])
     found: tuple[list[int], list[int], list[int]] | None = None
-    for digits_t in sorted(set(itertools.permutations(_prime_digits(n)))):
+    for digits_t in sorted(set(itertools.permutations(_prime_factors(n)))):
         digits = list(digits_t)
         weights = [math.prod(digits[k + 1 :]) for k in range(len(digits))]
         coeffs = [int(values[w]) - base for w in weights]

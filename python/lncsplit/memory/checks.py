@@ -289,21 +289,28 @@ class _Ctx:
 # per-location checks
 
 
-def _check_sb(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike) -> None:
-    geo = ctx.geo
+def _check_partition_range(
+    ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike, limit: int, rule: str, memory: str
+) -> None:
+    """``base + partitions`` must fit the memory's full per-core partition count."""
     base = loc.base if loc.base is not None else 0
     parts = s.partitions
-    if base < 0 or base + parts > geo.sb_partitions:
+    if base < 0 or base + parts > limit:
         ctx.add(
             fn,
             loc.name,
-            Rule.SB_PARTITION_RANGE,
-            "SBUF partition overflow",
+            rule,
+            f"{memory} partition overflow",
             f"base partition {base} + {parts} partitions exceeds the "
-            f"{geo.sb_partitions} SBUF partitions of {geo.name}",
-            geo.sb_partitions,
+            f"{limit} {memory} partitions of {ctx.geo.name}",
+            limit,
             base + parts,
         )
+
+
+def _check_sb(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike) -> None:
+    geo = ctx.geo
+    _check_partition_range(ctx, fn, s, loc, geo.sb_partitions, Rule.SB_PARTITION_RANGE, "SBUF")
     bpp = s.bytes_per_partition
     if bpp is None:
         return
@@ -323,19 +330,8 @@ def _check_sb(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike) -> None
 
 def _check_psum(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike) -> None:
     geo = ctx.geo
+    _check_partition_range(ctx, fn, s, loc, geo.psum_partitions, Rule.PSUM_PARTITION_RANGE, "PSUM")
     base = loc.base if loc.base is not None else 0
-    parts = s.partitions
-    if base < 0 or base + parts > geo.psum_partitions:
-        ctx.add(
-            fn,
-            loc.name,
-            Rule.PSUM_PARTITION_RANGE,
-            "PSUM partition overflow",
-            f"base partition {base} + {parts} partitions exceeds the "
-            f"{geo.psum_partitions} PSUM partitions of {geo.name}",
-            geo.psum_partitions,
-            base + parts,
-        )
     if geo.arch_level >= 20:
         if base % 32 != 0:
             ctx.add(fn, loc.name, Rule.PSUM_ALIGN_32, SUNDA_PSUM_ALIGN, f"base partition {base}")

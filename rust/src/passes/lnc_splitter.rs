@@ -160,15 +160,8 @@ pub fn clone_concretized(src: &Module, core: i64) -> Result<Module> {
         let mut deleted: HashSet<Arc<str>> = HashSet::new();
         let mut blocks = Vec::with_capacity(f.basic_blocks.len());
         for b in &f.basic_blocks {
-            let mut instructions = Vec::with_capacity(b.instructions.len());
-            for i in &b.instructions {
-                let mut inst = i.clone();
-                if concretize_instruction(&mut ctx, &mut inst, core, &mut memo, &mut deleted)? {
-                    deleted.insert(inst.name.clone());
-                } else {
-                    instructions.push(inst);
-                }
-            }
+            let instructions =
+                concretize_instructions(&mut ctx, b.instructions.iter().cloned(), core, &mut memo, &mut deleted)?;
             blocks.push(Block { name: b.name.clone(), instructions, extra: b.extra.clone() });
         }
         if !deleted.is_empty() {
@@ -218,7 +211,29 @@ pub fn concretize_module(m: &mut Module, core: i64) -> Result<()> {
     Ok(())
 }
 
-/// Walk a block: returns how many instructions were deleted from it.
+/// Concretize a sequence of instructions for `core`: returns the kept ones
+/// and records the names of the deleted ones. Serves both the in-place walk
+/// (instructions moved out of their block) and the fused clone (instructions
+/// cloned from the source one at a time).
+fn concretize_instructions(
+    ctx: &mut Context,
+    insts: impl ExactSizeIterator<Item = Instruction>,
+    core: i64,
+    memo: &mut HashMap<ExprId, ExprId>,
+    deleted: &mut HashSet<Arc<str>>,
+) -> Result<Vec<Instruction>> {
+    let mut kept = Vec::with_capacity(insts.len());
+    for mut inst in insts {
+        if concretize_instruction(ctx, &mut inst, core, memo, deleted)? {
+            deleted.insert(inst.name.clone());
+        } else {
+            kept.push(inst);
+        }
+    }
+    Ok(kept)
+}
+
+/// Walk a block in place: returns how many instructions were deleted from it.
 fn concretize_block(
     ctx: &mut Context,
     b: &mut Block,
@@ -226,21 +241,9 @@ fn concretize_block(
     memo: &mut HashMap<ExprId, ExprId>,
     deleted: &mut HashSet<Arc<str>>,
 ) -> Result<usize> {
-    // Decisions are collected first and applied after the walk (the seed's
-    // deleteList), so the walk never sees a half-pruned block.
-    let mut keep = Vec::with_capacity(b.instructions.len());
-    for inst in &mut b.instructions {
-        keep.push(!concretize_instruction(ctx, inst, core, memo, deleted)?);
-    }
     let before = b.instructions.len();
-    let mut k = keep.iter();
-    b.instructions.retain(|i| {
-        let kept = *k.next().unwrap_or(&true);
-        if !kept {
-            deleted.insert(i.name.clone());
-        }
-        kept
-    });
+    let insts = std::mem::take(&mut b.instructions);
+    b.instructions = concretize_instructions(ctx, insts.into_iter(), core, memo, deleted)?;
     Ok(before - b.instructions.len())
 }
 

@@ -84,7 +84,10 @@ def bir_ratios(size_mb: float = 50, repeat: int = 3, seed: int = 1) -> dict[str,
         return f"lncsplit {ours * 1e3:.1f} ms vs {what} {theirs * 1e3:.1f} ms on {mb:.1f} MB ({n} instructions)"
 
     return {
-        "load_vs_orjson_loads": (t_orjson_loads / t_load, detail(t_load, t_orjson_loads, "orjson.loads")),
+        "load_vs_orjson_loads": (
+            t_orjson_loads / t_load,
+            detail(t_load, t_orjson_loads, "orjson.loads"),
+        ),
         "load_vs_orjson_loads_nogc": (
             t_orjson_loads_nogc / t_load,
             detail(t_load, t_orjson_loads_nogc, "orjson.loads (GC off)"),
@@ -102,7 +105,10 @@ def bir_ratios(size_mb: float = 50, repeat: int = 3, seed: int = 1) -> dict[str,
             t_orjson_rt_nogc / t_clone,
             detail(t_clone, t_orjson_rt_nogc, "orjson.loads(orjson.dumps(d)) (GC off)"),
         ),
-        "clone_vs_deepcopy": (t_deepcopy / t_clone, detail(t_clone, t_deepcopy, "copy.deepcopy(d)")),
+        "clone_vs_deepcopy": (
+            t_deepcopy / t_clone,
+            detail(t_clone, t_deepcopy, "copy.deepcopy(d)"),
+        ),
         "clone_vs_serde_roundtrip": (
             t_serde_clone / t_clone,
             detail(t_clone, t_serde_clone, 'clone("json")'),

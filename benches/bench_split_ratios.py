@@ -28,7 +28,9 @@ from collections.abc import Callable
 
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _here)
-sys.path.insert(0, os.path.join(os.path.dirname(_here), "tests"))  # python_peer, the reference splitter
+sys.path.insert(
+    0, os.path.join(os.path.dirname(_here), "tests")
+)  # python_peer, the reference splitter
 
 import lncsplit  # noqa: E402
 import python_peer  # noqa: E402
@@ -61,22 +63,49 @@ def split_figures(instructions: int = 200_000, rounds: int = 3, peer: bool = Tru
         rounds,
     )
     figs = [
-        Figure("split2_vs_clone", s2 / (2 * clone_t), 2.0, "lower", "x",
-               f"2 x structural clone ({clone_t * 1e3:.1f} ms); split(2) {s2 * 1e3:.1f} ms"),
-        Figure("split8_vs_clone", s8 / (8 * clone_t), 2.0, "lower", "x",
-               f"8 x structural clone; split(8) {s8 * 1e3:.1f} ms"),
-        Figure("split8_over_split2", s8 / s2, 4.5, "lower", "x",
-               "split(2) on the same module (target band 3-4.5)"),
+        Figure(
+            "split2_vs_clone",
+            s2 / (2 * clone_t),
+            2.0,
+            "lower",
+            "x",
+            f"2 x structural clone ({clone_t * 1e3:.1f} ms); split(2) {s2 * 1e3:.1f} ms",
+        ),
+        Figure(
+            "split8_vs_clone",
+            s8 / (8 * clone_t),
+            2.0,
+            "lower",
+            "x",
+            f"8 x structural clone; split(8) {s8 * 1e3:.1f} ms",
+        ),
+        Figure(
+            "split8_over_split2",
+            s8 / s2,
+            4.5,
+            "lower",
+            "x",
+            "split(2) on the same module (target band 3-4.5)",
+        ),
     ]
     if peer:
         text = base.to_bytes()
+
         def peer_maker() -> Callable[[], object]:
             d = json.loads(text)
             return lambda: python_peer.split_dicts(d, 2)
 
         peer_t, ours = interleaved([peer_maker, _fresh_split(base, 2)], max(1, rounds - 1))
-        figs.append(Figure("split2_vs_python_peer", peer_t / ours, 30.0, "higher", "x",
-                           f"pure-Python dict split ({peer_t:.2f} s vs {ours * 1e3:.1f} ms)"))
+        figs.append(
+            Figure(
+                "split2_vs_python_peer",
+                peer_t / ours,
+                30.0,
+                "higher",
+                "x",
+                f"pure-Python dict split ({peer_t:.2f} s vs {ours * 1e3:.1f} ms)",
+            )
+        )
     return figs
 
 
@@ -96,10 +125,24 @@ def scaling_figures(top: int = 200_000, rounds: int = 3) -> list[Figure]:
     cores = [2, 4, 8]
     ctimes = [_split_time(base, n, rounds) for n in cores]
     return [
-        Figure("split_exponent_size", _slope([float(s) for s in sizes], times), 1.0, "lower", "exponent",
-               "log-log slope of split(2) time vs instructions " + ", ".join(f"{s}:{t * 1e3:.0f}ms" for s, t in zip(sizes, times, strict=True))),
-        Figure("split_exponent_cores", _slope([float(c) for c in cores], ctimes), 1.0, "lower", "exponent",
-               "log-log slope of split time vs N " + ", ".join(f"{c}:{t * 1e3:.0f}ms" for c, t in zip(cores, ctimes, strict=True))),
+        Figure(
+            "split_exponent_size",
+            _slope([float(s) for s in sizes], times),
+            1.0,
+            "lower",
+            "exponent",
+            "log-log slope of split(2) time vs instructions "
+            + ", ".join(f"{s}:{t * 1e3:.0f}ms" for s, t in zip(sizes, times, strict=True)),
+        ),
+        Figure(
+            "split_exponent_cores",
+            _slope([float(c) for c in cores], ctimes),
+            1.0,
+            "lower",
+            "exponent",
+            "log-log slope of split time vs N "
+            + ", ".join(f"{c}:{t * 1e3:.0f}ms" for c, t in zip(cores, ctimes, strict=True)),
+        ),
     ]
 
 
@@ -125,17 +168,27 @@ def peak_memory_figure(size_mb: int = 100) -> Figure:
         path = os.path.join(d, "big.json")
         lncsplit.dump(_module(n, 2), path)
         size = os.path.getsize(path)
-        out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, path], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _PEAK_SCRIPT, path], capture_output=True, text=True, check=True
+        )
         grown = int(out.stdout.strip())
-    return Figure("split_peak_memory", grown / size, 4.0, "lower", "x input",
-                  f"peak RSS growth {grown / 1e6:.0f} MB for a {size / 1e6:.0f} MB module split into 2")
+    return Figure(
+        "split_peak_memory",
+        grown / size,
+        4.0,
+        "lower",
+        "x input",
+        f"peak RSS growth {grown / 1e6:.0f} MB for a {size / 1e6:.0f} MB module split into 2",
+    )
 
 
 def figures(quick: bool = False) -> list[Figure]:
     if quick:
-        return (split_figures(40_000, rounds=2)
-                + scaling_figures(40_000, rounds=2)
-                + [peak_memory_figure(20)])
+        return (
+            split_figures(40_000, rounds=2)
+            + scaling_figures(40_000, rounds=2)
+            + [peak_memory_figure(20)]
+        )
     return split_figures() + scaling_figures() + [peak_memory_figure()]
 
 

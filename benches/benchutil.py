@@ -68,7 +68,9 @@ def print_figures(figs: Sequence[Figure]) -> None:
     for f in figs:
         op = ">=" if f.better == "higher" else "<="
         status = "ok" if f.ok else "below target"
-        print(f"{f.name:<{width}}  {f.value:>9.3g}  {op + format(f.target, 'g'):>8}  {f.unit:<9}  {status:<12}  {f.peer}")
+        print(
+            f"{f.name:<{width}}  {f.value:>9.3g}  {op + format(f.target, 'g'):>8}  {f.unit:<9}  {status:<12}  {f.peer}"
+        )
     print()
     for f in figs:
         print(f.line())

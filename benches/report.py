@@ -41,10 +41,22 @@ def pelican_figures(quick: bool) -> list[Figure]:
     ir, idet = bp.intern_ratio(n)
     er, edet = bp.eval_mask_ratio(n)
     return [
-        Figure("intern_vs_python_dict", ir, 20.0, "higher", "x",
-               f"pure-Python dict hash-consing of the same {n} rows"),
-        Figure("eval_mask_batch_vs_python_loop", er, 50.0, "higher", "x",
-               f"pure-Python loop over {n} core ids"),
+        Figure(
+            "intern_vs_python_dict",
+            ir,
+            20.0,
+            "higher",
+            "x",
+            f"pure-Python dict hash-consing of the same {n} rows",
+        ),
+        Figure(
+            "eval_mask_batch_vs_python_loop",
+            er,
+            50.0,
+            "higher",
+            "x",
+            f"pure-Python loop over {n} core ids",
+        ),
     ]
 
 
@@ -55,7 +67,9 @@ def bir_figures(quick: bool) -> list[Figure]:
     for name, (ratio, detail) in bb.bir_ratios(size_mb=10 if quick else 50).items():
         target = bb.TARGETS.get(name)
         # Ratios the issues name without a target are informational (target 0).
-        figs.append(Figure(name, float(ratio), target if target is not None else 0.0, "higher", "x", detail))
+        figs.append(
+            Figure(name, float(ratio), target if target is not None else 0.0, "higher", "x", detail)
+        )
     return figs
 
 
@@ -72,14 +86,38 @@ def corpus_figures(quick: bool) -> list[Figure]:
     r = bc.corpus_ratios(total_mb=30 if quick else 200, files=30 if quick else 200)
     what = f"{r['files']:.0f} files, {r['corpus_mb']:.0f} MB"
     return [
-        Figure("corpus_jobs2_vs_jobs1", r["jobs2_vs_jobs1"], bc.TARGETS["jobs2_vs_jobs1"], "higher", "x",
-               f"--jobs 1 on the same corpus ({what})"),
-        Figure("corpus_split_vs_orjson", r["split_vs_orjson"], bc.TARGETS["split_vs_orjson"], "higher", "x",
-               f"orjson.loads + orjson.dumps of the same files in one process ({what})"),
-        Figure("corpus_threads_vs_processes_jobs2", r["thread_vs_process_j2"], 0.0, "higher", "x",
-               "informational: --jobs 2 with worker processes instead of threads (>1: threads faster)"),
-        Figure("corpus_throughput_jobs2", r[f"{DEFAULT_LOCAL_EXECUTOR}_j2_mb_s"], r["orjson_mb_s"] * 0.5,
-               "higher", "MB/s", "end-to-end split with 2 jobs; target = half the orjson MB/s"),
+        Figure(
+            "corpus_jobs2_vs_jobs1",
+            r["jobs2_vs_jobs1"],
+            bc.TARGETS["jobs2_vs_jobs1"],
+            "higher",
+            "x",
+            f"--jobs 1 on the same corpus ({what})",
+        ),
+        Figure(
+            "corpus_split_vs_orjson",
+            r["split_vs_orjson"],
+            bc.TARGETS["split_vs_orjson"],
+            "higher",
+            "x",
+            f"orjson.loads + orjson.dumps of the same files in one process ({what})",
+        ),
+        Figure(
+            "corpus_threads_vs_processes_jobs2",
+            r["thread_vs_process_j2"],
+            0.0,
+            "higher",
+            "x",
+            "informational: --jobs 2 with worker processes instead of threads (>1: threads faster)",
+        ),
+        Figure(
+            "corpus_throughput_jobs2",
+            r[f"{DEFAULT_LOCAL_EXECUTOR}_j2_mb_s"],
+            r["orjson_mb_s"] * 0.5,
+            "higher",
+            "MB/s",
+            "end-to-end split with 2 jobs; target = half the orjson MB/s",
+        ),
     ]
 
 
@@ -100,7 +138,9 @@ def machine() -> dict[str, Any]:
     }
     try:
         with open("/proc/cpuinfo") as f:
-            info["cpu"] = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
+            info["cpu"] = next(
+                (line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None
+            )
     except OSError:
         pass
     try:
@@ -111,7 +151,10 @@ def machine() -> dict[str, Any]:
         pass
     try:
         info["commit"] = subprocess.run(
-            ["git", "-C", _here, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+            ["git", "-C", _here, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         pass
@@ -119,10 +162,14 @@ def machine() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="smaller inputs (< 3 min on 2 cores)")
     ap.add_argument("--json", metavar="FILE", help="write the figures as JSON")
-    ap.add_argument("--only", metavar="SECTIONS", help="comma-separated subset of " + ",".join(SECTIONS))
+    ap.add_argument(
+        "--only", metavar="SECTIONS", help="comma-separated subset of " + ",".join(SECTIONS)
+    )
     args = ap.parse_args(argv)
     wanted = args.only.split(",") if args.only else list(SECTIONS)
     figs: list[Figure] = []

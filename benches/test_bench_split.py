@@ -39,7 +39,9 @@ def test_structural_clone(benchmark: Any, base: lncsplit.Module) -> None:
 @pytest.mark.parametrize("cores", [2, 8])
 def test_split(benchmark: Any, base: lncsplit.Module, cores: int) -> None:
     benchmark.extra_info["instructions"] = N
-    benchmark.pedantic(lambda mods: lncsplit.split(mods, cores), setup=lambda: _fresh(base), rounds=5)
+    benchmark.pedantic(
+        lambda mods: lncsplit.split(mods, cores), setup=lambda: _fresh(base), rounds=5
+    )
 
 
 @pytest.mark.benchmark(group="split")
@@ -54,4 +56,6 @@ def test_python_peer_split_2(benchmark: Any, base: lncsplit.Module) -> None:
 def test_run_pipeline_2(benchmark: Any) -> None:
     m = generate_module(7, N // 4, 2)
     opts = lncsplit.PassOptions(lnc_size=2)
-    benchmark.pedantic(lambda mods: lncsplit.run_pipeline(mods, opts), setup=lambda: _fresh(m), rounds=3)
+    benchmark.pedantic(
+        lambda mods: lncsplit.run_pipeline(mods, opts), setup=lambda: _fresh(m), rounds=3
+    )

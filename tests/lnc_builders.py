@@ -46,22 +46,44 @@ def inst(name: str, opcode: str = "NoOp", **kw: Any) -> Json:
     return d
 
 
-def loop(name: str, axis: str, ub: int, body: list[Json], lo: int = 0, step: int = 1, **kw: Any) -> Json:
-    return inst(name, "Loop", axis={"name": axis, "lo": lo, "ub": ub, "step": step},
-                blocks=[{"name": f"{name}_body", "instructions": body}], **kw)
+def loop(
+    name: str, axis: str, ub: int, body: list[Json], lo: int = 0, step: int = 1, **kw: Any
+) -> Json:
+    return inst(
+        name,
+        "Loop",
+        axis={"name": axis, "lo": lo, "ub": ub, "step": step},
+        blocks=[{"name": f"{name}_body", "instructions": body}],
+        **kw,
+    )
 
 
-def tensor(name: str, shape: list[int], mtype: str = "SB", dtype: str = "float32", **kw: Any) -> Json:
-    d: Json = {"name": name, "kind": "Internal", "dtype": dtype, "tensor_shape": shape,
-               "locations": [{"name": f"{name}_loc", "type": mtype}]}
+def tensor(
+    name: str, shape: list[int], mtype: str = "SB", dtype: str = "float32", **kw: Any
+) -> Json:
+    d: Json = {
+        "name": name,
+        "kind": "Internal",
+        "dtype": dtype,
+        "tensor_shape": shape,
+        "locations": [{"name": f"{name}_loc", "type": mtype}],
+    }
     d.update(kw)
     return d
 
 
-def module(instructions: list[Json], allocations: list[Json] | None = None, name: str = "k_nc_symbolic",
-           blocks: list[Json] | None = None, **kw: Any) -> Json:
-    fn: Json = {"name": "main", "allocations": allocations or [],
-                "basic_blocks": blocks or [{"name": "bb0", "instructions": instructions}]}
+def module(
+    instructions: list[Json],
+    allocations: list[Json] | None = None,
+    name: str = "k_nc_symbolic",
+    blocks: list[Json] | None = None,
+    **kw: Any,
+) -> Json:
+    fn: Json = {
+        "name": "main",
+        "allocations": allocations or [],
+        "basic_blocks": blocks or [{"name": "bb0", "instructions": instructions}],
+    }
     d: Json = {"version": 2, "name": name, "arch": "gen3", "functions": [fn]}
     d.update(kw)
     return d

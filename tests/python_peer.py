@@ -129,7 +129,9 @@ def _drop_deps(blocks: list[Json], deleted: set[str]) -> None:
         for inst in b["instructions"]:
             if "dependencies" in inst:
                 inst["dependencies"] = [
-                    d for d in inst["dependencies"] if (d if isinstance(d, str) else d[0]) not in deleted
+                    d
+                    for d in inst["dependencies"]
+                    if (d if isinstance(d, str) else d[0]) not in deleted
                 ]
             if inst["opcode"] == "Loop":
                 _drop_deps(inst.get("blocks", []), deleted)

@@ -154,7 +154,9 @@ class FunctionView:
     def allocations(self) -> list[MemoryLocationSetView]: ...
     def instructions(self, opcodes: Sequence[str] | None = None) -> list[InstructionView]:
         """Every instruction depth first; with ``opcodes``, only those opcodes."""
-    def accesses(self, opcodes: Sequence[str]) -> list[tuple[str, str, str | None, str | None, list[str]]]:
+    def accesses(
+        self, opcodes: Sequence[str]
+    ) -> list[tuple[str, str, str | None, str | None, list[str]]]:
         """Distinct ``(opcode, side, memsetref, memref, instruction names)`` of those opcodes."""
     def instruction_count(self) -> int: ...
     def memory_location(self, name: str) -> MemoryLocationView | None: ...
@@ -268,7 +270,9 @@ def generate_corpus(
 
 # ----------------------------------------------------------------- passes
 
-def split(modules: list[Module], lnc: int, clone: str = "structural", parallel: bool = True) -> list[Module]:
+def split(
+    modules: list[Module], lnc: int, clone: str = "structural", parallel: bool = True
+) -> list[Module]:
     """lnc_splitter over the module list: M·N modules in [module][core] order."""
 
 def concretize(module: Module, core: int) -> None:

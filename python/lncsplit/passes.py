@@ -117,7 +117,10 @@ def verify_bir_serdes(module: Module) -> None:
     first = module.to_bytes()
     second = Module.from_json(first).to_bytes()
     if first != second:
-        at = next((i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b), min(len(first), len(second)))
+        at = next(
+            (i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b),
+            min(len(first), len(second)),
+        )
         raise NeuronAssertion(
             9030,
             "saveJson(loadJson(saveJson(m))) == saveJson(m)",

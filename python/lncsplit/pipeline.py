@@ -166,14 +166,23 @@ class Pipeline:
         mods = list(modules)
         symbolic = [m for m in mods if m.neuron_core_id is None]
         if o.verify_serdes:
-            self._timed("verify_bir_serdes", 2, len(mods), lambda: _each(mods, passes.verify_bir_serdes))
-        if o.verify:
-            self._timed("birverifier", 3, len(mods), lambda: _each(mods, lambda m: passes.verify_bir(m, n)))
             self._timed(
-                "lnc_verifier", 4, len(symbolic), lambda: _each(symbolic, lambda m: passes.verify_symbolic(m, n))
+                "verify_bir_serdes", 2, len(mods), lambda: _each(mods, passes.verify_bir_serdes)
+            )
+        if o.verify:
+            self._timed(
+                "birverifier", 3, len(mods), lambda: _each(mods, lambda m: passes.verify_bir(m, n))
+            )
+            self._timed(
+                "lnc_verifier",
+                4,
+                len(symbolic),
+                lambda: _each(symbolic, lambda m: passes.verify_symbolic(m, n)),
             )
         if o.expand:
-            self._timed("expand_replication", 7, len(mods), lambda: _each(mods, passes.expand_replication))
+            self._timed(
+                "expand_replication", 7, len(mods), lambda: _each(mods, passes.expand_replication)
+            )
         out: list[Module] = []
 
         def do_split() -> None:
@@ -190,12 +199,19 @@ class Pipeline:
         self._timed("lnc_splitter", 8, len(mods), do_split)
         if n == 1:
             if o.verify:
-                self._timed("birverifier", 13, len(out), lambda: _each(out, lambda m: passes.verify_bir(m, n)))
+                self._timed(
+                    "birverifier",
+                    13,
+                    len(out),
+                    lambda: _each(out, lambda m: passes.verify_bir(m, n)),
+                )
             if o.memory:
                 self._memory(out)
             return out
         if o.verify:
-            fork = CoreForkPass(lambda _c, ms: _each(ms, lambda m: passes.verify_bir(m, n)), o.parallel)
+            fork = CoreForkPass(
+                lambda _c, ms: _each(ms, lambda m: passes.verify_bir(m, n)), o.parallel
+            )
             self._timed("birverifier", 13, len(out), lambda: fork.run(n, out))
             self._timed("lnc_verifier", 14, len(out), lambda: self._verify_groups(out))
         if o.memory:

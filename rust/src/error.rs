@@ -16,7 +16,12 @@ pub enum Error {
     /// A compiler assertion with its ErrorCode and `<file>.cpp:<line>`;
     /// `message` is the compiler's condition text, `detail` says where.
     #[error("NeuronAssertion {code}: {message} at {location}{}", if detail.is_empty() { String::new() } else { format!(" ({detail})") })]
-    Neuron { code: u32, message: String, location: String, detail: String },
+    Neuron {
+        code: u32,
+        message: String,
+        location: String,
+        detail: String,
+    },
     /// Malformed BIR-JSON; `path` is a JSON pointer-like path (`$.functions[0].name`).
     #[error("{message} (at {path})")]
     BirJson { message: String, path: String },
@@ -29,10 +34,18 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn pelican(message: impl Into<String>, location: impl Into<String>) -> Self {
-        Error::Pelican { message: message.into(), location: location.into() }
+        Error::Pelican {
+            message: message.into(),
+            location: location.into(),
+        }
     }
     pub fn neuron(code: u32, message: impl Into<String>, location: impl Into<String>) -> Self {
-        Error::Neuron { code, message: message.into(), location: location.into(), detail: String::new() }
+        Error::Neuron {
+            code,
+            message: message.into(),
+            location: location.into(),
+            detail: String::new(),
+        }
     }
     /// A NeuronAssertion with a human-readable detail (module, core, name).
     pub fn neuron_at(
@@ -41,13 +54,24 @@ impl Error {
         location: impl Into<String>,
         detail: impl Into<String>,
     ) -> Self {
-        Error::Neuron { code, message: message.into(), location: location.into(), detail: detail.into() }
+        Error::Neuron {
+            code,
+            message: message.into(),
+            location: location.into(),
+            detail: detail.into(),
+        }
     }
     pub fn bir(message: impl Into<String>, path: impl Into<String>) -> Self {
-        Error::BirJson { message: message.into(), path: path.into() }
+        Error::BirJson {
+            message: message.into(),
+            path: path.into(),
+        }
     }
     pub fn wire(message: impl Into<String>, path: impl Into<String>) -> Self {
-        Error::PelicanWire { message: message.into(), path: path.into() }
+        Error::PelicanWire {
+            message: message.into(),
+            path: path.into(),
+        }
     }
     /// Integer overflow in evaluation or constant folding: a clear error, never a wrap.
     pub fn overflow(what: &str) -> Self {

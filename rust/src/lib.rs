@@ -3,13 +3,12 @@
 //! multi-core (LNC) split passes. Nothing in this crate outside `py/` knows about
 //! Python; `cargo test` exercises it without an interpreter.
 
-pub mod error;
-pub mod pelican;
 pub mod bir;
+pub mod error;
 pub mod passes;
+pub mod pelican;
 
 #[cfg(feature = "python")]
 mod py;
 
 pub use error::{Error, Result};
-

@@ -98,13 +98,35 @@ def small_module_dict() -> dict[str, Any]:
                                                 "name": "b",
                                                 "opcode": "TensorScalar",
                                                 "ins": [
-                                                    {"kind": "imm_value", "dtype": "float32", "value": 2.5, "imm_x": 0},
-                                                    {"kind": "register_access", "regref": "r0", "other_x": True},
+                                                    {
+                                                        "kind": "imm_value",
+                                                        "dtype": "float32",
+                                                        "value": 2.5,
+                                                        "imm_x": 0,
+                                                    },
+                                                    {
+                                                        "kind": "register_access",
+                                                        "regref": "r0",
+                                                        "other_x": True,
+                                                    },
                                                 ],
                                                 "outs": [],
                                                 "dependencies": [["a", "Flow"], "a"],
                                                 "predicates": [
-                                                    {"expr": aff([({"kind": "AffIVKind", "axis": "i"}, 1)], -1)}
+                                                    {
+                                                        "expr": aff(
+                                                            [
+                                                                (
+                                                                    {
+                                                                        "kind": "AffIVKind",
+                                                                        "axis": "i",
+                                                                    },
+                                                                    1,
+                                                                )
+                                                            ],
+                                                            -1,
+                                                        )
+                                                    }
                                                 ],
                                             }
                                         ],
@@ -123,8 +145,16 @@ def small_module_dict() -> dict[str, Any]:
                             {
                                 "name": "cc",
                                 "opcode": "CollectiveCompute",
-                                "cc_channel": {"kind": "AllReduce", "replica_groups": [[0, 1]], "op": "add"},
-                                "recv_from_rank": {"kind": "ModuloKind", "numer": aff([(SHARD2, 1)], 1), "denom": 2},
+                                "cc_channel": {
+                                    "kind": "AllReduce",
+                                    "replica_groups": [[0, 1]],
+                                    "op": "add",
+                                },
+                                "recv_from_rank": {
+                                    "kind": "ModuloKind",
+                                    "numer": aff([(SHARD2, 1)], 1),
+                                    "denom": 2,
+                                },
                                 "send_to_rank": 1,
                                 "queue": 0,
                                 "ins": [],
@@ -146,7 +176,11 @@ def small_module_dict() -> dict[str, Any]:
                                 "ins": [],
                                 "outs": [],
                                 "predicates": [
-                                    {"expr": aff([({"kind": "IntRuntimeValueKind", "regref": "r0"}, 1)])}
+                                    {
+                                        "expr": aff(
+                                            [({"kind": "IntRuntimeValueKind", "regref": "r0"}, 1)]
+                                        )
+                                    }
                                 ],
                             },
                         ],
@@ -154,7 +188,11 @@ def small_module_dict() -> dict[str, Any]:
                 ],
                 "func_x": None,
             },
-            {"name": "aux", "allocations": [], "basic_blocks": [{"name": "abb", "instructions": []}]},
+            {
+                "name": "aux",
+                "allocations": [],
+                "basic_blocks": [{"name": "abb", "instructions": []}],
+            },
         ],
         "module_x": {"any": ["thing", 1, 2.25, True, None]},
     }

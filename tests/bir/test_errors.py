@@ -69,7 +69,9 @@ def _set_register(d: D) -> None:
     ],
     ids=["memsetref", "memref", "dependency", "axis", "register"],
 )
-def test_dangling_reference_is_bir_json_error_with_path(mutate: Callable[[D], None], path: str) -> None:
+def test_dangling_reference_is_bir_json_error_with_path(
+    mutate: Callable[[D], None], path: str
+) -> None:
     d = small_module_dict()
     mutate(d)
     e = _raises(d)
@@ -164,17 +166,72 @@ WRONG: list[tuple[str, Any, str, str]] = [
     ("arch", "pentium", "$.arch", "Unknown architecture"),
     (f"{F0}/name", None, "$.functions[0].name", "expected a string"),
     (f"{F0}/shard_ids", [0], "$.functions[0].shard_ids[0]", "must be > 0"),
-    (f"{F0}/allocations/0/dtype", "float128", "$.functions[0].allocations[0].dtype", "Unknown dtype"),
-    (f"{F0}/allocations/0/tensor_shape", [128, "4"], "$.functions[0].allocations[0].tensor_shape[1]", "integer"),
-    (f"{F0}/allocations/0/tensor_shape", [128, -4], "$.functions[0].allocations[0].tensor_shape[1]", "≥ 0"),
-    (f"{F0}/allocations/0/partition_dim", 7, "$.functions[0].allocations[0].partition_dim", "outside"),
-    (f"{F0}/allocations/0/locations/0/type", "HBM", "$.functions[0].allocations[0].locations[0].type", "Unknown memory type"),
-    (f"{F0}/allocations/0/locations/0/addr", 1.5, "$.functions[0].allocations[0].locations[0].addr", "integer"),
-    (f"{F0}/allocations/0/locations/0/addr", 2**64, "$.functions[0].allocations[0].locations[0].addr", "integer"),
-    (f"{F0}/allocations/0/locations/0/addr", 2**63, "$.functions[0].allocations[0].locations[0].addr", "64 bits"),
-    (f"{F0}/allocations/0/locations/0/allocated", "yes", "$.functions[0].allocations[0].locations[0].allocated", "boolean"),
-    (f"{F0}/allocations/1/locations/0/remote_local_target", {"name": "x"}, "$.functions[0].allocations[1].locations[0].remote_local_target", "remote_local_target"),
-    (f"{F0}/allocations/1/addr_space", "Remote", "$.functions[0].allocations[1].addr_space", "Unknown addr_space"),
+    (
+        f"{F0}/allocations/0/dtype",
+        "float128",
+        "$.functions[0].allocations[0].dtype",
+        "Unknown dtype",
+    ),
+    (
+        f"{F0}/allocations/0/tensor_shape",
+        [128, "4"],
+        "$.functions[0].allocations[0].tensor_shape[1]",
+        "integer",
+    ),
+    (
+        f"{F0}/allocations/0/tensor_shape",
+        [128, -4],
+        "$.functions[0].allocations[0].tensor_shape[1]",
+        "≥ 0",
+    ),
+    (
+        f"{F0}/allocations/0/partition_dim",
+        7,
+        "$.functions[0].allocations[0].partition_dim",
+        "outside",
+    ),
+    (
+        f"{F0}/allocations/0/locations/0/type",
+        "HBM",
+        "$.functions[0].allocations[0].locations[0].type",
+        "Unknown memory type",
+    ),
+    (
+        f"{F0}/allocations/0/locations/0/addr",
+        1.5,
+        "$.functions[0].allocations[0].locations[0].addr",
+        "integer",
+    ),
+    (
+        f"{F0}/allocations/0/locations/0/addr",
+        2**64,
+        "$.functions[0].allocations[0].locations[0].addr",
+        "integer",
+    ),
+    (
+        f"{F0}/allocations/0/locations/0/addr",
+        2**63,
+        "$.functions[0].allocations[0].locations[0].addr",
+        "64 bits",
+    ),
+    (
+        f"{F0}/allocations/0/locations/0/allocated",
+        "yes",
+        "$.functions[0].allocations[0].locations[0].allocated",
+        "boolean",
+    ),
+    (
+        f"{F0}/allocations/1/locations/0/remote_local_target",
+        {"name": "x"},
+        "$.functions[0].allocations[1].locations[0].remote_local_target",
+        "remote_local_target",
+    ),
+    (
+        f"{F0}/allocations/1/addr_space",
+        "Remote",
+        "$.functions[0].allocations[1].addr_space",
+        "Unknown addr_space",
+    ),
     (f"{I0}/opcode", "Frobnicate", f"{INST0}.opcode", "Unknown opcode"),
     (f"{I0}/opcode", 32, f"{INST0}.opcode", "expected a string"),
     (f"{I0}/mode", "Scatter", f"{INST0}.mode", "Unknown DMACopy mode"),
@@ -186,29 +243,68 @@ WRONG: list[tuple[str, Any, str, str]] = [
     (f"{I0}/predicates/0/junk", 1, f"{INST0}.predicates[0].junk", "unknown key"),
     (f"{I0}/dependencies", [[]], f"{INST0}.dependencies[0]", "dependency"),
     (f"{I0}/dependencies", [5], f"{INST0}.dependencies[0]", "dependency"),
-    (f"{F0}/basic_blocks/0/instructions/1/axis/step", 0, "$.functions[0].basic_blocks[0].instructions[1].axis", "step"),
-    (f"{F0}/basic_blocks/0/instructions/2/cores", [0, "1"], "$.functions[0].basic_blocks[0].instructions[2].cores[1]", "integer"),
-    (f"{F0}/basic_blocks/0/instructions/3/cc_channel", 5, "$.functions[0].basic_blocks[0].instructions[3].cc_channel", "must be an object"),
-    (f"{F0}/basic_blocks/0/instructions/3/send_to_rank", "x", "$.functions[0].basic_blocks[0].instructions[3].send_to_rank", "integer or an expression"),
-    (f"{F0}/basic_blocks/0/instructions/4/replication_resolution", [2], "$.functions[0].basic_blocks[0].instructions[4].replication_resolution", "integer or an expression"),
+    (
+        f"{F0}/basic_blocks/0/instructions/1/axis/step",
+        0,
+        "$.functions[0].basic_blocks[0].instructions[1].axis",
+        "step",
+    ),
+    (
+        f"{F0}/basic_blocks/0/instructions/2/cores",
+        [0, "1"],
+        "$.functions[0].basic_blocks[0].instructions[2].cores[1]",
+        "integer",
+    ),
+    (
+        f"{F0}/basic_blocks/0/instructions/3/cc_channel",
+        5,
+        "$.functions[0].basic_blocks[0].instructions[3].cc_channel",
+        "must be an object",
+    ),
+    (
+        f"{F0}/basic_blocks/0/instructions/3/send_to_rank",
+        "x",
+        "$.functions[0].basic_blocks[0].instructions[3].send_to_rank",
+        "integer or an expression",
+    ),
+    (
+        f"{F0}/basic_blocks/0/instructions/4/replication_resolution",
+        [2],
+        "$.functions[0].basic_blocks[0].instructions[4].replication_resolution",
+        "integer or an expression",
+    ),
     # missing required keys
     ("name", _DELETE, "$", 'missing required key "name"'),
     ("functions", _DELETE, "$", 'missing required key "functions"'),
     (f"{F0}/name", _DELETE, "$.functions[0]", 'missing required key "name"'),
     (f"{F0}/allocations/0/dtype", _DELETE, "$.functions[0].allocations[0]", '"dtype"'),
-    (f"{F0}/allocations/0/locations/0/type", _DELETE, "$.functions[0].allocations[0].locations[0]", '"type"'),
+    (
+        f"{F0}/allocations/0/locations/0/type",
+        _DELETE,
+        "$.functions[0].allocations[0].locations[0]",
+        '"type"',
+    ),
     (f"{F0}/basic_blocks/0/name", _DELETE, "$.functions[0].basic_blocks[0]", '"name"'),
     (f"{I0}/name", _DELETE, INST0, '"name"'),
     (f"{I0}/opcode", _DELETE, INST0, '"opcode"'),
     (f"{I0}/outs/0/kind", _DELETE, f"{INST0}.outs[0]", '"kind"'),
     (f"{I0}/outs/0/ap", _DELETE, f"{INST0}.outs[0]", '"ap"'),
     (f"{I0}/predicates/0/expr", _DELETE, f"{INST0}.predicates[0]", '"expr"'),
-    (f"{F0}/basic_blocks/0/instructions/1/axis", _DELETE, "$.functions[0].basic_blocks[0].instructions[1]", '"axis"'),
+    (
+        f"{F0}/basic_blocks/0/instructions/1/axis",
+        _DELETE,
+        "$.functions[0].basic_blocks[0].instructions[1]",
+        '"axis"',
+    ),
 ]
 
 
-@pytest.mark.parametrize("path, value, json_path, fragment", WRONG, ids=[f"{w[0]}={w[1]!r}"[:60] for w in WRONG])
-def test_wrong_or_missing_value_is_bir_json_error(path: str, value: Any, json_path: str, fragment: str) -> None:
+@pytest.mark.parametrize(
+    "path, value, json_path, fragment", WRONG, ids=[f"{w[0]}={w[1]!r}"[:60] for w in WRONG]
+)
+def test_wrong_or_missing_value_is_bir_json_error(
+    path: str, value: Any, json_path: str, fragment: str
+) -> None:
     d = small_module_dict()
     _mut(path, value)(d)
     e = _raises(d)
@@ -218,12 +314,32 @@ def test_wrong_or_missing_value_is_bir_json_error(path: str, value: Any, json_pa
 
 WIRE: list[tuple[Any, str, str]] = [
     ({"kind": "APIndexKind"}, ".kind", "Walrus doesn't support this kind of Expr: APIndexKind"),
-    ({"kind": "SumKind", "n_terms": 3, "terms": [{"kind": "ShardIDKind", "ub": 2}]}, ".n_terms", "Number of terms don't match"),
-    ({"kind": "FloorDivKind", "numer": {"kind": "ShardIDKind", "ub": 2}, "denom": 0}, "", "Unsupported denom for DivLikeExpr!"),
+    (
+        {"kind": "SumKind", "n_terms": 3, "terms": [{"kind": "ShardIDKind", "ub": 2}]},
+        ".n_terms",
+        "Number of terms don't match",
+    ),
+    (
+        {"kind": "FloorDivKind", "numer": {"kind": "ShardIDKind", "ub": 2}, "denom": 0},
+        "",
+        "Unsupported denom for DivLikeExpr!",
+    ),
     ({"kind": "ShardIDKind"}, "", 'missing key "ub"'),
     ({"kind": "ShardIDKind", "ub": "2"}, ".ub", "integer"),
-    ({"kind": "CCGetRankKind", "iteration_id": -1, "channel_id": 0}, "", "Invalid iteration_id or channel_id"),
-    ({"kind": "AffExprKind", "terms": [{"idx": {"kind": "SumKind", "n_terms": 0, "terms": []}, "coeff": 1}], "c": 0}, "", "index"),
+    (
+        {"kind": "CCGetRankKind", "iteration_id": -1, "channel_id": 0},
+        "",
+        "Invalid iteration_id or channel_id",
+    ),
+    (
+        {
+            "kind": "AffExprKind",
+            "terms": [{"idx": {"kind": "SumKind", "n_terms": 0, "terms": []}, "coeff": 1}],
+            "c": 0,
+        },
+        "",
+        "index",
+    ),
     ("notanobject", "", "pelican expression object"),
 ]
 
@@ -276,7 +392,11 @@ def test_deep_nesting_is_an_error_not_a_crash(where: str) -> None:
                 + str(k)
                 + '", "opcode": "Loop"}'
             )
-        text = '{"functions": [{"basic_blocks": [{"instructions": [' + inst + '], "name": "bb"}], "name": "main"}], "name": "m", "version": 2}'
+        text = (
+            '{"functions": [{"basic_blocks": [{"instructions": ['
+            + inst
+            + '], "name": "bb"}], "name": "main"}], "name": "m", "version": 2}'
+        )
     with pytest.raises(BirJsonError) as ei:
         Module.from_json(text)
     m = ei.value.message

@@ -13,7 +13,9 @@ from lncsplit._core import generate_corpus, generate_module
 
 def test_gen_same_seed_gives_same_bytes() -> None:
     for seed in (0, 1, 2**40):
-        assert generate_module(seed, 1500, 2).to_bytes() == generate_module(seed, 1500, 2).to_bytes()
+        assert (
+            generate_module(seed, 1500, 2).to_bytes() == generate_module(seed, 1500, 2).to_bytes()
+        )
     assert generate_module(1, 1500, 2).to_bytes() != generate_module(2, 1500, 2).to_bytes()
 
 
@@ -66,10 +68,14 @@ def test_gen_module_is_valid_and_realistic(lnc: int) -> None:
     _walk(main["basic_blocks"], insts)
     # ShardId ub == lnc everywhere.
     text = json.dumps(d)
-    assert f'"ShardIDKind", "ub": {lnc}' in text and text.count('"ShardIDKind"') == text.count(f'"ShardIDKind", "ub": {lnc}')
+    assert f'"ShardIDKind", "ub": {lnc}' in text and text.count('"ShardIDKind"') == text.count(
+        f'"ShardIDKind", "ub": {lnc}'
+    )
     # Loops with nested regions and AffIVKind uses.
     loops = [i for i in insts if i["opcode"] == "Loop"]
-    assert loops and any(any(j["opcode"] == "Loop" for b in lp["blocks"] for j in b["instructions"]) for lp in loops)
+    assert loops and any(
+        any(j["opcode"] == "Loop" for b in lp["blocks"] for j in b["instructions"]) for lp in loops
+    )
     assert _has(loops, "AffIVKind")
     # CoreBarriers active on all cores (no predicates), dense ids 0, 1, ….
     cbs = [i for i in insts if i["opcode"] == "CoreBarrier"]
@@ -82,7 +88,10 @@ def test_gen_module_is_valid_and_realistic(lnc: int) -> None:
     # CollectiveCompute with shard-dependent ranks (lnc > 1).
     ccs = [i for i in insts if i["opcode"] == "CollectiveCompute"]
     assert bool(ccs) == (lnc > 1)
-    assert all(_has(c["recv_from_rank"], "ShardIDKind") and _has(c["send_to_rank"], "ShardIDKind") for c in ccs)
+    assert all(
+        _has(c["recv_from_rank"], "ShardIDKind") and _has(c["send_to_rank"], "ShardIDKind")
+        for c in ccs
+    )
     # Shard-predicated instructions (lnc > 1).
     assert any(_has(i.get("predicates", []), "ShardIDKind") for i in insts) == (lnc > 1)
     # Replicated matmults read a replicated ifmap set with rows·R ≤ 128.
@@ -99,7 +108,9 @@ def test_gen_module_is_valid_and_realistic(lnc: int) -> None:
     shared = [s for s in main["allocations"] if s.get("addr_space") == "Shared"]
     # Shared DRAM is left unplaced: the pipeline places it once, on core 0 (order 82).
     assert shared and all(
-        "addr" not in loc and "is_shared_post_dram_alloc" not in loc for s in shared for loc in s["locations"]
+        "addr" not in loc and "is_shared_post_dram_alloc" not in loc
+        for s in shared
+        for loc in s["locations"]
     )
     # Dependencies name earlier instructions.
     seen: set[str] = set()

@@ -11,17 +11,52 @@ from hypothesis import strategies as st
 from lncsplit import LncsplitError, Module
 from lncsplit._core import generate_module
 
-_BASES = [json.dumps(small_module_dict()), generate_module(4, 60, 2).to_json(), generate_module(8, 40, 4).to_json()]
+_BASES = [
+    json.dumps(small_module_dict()),
+    generate_module(4, 60, 2).to_json(),
+    generate_module(8, 40, 4).to_json(),
+]
 
 JUNK = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8),
     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
     max_leaves=6,
 )
 NAMES = st.sampled_from(
-    ["kind", "name", "opcode", "memsetref", "memref", "axis", "ub", "terms", "idx", "ap", "addrs", "version",
-     "functions", "basic_blocks", "instructions", "blocks", "predicates", "expr", "dependencies", "regref", "n_terms",
-     "Loop", "ShardIDKind", "AffIVKind", "symbolic_ap", "main", "t", "i"]
+    [
+        "kind",
+        "name",
+        "opcode",
+        "memsetref",
+        "memref",
+        "axis",
+        "ub",
+        "terms",
+        "idx",
+        "ap",
+        "addrs",
+        "version",
+        "functions",
+        "basic_blocks",
+        "instructions",
+        "blocks",
+        "predicates",
+        "expr",
+        "dependencies",
+        "regref",
+        "n_terms",
+        "Loop",
+        "ShardIDKind",
+        "AffIVKind",
+        "symbolic_ap",
+        "main",
+        "t",
+        "i",
+    ]
 )
 
 
@@ -66,11 +101,19 @@ def mutated(draw: st.DrawFn) -> str:
     text = json.dumps(doc, sort_keys=draw(st.booleans()))
     if draw(st.integers(0, 9)) == 0:  # sometimes break the text itself
         cut = draw(st.integers(0, len(text)))
-        text = text[:cut] + draw(st.sampled_from(["", "}", "]", ",", '"', "@", "\\u12"])) + text[cut + 1 :]
+        text = (
+            text[:cut]
+            + draw(st.sampled_from(["", "}", "]", ",", '"', "@", "\\u12"]))
+            + text[cut + 1 :]
+        )
     return text
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(text=mutated())
 def test_mutated_modules_give_only_typed_errors(text: str) -> None:
     try:

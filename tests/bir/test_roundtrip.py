@@ -48,7 +48,9 @@ def test_every_modelled_key_round_trips() -> None:
     # arch canonical name, predicates always carry "ge", "ins"/"outs" always
     # written, the function's shard-id set written.
     d["arch"] = "gen3"
-    pred = d["functions"][0]["basic_blocks"][0]["instructions"][1]["blocks"][0]["instructions"][0]["predicates"][0]
+    pred = d["functions"][0]["basic_blocks"][0]["instructions"][1]["blocks"][0]["instructions"][0][
+        "predicates"
+    ][0]
     pred["ge"] = True
     d["functions"][0]["basic_blocks"][0]["instructions"][5]["predicates"][0]["ge"] = True
     d["functions"][0]["shard_ids"] = [2]
@@ -79,7 +81,9 @@ def test_key_order_in_the_input_does_not_matter() -> None:
 
 def test_written_key_order_is_fixed() -> None:
     out = _load(small_module_dict()).to_json()
-    assert out.startswith('{"version":2,"name":"k_nc_symbolic","arch":"gen3","artifact_path":"out/k"')
+    assert out.startswith(
+        '{"version":2,"name":"k_nc_symbolic","arch":"gen3","artifact_path":"out/k"'
+    )
     d = json.loads(out)
     assert [f["name"] for f in d["functions"]] == ["main", "aux"]
     inst = d["functions"][0]["basic_blocks"][0]["instructions"][0]
@@ -148,7 +152,9 @@ def test_v1_file_is_written_as_v2() -> None:
     assert m.version == 1
     out = json.loads(m.to_json())
     assert out["version"] == 2
-    arg = out["functions"][0]["basic_blocks"][0]["instructions"][0]["blocks"][0]["instructions"][0]["outs"][0]
+    arg = out["functions"][0]["basic_blocks"][0]["instructions"][0]["blocks"][0]["instructions"][0][
+        "outs"
+    ][0]
     iv = {"kind": "AffIVKind", "axis": "i"}
     assert arg["addrs"] == [aff([], 0), aff([(iv, 2)], 1)]
     assert arg["tile_addrs"] == {"kind": "FloorDivKind", "numer": aff([(iv, 3)], 0), "denom": 2}
@@ -157,7 +163,9 @@ def test_v1_file_is_written_as_v2() -> None:
     # Written as v1 on request, it reads back to the same module.
     v1 = json.loads(m.to_json(version=1))
     assert v1["version"] == 1  # v1 expressions are only readable under version 1
-    a1 = v1["functions"][0]["basic_blocks"][0]["instructions"][0]["blocks"][0]["instructions"][0]["outs"][0]
+    a1 = v1["functions"][0]["basic_blocks"][0]["instructions"][0]["blocks"][0]["instructions"][0][
+        "outs"
+    ][0]
     assert a1["addrs"][1] == v1_axis
     assert Module.from_json(json.dumps(v1)).to_json() == m.to_json()
 

@@ -52,14 +52,23 @@ def test_instruction_view_exposes_everything(m: Module) -> None:
     assert [x.kind for x in a.outs] == ["symbolic_ap"]
     assert a.indirection_ins == []
     assert [(p.expr.to_json(), p.ge) for p in a.predicates] == [
-        ({"kind": "AffExprKind", "terms": [{"idx": {"kind": "ShardIDKind", "ub": 2}, "coeff": -1}], "c": 0}, False)
+        (
+            {
+                "kind": "AffExprKind",
+                "terms": [{"idx": {"kind": "ShardIDKind", "ub": 2}, "coeff": -1}],
+                "c": 0,
+            },
+            False,
+        )
     ]
     # Predicates and addresses are pelican objects of the module's own arena.
     assert [p.eval({"shard": 0}) for p in a.predicates] == [True]
     assert a.eval_mask({"shard": 1}) == 0 and a.eval_mask({"shard": 0}) == 1
     assert a.fields == {"mode": "Transpose", "weird": {"k": 1}}
     assert a.axis is None and a.blocks == []
-    assert a.to_dict() == json.loads(m.to_json())["functions"][0]["basic_blocks"][0]["instructions"][0]
+    assert (
+        a.to_dict() == json.loads(m.to_json())["functions"][0]["basic_blocks"][0]["instructions"][0]
+    )
     loop = by_name["l"]
     assert loop.opcode == "Loop" and loop.opcode_code == 105 and loop.engine == "Unassigned"
     assert loop.axis == {"name": "i", "lo": 0, "ub": 4, "step": 1}
@@ -83,11 +92,23 @@ def test_instruction_view_exposes_everything(m: Module) -> None:
 def test_argument_view_exposes_everything(m: Module) -> None:
     a = m.functions[0].blocks[0].instructions[0]
     p = a.ins[0]
-    assert (p.kind, p.dtype, p.memsetref, p.memref, p.offset) == ("physical_ap", "bfloat16", "d", "d_dram", 8)
+    assert (p.kind, p.dtype, p.memsetref, p.memref, p.offset) == (
+        "physical_ap",
+        "bfloat16",
+        "d",
+        "d_dram",
+        8,
+    )
     assert p.ap == [[64, 128], [1, 64]]
     assert p.addrs == [] and p.tile_addrs is None and p.block_addrs is None
     s = a.outs[0]
-    assert (s.kind, s.dtype, s.memsetref, s.memref, s.offset) == ("symbolic_ap", "float32", "t", None, None)
+    assert (s.kind, s.dtype, s.memsetref, s.memref, s.offset) == (
+        "symbolic_ap",
+        "float32",
+        "t",
+        None,
+        None,
+    )
     assert s.ap == [[4, 64], [1, 4]]
     assert s.addrs[1].to_json() == {"kind": "AffExprKind", "terms": [], "c": 0}
     assert s.addrs[1].eval({}) == 0
@@ -95,7 +116,11 @@ def test_argument_view_exposes_everything(m: Module) -> None:
     b = m.functions[0].blocks[0].instructions[1].blocks[0].instructions[0]
     imm, other = b.ins
     assert (imm.kind, imm.dtype, imm.value, imm.ap) == ("imm_value", "float32", 2.5, None)
-    assert other.kind == "register_access" and other.to_dict() == {"kind": "register_access", "regref": "r0", "other_x": True}
+    assert other.kind == "register_access" and other.to_dict() == {
+        "kind": "register_access",
+        "regref": "r0",
+        "other_x": True,
+    }
     assert "symbolic_ap" in repr(s)
 
 
@@ -103,13 +128,29 @@ def test_memory_views_expose_everything(m: Module) -> None:
     f = m.functions[0]
     t, d = f.allocations
     assert (t.name, t.kind, t.dtype, t.tensor_shape, t.partition_dim, t.addr_space) == (
-        "t", "Internal", "float32", [128, 4], 0, "Local",
+        "t",
+        "Internal",
+        "float32",
+        [128, 4],
+        0,
+        "Local",
     )
     assert (t.partitions, t.bytes_per_partition) == (128, 16)
     assert d.addr_space == "Shared" and d.bytes_per_partition == 128
     loc = d.locations[0]
-    assert (loc.name, loc.type, loc.set_name, loc.addr, loc.bank, loc.base) == ("d_dram", "DRAM", "d", 4096, None, None)
-    assert loc.allocated is None and loc.is_shared_post_dram_alloc is True and loc.written_by_another_core is None
+    assert (loc.name, loc.type, loc.set_name, loc.addr, loc.bank, loc.base) == (
+        "d_dram",
+        "DRAM",
+        "d",
+        4096,
+        None,
+        None,
+    )
+    assert (
+        loc.allocated is None
+        and loc.is_shared_post_dram_alloc is True
+        and loc.written_by_another_core is None
+    )
     assert loc.remote_local_target == {"name": "d_dram", "core": 0}
     assert "d_dram" in repr(loc) and "[256, 64]" in repr(d)
 
@@ -123,8 +164,15 @@ def test_memory_location_setters_write_through(m: Module) -> None:
     loc.remote_local_target = {"name": "t_sb", "core": 0}
     out = json.loads(m.to_json())["functions"][0]["allocations"][0]["locations"][0]
     assert out == {
-        "name": "t_sb", "type": "SB", "addr": 512, "bank": 3, "base": 32, "allocated": True,
-        "is_shared_post_dram_alloc": False, "remote_local_target": {"name": "t_sb", "core": 0}, "loc_x": 1.5,
+        "name": "t_sb",
+        "type": "SB",
+        "addr": 512,
+        "bank": 3,
+        "base": 32,
+        "allocated": True,
+        "is_shared_post_dram_alloc": False,
+        "remote_local_target": {"name": "t_sb", "core": 0},
+        "loc_x": 1.5,
     }
     loc.addr = None
     loc.remote_local_target = None
@@ -165,5 +213,7 @@ def test_views_cover_a_generated_module() -> None:
             for a in i.ins + i.outs:
                 assert a.to_dict()["kind"] == a.kind
         for s, sd in zip(f.allocations, fd["allocations"], strict=True):
-            assert s.name == sd["name"] and [loc.name for loc in s.locations] == [x["name"] for x in sd["locations"]]
+            assert s.name == sd["name"] and [loc.name for loc in s.locations] == [
+                x["name"] for x in sd["locations"]
+            ]
     assert seen == m.instruction_count() == 2000

@@ -5,8 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 WRITTEN_TAGS = {
-    "CCGetRankKind", "IndirectArgId", "AffIVKind", "IntRuntimeValueKind", "ShardIDKind",
-    "AffExprKind", "SumKind", "MultKind", "FloorDivKind", "ModuloKind", "CCDivKind",
+    "CCGetRankKind",
+    "IndirectArgId",
+    "AffIVKind",
+    "IntRuntimeValueKind",
+    "ShardIDKind",
+    "AffExprKind",
+    "SumKind",
+    "MultKind",
+    "FloorDivKind",
+    "ModuloKind",
+    "CCDivKind",
 }
 LEAF_TAGS = {"AffIVKind", "IntRuntimeValueKind", "ShardIDKind"}
 

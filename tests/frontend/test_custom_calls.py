@@ -41,8 +41,7 @@ def _cc(
     target: str, sharding: str = "{devices=[2]1,0}", shape: str = "f32[8]{0}"
 ) -> HloInstruction:
     line = (
-        f'%x = {shape} custom-call({shape} %p), custom_call_target="{target}", '
-        f"sharding={sharding}"
+        f'%x = {shape} custom-call({shape} %p), custom_call_target="{target}", sharding={sharding}'
     )
     instr = HloInstruction.parse_line(line)
     assert instr is not None
@@ -51,8 +50,11 @@ def _cc(
 
 # -- whitelist ------------------------------------------------------------------------------------
 def test_whitelist_has_seed_targets() -> None:
-    for t in ("AwsNeuronLNCShardingConstraint", "AwsNeuronTransferWithStaticRing",
-              "AwsNeuronCollectiveMatmul"):
+    for t in (
+        "AwsNeuronLNCShardingConstraint",
+        "AwsNeuronTransferWithStaticRing",
+        "AwsNeuronCollectiveMatmul",
+    ):
         assert t in AWS_NEURON_CUSTOM_CALL_TARGETS
         check_custom_call(t)
 
@@ -101,8 +103,10 @@ def test_duplicate_of_default_registration_logs(caplog: pytest.LogCaptureFixture
     assert "Failed to register custom call partitioner for AwsNeuronLNCShardingConstraint" in (
         caplog.text
     )
-    assert isinstance(get_custom_call_partitioner("AwsNeuronLNCShardingConstraint"),
-                      LNCShardingConstraintPartitioner)
+    assert isinstance(
+        get_custom_call_partitioner("AwsNeuronLNCShardingConstraint"),
+        LNCShardingConstraintPartitioner,
+    )
 
 
 def test_base_partitioner_is_unimplemented() -> None:
@@ -153,8 +157,11 @@ def test_cost_zero_for_constraint() -> None:
 
 # -- penguin printer ------------------------------------------------------------------------------
 def test_penguin_printer_line() -> None:
-    instr = _cc("AwsNeuronLNCShardingConstraint", "{devices=[2,1]<=[2] metadata={op_name=\"a\"}}",
-                "f32[8,4]{1,0}")
+    instr = _cc(
+        "AwsNeuronLNCShardingConstraint",
+        '{devices=[2,1]<=[2] metadata={op_name="a"}}',
+        "f32[8,4]{1,0}",
+    )
     assert print_lnc_sharding_constraint(instr) == (
         "x = ctx.LNCShardingConstraintOp(p, target_name=AwsNeuronLNCShardingConstraint, "
         "sharding={devices=[2,1]<=[2]})"
@@ -188,7 +195,11 @@ ENTRY %main (p0: f32[4]) -> f32[4] {{
 def test_is_custom_call_loading_param() -> None:
     m = HloModule.parse(NESTED)
     assert [is_custom_call_loading_param(i) for i in m.instructions] == [
-        False, True, True, True, False
+        False,
+        True,
+        True,
+        True,
+        False,
     ]
 
 

@@ -71,7 +71,7 @@ def test_short_form_without_percent_and_operand_shapes() -> None:
     text = (
         "HloModule m\n\nENTRY main {\n"
         "  p1 = f32[16,32] parameter(0)\n"
-        "  custom-call.5 = f32[16,32] custom-call(p1), custom_call_target=\"Sharding\", "
+        '  custom-call.5 = f32[16,32] custom-call(p1), custom_call_target="Sharding", '
         "sharding={devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}\n"
         "}\n"
     )
@@ -83,12 +83,12 @@ def test_short_form_without_percent_and_operand_shapes() -> None:
 
 def test_unmodelled_lines_and_attributes_kept() -> None:
     text = (
-        "HloModule m, is_scheduled=true, frontend_attributes={xla.sdy.meshes=\"{mesh}\"}\n"
+        'HloModule m, is_scheduled=true, frontend_attributes={xla.sdy.meshes="{mesh}"}\n'
         "// a comment line\n"
         "ENTRY %e (p: f32[4]) -> f32[4] {\n"
-        "  %p = f32[4]{0} parameter(0), frontend_attributes={a=\"b\"}\n"
+        '  %p = f32[4]{0} parameter(0), frontend_attributes={a="b"}\n'
         "  this is not an instruction\n"
-        "  %n = f32[4]{0} custom-call(%p), custom_call_target=\"X\", sharding={mesh[a=2], [{a}]},"
+        '  %n = f32[4]{0} custom-call(%p), custom_call_target="X", sharding={mesh[a=2], [{a}]},'
         " api_version=API_VERSION_UNSPECIFIED, weird_flag\n"
         "  ROOT %r = f32[4]{0} negate(f32[4]{0} %n)\n"
         "}\n"
@@ -116,7 +116,7 @@ def test_setting_sharding_updates_text() -> None:
 def test_dynamic_and_layout_shapes() -> None:
     text = (
         "HloModule m\nENTRY %e () -> f32[<=8,4] {\n"
-        "  ROOT %c = f32[<=8,4]{1,0:T(8,128)} custom-call(), custom_call_target=\"X\"\n}\n"
+        '  ROOT %c = f32[<=8,4]{1,0:T(8,128)} custom-call(), custom_call_target="X"\n}\n'
     )
     m = HloModule.parse(text)
     c = m.get("c")

@@ -40,8 +40,9 @@ def _instructions(d: dict[str, Any]) -> list[dict[str, Any]]:
     return [i for b in d["functions"][0]["basic_blocks"] for i in b["instructions"]]
 
 
-def _check_symbolic(d: dict[str, Any], name: str, shape: tuple[int, ...], sharding: str,
-                    n: int) -> None:
+def _check_symbolic(
+    d: dict[str, Any], name: str, shape: tuple[int, ...], sharding: str, n: int
+) -> None:
     """On each core exactly one instruction for %name survives; it reads XLA's tile."""
     s = HloSharding.parse(sharding)
     assert "nc_symbolic" in d["name"] and d["version"] == 2
@@ -239,8 +240,10 @@ def test_property_each_core_reads_xla_tile_after_split(
             preds = inst.get("predicates", [])
             if inst["name"].split(".")[0] != "x" or not all(predicate_holds(p, c) for p in preds):
                 continue
-            vals = [lncsplit.pelican.Context.from_json(e).eval({"shard": c})
-                    for e in inst["outs"][0]["addrs"]]
+            vals = [
+                lncsplit.pelican.Context.from_json(e).eval({"shard": c})
+                for e in inst["outs"][0]["addrs"]
+            ]
             assert vals == list(s.tile_offset_for_device(shape, c))
     cores = lncsplit.split([module], n)
     assert len(cores) == n

@@ -81,8 +81,9 @@ def test_partial_replicate_dynamic_slice_then_permute() -> None:
 
 
 def test_all_gather_to_partial_replicate() -> None:
-    plan = plan_reshard(P("{devices=[2,2]<=[4]}"),
-                        P("{devices=[2,1,2]<=[4] last_tile_dim_replicate}"), [8, 8])
+    plan = plan_reshard(
+        P("{devices=[2,2]<=[4]}"), P("{devices=[2,1,2]<=[4] last_tile_dim_replicate}"), [8, 8]
+    )
     assert plan.path == "all-gather-to-partial-replicate"
     assert plan.kinds == ["all-gather"]
     assert plan.steps[0].replica_groups == [[0, 1], [2, 3]]
@@ -115,8 +116,9 @@ def test_maximal_source_broadcasts() -> None:
 
 
 def test_tuple_recurses_per_leaf() -> None:
-    plan = plan_reshard(P("{{devices=[2]0,1}, {replicated}}"),
-                        P("{{devices=[2]1,0}, {replicated}}"), [[4], [2]])
+    plan = plan_reshard(
+        P("{{devices=[2]0,1}, {replicated}}"), P("{{devices=[2]1,0}, {replicated}}"), [[4], [2]]
+    )
     assert plan.path == "tuple"
     assert [p.kinds for p in plan.leaf_plans] == [["collective-permute"], ["none"]]
 
@@ -133,5 +135,11 @@ def test_default_action_is_all_gather_then_dynamic_slice() -> None:
 
 
 def test_step_kinds_are_documented() -> None:
-    assert set(STEP_KINDS) == {"none", "collective-permute", "all-to-all", "dynamic-slice",
-                               "all-gather", "replicate"}
+    assert set(STEP_KINDS) == {
+        "none",
+        "collective-permute",
+        "all-to-all",
+        "dynamic-slice",
+        "all-gather",
+        "replicate",
+    }

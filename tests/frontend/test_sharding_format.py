@@ -106,9 +106,7 @@ def test_iota_identity_perm_merges_to_single_dim() -> None:
 def test_iota_size_one_dims_dropped_and_runs_merged() -> None:
     ta = TileAssignment.iota([3, 4, 5], [1, 3, 1, 4, 1, 5], [4, 3, 2, 5, 1, 0])
     assert ta.reshape_dims == (3, 20) and ta.transpose_perm == (1, 0)
-    assert str(P("{devices=[60]<=[1,3,1,4,1,5]T(4,3,2,5,1,0)}")) == (
-        "{devices=[60]<=[3,20]T(1,0)}"
-    )
+    assert str(P("{devices=[60]<=[1,3,1,4,1,5]T(4,3,2,5,1,0)}")) == ("{devices=[60]<=[3,20]T(1,0)}")
 
 
 def test_iota_real_transpose_kept() -> None:
@@ -234,8 +232,10 @@ def sharding_texts(draw: st.DrawFn) -> str:
         return f"{{maximal device={draw(st.integers(0, 7))}}}"
     if kind == "tuple":
         n = draw(st.integers(0, 7))
-        leaves = [draw(sharding_texts().filter(lambda t: not t.startswith("{{") and t != "{}"))
-                  for _ in range(n)]
+        leaves = [
+            draw(sharding_texts().filter(lambda t: not t.startswith("{{") and t != "{}"))
+            for _ in range(n)
+        ]
         return "{" + ", ".join(leaves) + "}"
     n = draw(st.sampled_from([2, 4, 6, 8, 12]))
     rank = draw(st.integers(1, 3))

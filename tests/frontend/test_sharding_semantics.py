@@ -10,9 +10,7 @@ P = HloSharding.parse
 
 
 def test_iota_array_4x2_is_row_major() -> None:
-    assert P("{devices=[4,2]<=[8]}").tile_assignment.tolist() == [
-        [0, 1], [2, 3], [4, 5], [6, 7]
-    ]
+    assert P("{devices=[4,2]<=[8]}").tile_assignment.tolist() == [[0, 1], [2, 3], [4, 5], [6, 7]]
 
 
 def test_transposed_iota_array() -> None:
@@ -23,8 +21,10 @@ def test_transposed_iota_array() -> None:
 
 def test_uneven_u32_13_over_6_offsets_and_limits() -> None:
     s = P("{devices=[6]<=[6]}")
-    got = [(s.tile_offset_for_device([13], d)[0], s.tile_limit_for_device([13], d)[0])
-           for d in range(6)]
+    got = [
+        (s.tile_offset_for_device([13], d)[0], s.tile_limit_for_device([13], d)[0])
+        for d in range(6)
+    ]
     assert got == [(0, 3), (3, 6), (6, 9), (9, 12), (12, 13), (13, 13)]
     assert s.partitioned_shape([13]) == (3,)
     assert s.tile_shape([13], 5) == (0,)

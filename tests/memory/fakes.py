@@ -122,7 +122,9 @@ class FakeFunction:
             walk(b)
         return out
 
-    def accesses(self, opcodes: Sequence[str]) -> list[tuple[str, str, str | None, str | None, list[str]]]:
+    def accesses(
+        self, opcodes: Sequence[str]
+    ) -> list[tuple[str, str, str | None, str | None, list[str]]]:
         groups: dict[tuple[str, str, str | None, str | None], list[str]] = {}
         for i in self.instructions(opcodes):
             for side, args in (("in", i.ins), ("out", i.outs)):

@@ -11,7 +11,9 @@ from lnc_builders import aff, const, inst, load, module, names, on_core, sap, sh
 from lncsplit import NeuronAssertion
 
 
-def matmult(name: str, memset: str = "x", r: int = 2, rows: int = 32, shift: int = 32) -> dict[str, Any]:
+def matmult(
+    name: str, memset: str = "x", r: int = 2, rows: int = 32, shift: int = 32
+) -> dict[str, Any]:
     return inst(
         name,
         "Matmult",
@@ -95,8 +97,11 @@ def test_module_without_replication_is_byte_identical() -> None:
 
 def test_main_is_visited_first() -> None:
     d = module([matmult("m_main", r=2)], [tensor("x", [32, 4])])
-    other = {"name": "aux", "allocations": [tensor("x", [32, 4])],
-             "basic_blocks": [{"name": "b", "instructions": [matmult("m_aux", r=2)]}]}
+    other = {
+        "name": "aux",
+        "allocations": [tensor("x", [32, 4])],
+        "basic_blocks": [{"name": "b", "instructions": [matmult("m_aux", r=2)]}],
+    }
     d["functions"].insert(0, other)
     m = load(d)
     lncsplit.expand_replication(m)

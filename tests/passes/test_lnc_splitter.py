@@ -99,7 +99,9 @@ def test_artifact_path_that_is_a_file_raises_1649(tmp_path: object) -> None:
     os.makedirs(base)
     open(os.path.join(base, "nc00"), "w").close()
     with pytest.raises(NeuronAssertion) as e:
-        lncsplit.split([load(module([inst("a")], artifact_path=base))], 2, create_artifact_dirs=True)
+        lncsplit.split(
+            [load(module([inst("a")], artifact_path=base))], 2, create_artifact_dirs=True
+        )
     assert e.value.code == 1649
 
 
@@ -118,7 +120,9 @@ def test_shard_is_bound_in_symbolic_ap_addrs() -> None:
     c0, c1 = lncsplit.split([two_core_module()], 2)
     for core, m in enumerate((c0, c1)):
         w = next(i for i in m.function("main").instructions() if i.name == "w")
-        addr = json.loads(m.to_json())["functions"][0]["basic_blocks"][0]["instructions"][-1]["outs"][0]["addrs"][0]
+        addr = json.loads(m.to_json())["functions"][0]["basic_blocks"][0]["instructions"][-1][
+            "outs"
+        ][0]["addrs"][0]
         assert addr == const(32 * core)
         assert w.outs[0].memsetref == "t"
 
@@ -131,7 +135,9 @@ def test_no_shard_id_remains_and_shard_sets_are_cleared() -> None:
 
 
 def test_constant_true_predicates_are_dropped_and_undecided_ones_stay() -> None:
-    body = [inst("in_loop", predicates=[from_core(0), {"expr": aff([(iv("i"), 1)], -1), "ge": True}])]
+    body = [
+        inst("in_loop", predicates=[from_core(0), {"expr": aff([(iv("i"), 1)], -1), "ge": True}])
+    ]
     c0, _ = lncsplit.split([load(module([loop("l", "i", 4, body)]))], 2)
     d = json.loads(c0.to_json())
     child = d["functions"][0]["basic_blocks"][0]["instructions"][0]["blocks"][0]["instructions"][0]
@@ -141,7 +147,12 @@ def test_constant_true_predicates_are_dropped_and_undecided_ones_stay() -> None:
 def test_loop_is_deleted_iff_all_its_children_are_deleted() -> None:
     d = module(
         [
-            loop("l_both", "i", 4, [inst("b0", predicates=[on_core(0)]), inst("b1", predicates=[on_core(1)])]),
+            loop(
+                "l_both",
+                "i",
+                4,
+                [inst("b0", predicates=[on_core(0)]), inst("b1", predicates=[on_core(1)])],
+            ),
             loop("l_only0", "j", 4, [inst("c0", predicates=[on_core(0)])]),
             loop("l_empty", "k", 4, []),
         ]

@@ -129,7 +129,9 @@ def test_1191_function_missing_on_a_core() -> None:
 
 def test_1192_block_count_differs() -> None:
     c0, c1 = split(good())
-    bad = edit(c1, lambda d: d["functions"][0]["basic_blocks"].append({"name": "x", "instructions": []}))
+    bad = edit(
+        c1, lambda d: d["functions"][0]["basic_blocks"].append({"name": "x", "instructions": []})
+    )
     expect(1192, 81, lambda: lncsplit.verify_concretized([c0, bad], 2))
 
 

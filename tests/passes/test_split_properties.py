@@ -49,7 +49,9 @@ def test_no_shard_id_remains_after_the_split(seed: int, n: int, lnc: int) -> Non
 
 @fast
 @given(seeds, sizes, cores)
-def test_survivors_and_pruned_agree_with_the_reference_splitter(seed: int, n: int, lnc: int) -> None:
+def test_survivors_and_pruned_agree_with_the_reference_splitter(
+    seed: int, n: int, lnc: int
+) -> None:
     m = gen(seed, n, lnc)
     text = m.to_bytes()
     ours = lncsplit.split([m], lnc)
@@ -63,7 +65,10 @@ def test_survivors_and_pruned_agree_with_the_reference_splitter(seed: int, n: in
 def test_instruction_active_on_all_cores_survives_on_all(seed: int, n: int, lnc: int) -> None:
     m = gen(seed, n, lnc)
     unpredicated = {
-        i.name for f in m.functions for i in f.instructions() if not i.predicates and i.opcode != "Loop"
+        i.name
+        for f in m.functions
+        for i in f.instructions()
+        if not i.predicates and i.opcode != "Loop"
     }
     for c in lncsplit.split([m], lnc):
         have = {i.name for f in c.functions for i in f.instructions()}

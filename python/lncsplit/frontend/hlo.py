@@ -27,14 +27,43 @@ __all__ = [
 ]
 
 #: Opcodes whose parenthesised part is a literal/number, not operand names.
-_LITERAL_OPCODES = {"parameter", "constant", "iota", "rng-get-and-update-state", "partition-id",
-                    "replica-id", "after-all"}
+_LITERAL_OPCODES = {
+    "parameter",
+    "constant",
+    "iota",
+    "rng-get-and-update-state",
+    "partition-id",
+    "replica-id",
+    "after-all",
+}
 
 _DTYPE_BYTES = {
-    "pred": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2,
-    "s32": 4, "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
-    "f8e4m3fn": 1, "f8e5m2": 1, "f8e4m3": 1, "f8e4m3b11fnuz": 1, "f8e5m2fnuz": 1,
-    "f8e4m3fnuz": 1, "f8e3m4": 1, "token": 0, "opaque": 0,
+    "pred": 1,
+    "s4": 1,
+    "u4": 1,
+    "s8": 1,
+    "u8": 1,
+    "s16": 2,
+    "u16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "s32": 4,
+    "u32": 4,
+    "f32": 4,
+    "s64": 8,
+    "u64": 8,
+    "f64": 8,
+    "c64": 8,
+    "c128": 16,
+    "f8e4m3fn": 1,
+    "f8e5m2": 1,
+    "f8e4m3": 1,
+    "f8e4m3b11fnuz": 1,
+    "f8e5m2fnuz": 1,
+    "f8e4m3fnuz": 1,
+    "f8e3m4": 1,
+    "token": 0,
+    "opaque": 0,
 }
 
 
@@ -255,9 +284,7 @@ class HloInstruction:
                 head, _, ref = piece.rpartition(" ")
                 if not ref:
                     return None
-                operands.append(
-                    HloOperand(ref.lstrip("%"), head.strip(), ref.startswith("%"))
-                )
+                operands.append(HloOperand(ref.lstrip("%"), head.strip(), ref.startswith("%")))
         attrs: dict[str, str] = {}
         if after:
             if not after.startswith(","):
@@ -268,8 +295,16 @@ class HloInstruction:
                     continue
                 key, eq, val = piece.partition("=")
                 attrs[key.strip()] = val.strip() if eq else ""
-        return cls(name=name, opcode=opcode, shape=shape, operand_refs=operands,
-                   attributes=attrs, is_root=is_root, literal=literal, percent=percent)
+        return cls(
+            name=name,
+            opcode=opcode,
+            shape=shape,
+            operand_refs=operands,
+            attributes=attrs,
+            is_root=is_root,
+            literal=literal,
+            percent=percent,
+        )
 
     @property
     def operands(self) -> list[str]:
@@ -436,8 +471,9 @@ class HloModule:
                 continue
             m = _COMP_HEADER.match(line)
             if m is not None:
-                comp = HloComputation(name=m.group(3), header=line.rstrip(),
-                                      is_entry=bool(m.group(1)))
+                comp = HloComputation(
+                    name=m.group(3), header=line.rstrip(), is_entry=bool(m.group(1))
+                )
                 i += 1
                 while i < len(lines):
                     body_line = lines[i]

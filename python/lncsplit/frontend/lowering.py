@@ -64,8 +64,18 @@ HLO_TO_BIR_DTYPE: dict[str, str] = {
     "f8e5m2": "float8e5",
 }
 
-_DTYPE_SIZE = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4,
-               "bfloat16": 2, "float16": 2, "int16": 2, "uint16": 2}
+_DTYPE_SIZE = {
+    "float64": 8,
+    "int64": 8,
+    "uint64": 8,
+    "float32": 4,
+    "int32": 4,
+    "uint32": 4,
+    "bfloat16": 2,
+    "float16": 2,
+    "int16": 2,
+    "uint16": 2,
+}
 
 
 class LoweringError(ValueError):
@@ -75,6 +85,7 @@ class LoweringError(ValueError):
 # ----------------------------------------------------------------------------------------------
 # pelican v2 wire helpers
 # ----------------------------------------------------------------------------------------------
+
 
 def _shard(n: int) -> JsonDict:
     return {"kind": "ShardIDKind", "ub": n}
@@ -192,6 +203,7 @@ def _select_predicates(lo: int, hi: int, n: int) -> list[JsonDict]:
 # the lowering
 # ----------------------------------------------------------------------------------------------
 
+
 def _strides(dims: Sequence[int]) -> list[int]:
     return [math.prod(dims[d + 1 :]) for d in range(len(dims))]
 
@@ -203,11 +215,17 @@ def _bir_dtype(instr: HloInstruction) -> str:
     return HLO_TO_BIR_DTYPE[dt]
 
 
-def _sym_ap(memset: str, dtype: str, dims: Sequence[int], extents: Sequence[int],
-            addrs: Sequence[JsonDict]) -> JsonDict:
+def _sym_ap(
+    memset: str, dtype: str, dims: Sequence[int], extents: Sequence[int], addrs: Sequence[JsonDict]
+) -> JsonDict:
     if not dims:  # scalar: one element
-        return {"kind": "symbolic_ap", "ap": [[1, 1]], "dtype": dtype, "memsetref": memset,
-                "addrs": [_const(0)]}
+        return {
+            "kind": "symbolic_ap",
+            "ap": [[1, 1]],
+            "dtype": dtype,
+            "memsetref": memset,
+            "addrs": [_const(0)],
+        }
     return {
         "kind": "symbolic_ap",
         "ap": [[s, e] for s, e in zip(_strides(dims), extents, strict=True)],
@@ -217,8 +235,9 @@ def _sym_ap(memset: str, dtype: str, dims: Sequence[int], extents: Sequence[int]
     }
 
 
-def _per_core_tiles(sharding: HloSharding, dims: tuple[int, ...], n: int, name: str
-                    ) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+def _per_core_tiles(
+    sharding: HloSharding, dims: tuple[int, ...], n: int, name: str
+) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
     if sharding.is_tuple:
         raise LoweringError(f"%{name}: tuple shardings cannot pin an array value")
     if sharding.kind in ("manual", "unknown", "unreduced") or sharding.has_manual_subgroup:
@@ -237,17 +256,22 @@ def _per_core_tiles(sharding: HloSharding, dims: tuple[int, ...], n: int, name: 
         raise LoweringError(f"%{name}: {exc}") from None
     offsets = [sharding.tile_offset_for_device(dims, c) for c in range(n)]
     limits = [sharding.tile_limit_for_device(dims, c) for c in range(n)]
-    extents = [tuple(b - a for a, b in zip(o, li, strict=True)) for o, li in zip(offsets, limits,
-                                                                                 strict=True)]
+    extents = [
+        tuple(b - a for a, b in zip(o, li, strict=True))
+        for o, li in zip(offsets, limits, strict=True)
+    ]
     return offsets, extents
 
 
-def _lower_constraint(instr: HloInstruction, out_set: str, in_set: str, in_dims: tuple[int, ...],
-                      n: int) -> list[JsonDict]:
+def _lower_constraint(
+    instr: HloInstruction, out_set: str, in_set: str, in_dims: tuple[int, ...], n: int
+) -> list[JsonDict]:
     sharding = instr.sharding
     if sharding is None:
-        raise LoweringError(f"%{instr.name}: {LNC_SHARDING_CONSTRAINT} without a parsable "
-                            f"sharding ({instr.attributes.get('sharding')!r})")
+        raise LoweringError(
+            f"%{instr.name}: {LNC_SHARDING_CONSTRAINT} without a parsable "
+            f"sharding ({instr.attributes.get('sharding')!r})"
+        )
     if instr.shape.is_tuple:
         raise LoweringError(f"%{instr.name}: tuple-shaped {LNC_SHARDING_CONSTRAINT}")
     dims = instr.shape.dims
@@ -256,8 +280,9 @@ def _lower_constraint(instr: HloInstruction, out_set: str, in_set: str, in_dims:
     ins = [_sym_ap(in_set, dtype, in_dims, in_dims, [_const(0) for _ in in_dims])]
     extra = {"hlo_sharding": sharding.to_string(include_metadata=False)}
 
-    def make(name: str, ext: Sequence[int], addrs: Sequence[JsonDict],
-             preds: list[JsonDict]) -> JsonDict:
+    def make(
+        name: str, ext: Sequence[int], addrs: Sequence[JsonDict], preds: list[JsonDict]
+    ) -> JsonDict:
         d: JsonDict = {
             "name": name,
             "opcode": "DMACopy",

@@ -30,8 +30,14 @@ __all__ = [
 ]
 
 #: The step kinds a plan can contain.
-STEP_KINDS = ("none", "collective-permute", "all-to-all", "dynamic-slice", "all-gather",
-              "replicate")
+STEP_KINDS = (
+    "none",
+    "collective-permute",
+    "all-to-all",
+    "dynamic-slice",
+    "all-gather",
+    "replicate",
+)
 
 
 class ReshardError(ValueError):
@@ -194,8 +200,9 @@ def _permute_step(before: HloSharding, after: HloSharding) -> ReshardStep:
     return ReshardStep("collective-permute", before, after, pairs=pairs)
 
 
-def _offsets(s: HloSharding, shape: tuple[int, ...], devices: Sequence[int]
-             ) -> dict[int, tuple[int, ...]]:
+def _offsets(
+    s: HloSharding, shape: tuple[int, ...], devices: Sequence[int]
+) -> dict[int, tuple[int, ...]]:
     return {d: s.tile_offset_for_device(shape, d) for d in devices}
 
 
@@ -203,8 +210,9 @@ def _all_devices(s: HloSharding) -> list[int]:
     return sorted(int(d) for d in s.tile_assignment.reshape(-1))
 
 
-def _all_to_all_steps(source: HloSharding, target: HloSharding,
-                      pairs: list[tuple[int, int]]) -> list[ReshardStep]:
+def _all_to_all_steps(
+    source: HloSharding, target: HloSharding, pairs: list[tuple[int, int]]
+) -> list[ReshardStep]:
     steps: list[ReshardStep] = []
     cur = source
     for source_dim, target_dim in pairs:
@@ -257,8 +265,13 @@ def _expand_factors(fine: Sequence[int], coarse: Sequence[int]) -> list[int] | N
     return out
 
 
-def _interleave(arr: IntArray, coarse: Sequence[int], factors: Sequence[int], repl: int,
-                fine_dims: Sequence[int]) -> IntArray:
+def _interleave(
+    arr: IntArray,
+    coarse: Sequence[int],
+    factors: Sequence[int],
+    repl: int,
+    fine_dims: Sequence[int],
+) -> IntArray:
     """Reshape ``arr`` to [coarse..., expanded factors..., repl], interleave, reshape to fine."""
     k = len(coarse)
     exp = [i for i, e in enumerate(factors) if e > 1]
@@ -292,11 +305,13 @@ def _from_partial_replicate_dynamic_slice(
         for d in devices
     )
     if direct:
-        return [ReshardStep("dynamic-slice", source, target,
-                            offsets=_offsets(target, shape, devices))]
+        return [
+            ReshardStep("dynamic-slice", source, target, offsets=_offsets(target, shape, devices))
+        ]
     fine = list(t) + ([rt] if target.replicate_on_last_tile_dim else [])
-    compat = _make(_interleave(source.tile_assignment, p, e, rt, fine),
-                   target.replicate_on_last_tile_dim)
+    compat = _make(
+        _interleave(source.tile_assignment, p, e, rt, fine), target.replicate_on_last_tile_dim
+    )
     return [
         ReshardStep("dynamic-slice", source, compat, offsets=_offsets(compat, shape, devices)),
         _permute_step(compat, target),
@@ -325,12 +340,19 @@ def _to_partial_replicate_all_gather(
     k = len(p)
     exp = [i for i, f in enumerate(e) if f > 1]
     shaped = tarr.reshape(list(p) + [e[i] for i in exp] + [rs])
-    moved = np.moveaxis(shaped, list(range(k, k + len(exp))),
-                        list(range(shaped.ndim - len(exp), shaped.ndim)))
+    moved = np.moveaxis(
+        shaped, list(range(k, k + len(exp))), list(range(shaped.ndim - len(exp), shaped.ndim))
+    )
     groups = moved.reshape(-1, math.prod(e))
-    steps.append(ReshardStep("all-gather", compat, target,
-                             replica_groups=[[int(x) for x in g] for g in groups],
-                             gather_dims=tuple(exp)))
+    steps.append(
+        ReshardStep(
+            "all-gather",
+            compat,
+            target,
+            replica_groups=[[int(x) for x in g] for g in groups],
+            gather_dims=tuple(exp),
+        )
+    )
     return steps
 
 
@@ -340,19 +362,24 @@ def _replicate_step(source: HloSharding, shape: tuple[int, ...]) -> ReshardStep:
         return ReshardStep("replicate", source, repl, method="broadcast")
     tdims = source.tile_assignment_dims
     n = source.num_devices
-    gather = tuple(
-        i for i in range(source.tiled_data_rank) if tdims[i] > 1
-    )
+    gather = tuple(i for i in range(source.tiled_data_rank) if tdims[i] > 1)
     method = "all-gather"
     if gather and all(shape[i] <= n // 2 for i in gather):
         method = "dynamic-update-slice+all-reduce"
     groups_arr = source.tile_assignment.reshape(-1, source.num_devices)
-    return ReshardStep("replicate", source, repl, method=method, gather_dims=gather,
-                       replica_groups=[[int(x) for x in g] for g in groups_arr])
+    return ReshardStep(
+        "replicate",
+        source,
+        repl,
+        method=method,
+        gather_dims=gather,
+        replica_groups=[[int(x) for x in g] for g in groups_arr],
+    )
 
 
-def _from_replicated(source: HloSharding, target: HloSharding, shape: tuple[int, ...]
-                     ) -> list[ReshardStep]:
+def _from_replicated(
+    source: HloSharding, target: HloSharding, shape: tuple[int, ...]
+) -> list[ReshardStep]:
     if target.is_replicated:
         return []
     if target.kind == "maximal":
@@ -367,21 +394,23 @@ def plan_reshard(source: HloSharding, target: HloSharding, shape: ShapeLike) -> 
         return _plan_tuple(source, target, shape)
     dims = _dims_of(shape)
     if _same_layout(source, target):
-        return ReshardPlan(source, target, dims, "unchanged",
-                           [ReshardStep("none", source, target)])
+        return ReshardPlan(source, target, dims, "unchanged", [ReshardStep("none", source, target)])
     for s in (source, target):
         if s.kind in ("manual", "unknown", "unreduced") or s.has_manual_subgroup:
-            raise ReshardError(f"resharding {source} -> {target} is not modelled "
-                               f"({s.kind} shardings)")
+            raise ReshardError(
+                f"resharding {source} -> {target} is not modelled ({s.kind} shardings)"
+            )
         if not s.is_tile_maximal:
             s.validate(dims)
     if can_reshard_with_collective_permute(source, target):
-        return ReshardPlan(source, target, dims, "collective-permute",
-                           [_permute_step(source, target)])
+        return ReshardPlan(
+            source, target, dims, "collective-permute", [_permute_step(source, target)]
+        )
     a2a = all_to_all_source_target_dims(source, target)
     if a2a is not None:
-        return ReshardPlan(source, target, dims, "all-to-all",
-                           _all_to_all_steps(source, target, a2a))
+        return ReshardPlan(
+            source, target, dims, "all-to-all", _all_to_all_steps(source, target, a2a)
+        )
     if not target.is_tile_maximal and source.replicate_on_last_tile_dim:
         steps = _from_partial_replicate_dynamic_slice(source, target, dims)
         if steps is not None:
@@ -411,8 +440,7 @@ def _plan_tuple(source: HloSharding, target: HloSharding, shape: ShapeLike) -> R
     return ReshardPlan(source, target, (), "tuple", leaf_plans=leaf_plans)
 
 
-def plan_default_action(source: HloSharding, target: HloSharding, shape: ShapeLike
-                        ) -> ReshardPlan:
+def plan_default_action(source: HloSharding, target: HloSharding, shape: ShapeLike) -> ReshardPlan:
     """XLA's ``DefaultAction`` for a custom call: operand → ``{replicated}``, then → target."""
     dims = _dims_of(shape)
     repl = HloSharding.replicate()

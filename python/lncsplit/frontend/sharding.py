@@ -354,9 +354,7 @@ class _Parser:
             result = HloSharding.replicate(md)
         elif maximal:
             if len(devices) != 1:
-                raise self.error(
-                    "maximal shardings should have exactly one device assigned", loc
-                )
+                raise self.error("maximal shardings should have exactly one device assigned", loc)
             result = HloSharding.assign_device(devices[0], md)
         elif manual:
             if devices:
@@ -373,8 +371,7 @@ class _Parser:
         else:
             if not tile_dims:
                 raise self.error(
-                    "non-maximal shardings must have a tile assignment list including "
-                    "dimensions",
+                    "non-maximal shardings must have a tile assignment list including dimensions",
                     loc,
                 )
             if len(iota_perm) != len(iota_reshape):
@@ -503,8 +500,15 @@ class HloSharding:
     :meth:`partial_tile`, :meth:`subgroup`, :meth:`tuple_of`), which apply XLA's normalizations.
     """
 
-    __slots__ = ("_elements", "_kind", "_metadata", "_repl_last", "_shard_group", "_subgroups",
-                 "_ta")
+    __slots__ = (
+        "_elements",
+        "_kind",
+        "_metadata",
+        "_repl_last",
+        "_shard_group",
+        "_subgroups",
+        "_ta",
+    )
 
     def __init__(
         self,
@@ -562,8 +566,9 @@ class HloSharding:
         return cls("maximal", TileAssignment.from_devices([1], [device]), metadata=metadata)
 
     @classmethod
-    def tile(cls, tile_assignment: TileAssignment,
-             metadata: Sequence[OpMetadata] = ()) -> HloSharding:
+    def tile(
+        cls, tile_assignment: TileAssignment, metadata: Sequence[OpMetadata] = ()
+    ) -> HloSharding:
         """A plain tiled sharding (no subgroups)."""
         return cls("tiled", tile_assignment, metadata=metadata)
 
@@ -587,9 +592,7 @@ class HloSharding:
         return cls("tuple", elements=elements)
 
     @classmethod
-    def partial_tile(
-        cls, ta: TileAssignment, metadata: Sequence[OpMetadata] = ()
-    ) -> HloSharding:
+    def partial_tile(cls, ta: TileAssignment, metadata: Sequence[OpMetadata] = ()) -> HloSharding:
         """``last_tile_dim_replicate`` sharding with XLA's ``PartialTile`` normalization."""
         n = ta.num_elements
         if len(ta.dims) == 1 or ta.dims[-1] == n:
@@ -662,9 +665,7 @@ class HloSharding:
                 return cls.manual(metadata)
             if tys and tys[-1] == "replicated":
                 s = cls.partial_tile(tiles, metadata)
-                return cls(
-                    "tiled", s._ta, subgroup_types=tys, metadata=metadata
-                )
+                return cls("tiled", s._ta, subgroup_types=tys, metadata=metadata)
             return cls("tiled", tiles, subgroup_types=tys, metadata=metadata)
 
         if not needs_merging:
@@ -933,8 +934,9 @@ class HloSharding:
                 f"{self.tiled_data_rank} of {self}"
             )
 
-    def validate(self, shape: ShapeLike | Sequence[ShapeLike], num_devices: int | None = None
-                 ) -> None:
+    def validate(
+        self, shape: ShapeLike | Sequence[ShapeLike], num_devices: int | None = None
+    ) -> None:
         """Check the sharding against ``shape`` and ``num_devices`` like XLA's ``Validate``.
 
         For tuple shardings pass a sequence of leaf shapes. Raises
@@ -980,8 +982,7 @@ class HloSharding:
         if ta.is_iota:
             if num_devices is not None and ta.num_elements != num_devices:
                 raise ShardingValidationError(
-                    f"tile_assignment should have {num_devices} devices but has "
-                    f"{ta.num_elements}"
+                    f"tile_assignment should have {num_devices} devices but has {ta.num_elements}"
                 )
             return
         seen: set[int] = set()
@@ -1100,7 +1101,9 @@ def _group_minor_iota_dims_sorted(
         new_perm = list(perm)
     else:
         split_i, major = split
-        new_dims = list(dims[:split_i]) + [major, dims[split_i] // major] + list(dims[split_i + 1:])
+        new_dims = (
+            list(dims[:split_i]) + [major, dims[split_i] // major] + list(dims[split_i + 1 :])
+        )
         new_perm = []
         perm_split = 0
         for i, pd in enumerate(perm):
@@ -1113,6 +1116,6 @@ def _group_minor_iota_dims_sorted(
             pd = perm[i - 1]
             new_perm.append(pd if pd <= split_i else pd + 1)
     if grouped:
-        head, tail = new_perm[: len(new_perm) - grouped], new_perm[len(new_perm) - grouped:]
+        head, tail = new_perm[: len(new_perm) - grouped], new_perm[len(new_perm) - grouped :]
         new_perm = head + sorted(tail)
     return new_dims, new_perm

@@ -423,7 +423,9 @@ class _Index:
             for loc in s.locations:
                 self.locs[loc.name] = (s, loc)
 
-        self._resolved: dict[tuple[str | None, str | None], list[tuple[LocationSetLike, LocationLike]]] = {}
+        self._resolved: dict[
+            tuple[str | None, str | None], list[tuple[LocationSetLike, LocationLike]]
+        ] = {}
 
     def resolve_names(
         self, memref: str | None, memsetref: str | None

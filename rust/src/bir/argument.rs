@@ -24,10 +24,17 @@ pub enum Argument {
     /// `physical_ap`.
     Physical(PhysicalAp),
     /// `imm_value`.
-    Imm { dtype: Option<Arc<str>>, value: Value, extra: Extra },
+    Imm {
+        dtype: Option<Arc<str>>,
+        value: Value,
+        extra: Extra,
+    },
     /// `register_ap`, `symbolic_imm_value`, `imm_array`, `register_access`:
     /// carried through unchanged (all their keys, `kind` included, in order).
-    Other { kind: Arc<str>, fields: Arc<serde_json::Map<String, Value>> },
+    Other {
+        kind: Arc<str>,
+        fields: Arc<serde_json::Map<String, Value>>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

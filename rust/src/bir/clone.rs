@@ -17,9 +17,16 @@ use crate::error::Result;
 const PAR_BLOCK: usize = 4096;
 
 fn clone_block(b: &Block) -> Block {
-    let instructions =
-        if b.instructions.len() >= PAR_BLOCK { b.instructions.par_iter().cloned().collect() } else { b.instructions.clone() };
-    Block { name: b.name.clone(), instructions, extra: b.extra.clone() }
+    let instructions = if b.instructions.len() >= PAR_BLOCK {
+        b.instructions.par_iter().cloned().collect()
+    } else {
+        b.instructions.clone()
+    };
+    Block {
+        name: b.name.clone(),
+        instructions,
+        extra: b.extra.clone(),
+    }
 }
 
 fn clone_function(f: &Function) -> Function {
@@ -38,8 +45,10 @@ impl Module {
     /// shared (they are immutable), the expression arena copied wholesale.
     /// Equal to `self.clone()`, faster on large modules.
     pub fn structural_clone(&self) -> Module {
-        let (ctx, functions) =
-            rayon::join(|| self.ctx.clone(), || self.functions.iter().map(clone_function).collect());
+        let (ctx, functions) = rayon::join(
+            || self.ctx.clone(),
+            || self.functions.iter().map(clone_function).collect(),
+        );
         Module {
             version: self.version,
             name: self.name.clone(),

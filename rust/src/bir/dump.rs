@@ -26,7 +26,10 @@ pub fn dump_module(m: &Module, version: u32) -> Result<Vec<u8>> {
 /// Serialize a module into any writer.
 pub fn write_module<W: std::io::Write>(m: &Module, version: u32, w: W) -> Result<()> {
     if version != 1 && version != 2 {
-        return Err(Error::pelican("Check the version - should be 1 (old) or 2 (new)", "QuasiAffineExpr.cpp"));
+        return Err(Error::pelican(
+            "Check the version - should be 1 (old) or 2 (new)",
+            "QuasiAffineExpr.cpp",
+        ));
     }
     serde_json::to_writer(w, &ModuleSer { m, version }).map_err(|e| {
         if e.is_io() {
@@ -43,17 +46,29 @@ fn ser_err(e: serde_json::Error) -> Error {
 
 /// One instruction as JSON (the bytes `dump_module` writes for it).
 pub fn instruction_to_value(ctx: &Context, i: &Instruction, version: u32) -> Result<serde_json::Value> {
-    serde_json::to_value(InstSer { i, cx: Cx { ctx, version } }).map_err(ser_err)
+    serde_json::to_value(InstSer {
+        i,
+        cx: Cx { ctx, version },
+    })
+    .map_err(ser_err)
 }
 
 /// One argument as JSON.
 pub fn argument_to_value(ctx: &Context, a: &Argument, version: u32) -> Result<serde_json::Value> {
-    serde_json::to_value(ArgSer { a, cx: Cx { ctx, version } }).map_err(ser_err)
+    serde_json::to_value(ArgSer {
+        a,
+        cx: Cx { ctx, version },
+    })
+    .map_err(ser_err)
 }
 
 /// One block as JSON.
 pub fn block_to_value(ctx: &Context, b: &Block, version: u32) -> Result<serde_json::Value> {
-    serde_json::to_value(BlockSer { b, cx: Cx { ctx, version } }).map_err(ser_err)
+    serde_json::to_value(BlockSer {
+        b,
+        cx: Cx { ctx, version },
+    })
+    .map_err(ser_err)
 }
 
 struct ModuleSer<'a> {
@@ -69,7 +84,11 @@ struct Cx<'a> {
 
 impl Cx<'_> {
     fn expr(&self, id: ExprId) -> Wire<'_> {
-        Wire { ctx: self.ctx, id, version: self.version }
+        Wire {
+            ctx: self.ctx,
+            id,
+            version: self.version,
+        }
     }
 }
 
@@ -105,7 +124,10 @@ fn seq<'a, T, F: Fn(&'a T) -> R, R: Serialize>(items: &'a [T], f: F) -> SeqOf<'a
 impl Serialize for ModuleSer<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let m = self.m;
-        let cx = Cx { ctx: &m.ctx, version: self.version };
+        let cx = Cx {
+            ctx: &m.ctx,
+            version: self.version,
+        };
         let mut o = s.serialize_map(None)?;
         o.serialize_entry("version", &self.version)?;
         o.serialize_entry("name", &m.name)?;
@@ -207,7 +229,10 @@ impl Serialize for LocSer<'_> {
             o.serialize_entry("written_by_another_core", &v)?;
         }
         if let Some(t) = &l.remote_local_target {
-            o.serialize_entry("remote_local_target", &serde_json::json!({"name": &*t.name, "core": t.core}))?;
+            o.serialize_entry(
+                "remote_local_target",
+                &serde_json::json!({"name": &*t.name, "core": t.core}),
+            )?;
         }
         extras(&mut o, &l.extra)?;
         o.end()
@@ -223,7 +248,10 @@ impl Serialize for BlockSer<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut o = s.serialize_map(None)?;
         o.serialize_entry("name", &*self.b.name)?;
-        o.serialize_entry("instructions", &seq(&self.b.instructions, |i| InstSer { i, cx: self.cx }))?;
+        o.serialize_entry(
+            "instructions",
+            &seq(&self.b.instructions, |i| InstSer { i, cx: self.cx }),
+        )?;
         extras(&mut o, &self.b.extra)?;
         o.end()
     }
@@ -292,7 +320,11 @@ impl Serialize for InstSer<'_> {
         }
         match &i.op {
             OpFields::None => {}
-            OpFields::Loop { axis, axis_extra, blocks } => {
+            OpFields::Loop {
+                axis,
+                axis_extra,
+                blocks,
+            } => {
                 let a = cx.ctx.axis(*axis);
                 let mut ax = serde_json::Map::new();
                 ax.insert("name".into(), (*a.name).into());
@@ -307,7 +339,11 @@ impl Serialize for InstSer<'_> {
                 o.serialize_entry("axis", &ax)?;
                 o.serialize_entry("blocks", &seq(blocks, |b| BlockSer { b, cx }))?;
             }
-            OpFields::CoreBarrier { id, cores, runtime_semaphore } => {
+            OpFields::CoreBarrier {
+                id,
+                cores,
+                runtime_semaphore,
+            } => {
                 if let Some(v) = id {
                     o.serialize_entry("id", v)?;
                 }
@@ -318,17 +354,30 @@ impl Serialize for InstSer<'_> {
                     o.serialize_entry("runtime_semaphore", v)?;
                 }
             }
-            OpFields::CollectiveCompute { cc_channel, recv_from_rank, send_to_rank, queue } => {
+            OpFields::CollectiveCompute {
+                cc_channel,
+                recv_from_rank,
+                send_to_rank,
+                queue,
+            } => {
                 if let Some(v) = cc_channel {
                     o.serialize_entry("cc_channel", v)?;
                 }
-                for (k, v) in [("recv_from_rank", recv_from_rank), ("send_to_rank", send_to_rank), ("queue", queue)] {
+                for (k, v) in [
+                    ("recv_from_rank", recv_from_rank),
+                    ("send_to_rank", send_to_rank),
+                    ("queue", queue),
+                ] {
                     if let Some(v) = v {
                         o.serialize_entry(k, &IntOrExprSer { v, cx })?;
                     }
                 }
             }
-            OpFields::Matmult { replication_resolution, replication_shift_amnt, replication_num_rows } => {
+            OpFields::Matmult {
+                replication_resolution,
+                replication_shift_amnt,
+                replication_num_rows,
+            } => {
                 for (k, v) in [
                     ("replication_resolution", replication_resolution),
                     ("replication_shift_amnt", replication_shift_amnt),

@@ -55,7 +55,13 @@ pub struct GenOptions {
 
 impl Default for GenOptions {
     fn default() -> Self {
-        GenOptions { seed: 0, instructions: 1000, lnc: 2, arch: None, index: 0 }
+        GenOptions {
+            seed: 0,
+            instructions: 1000,
+            lnc: 2,
+            arch: None,
+            index: 0,
+        }
     }
 }
 
@@ -275,7 +281,11 @@ impl Gen {
             // Shared DRAM is placed after the split (pipeline order 82), not here.
             addr: if shared { None } else { Some(addr) },
             bank,
-            base: if matches!(info.mem, Mem::Sb | Mem::Psum) { Some(0) } else { None },
+            base: if matches!(info.mem, Mem::Sb | Mem::Psum) {
+                Some(0)
+            } else {
+                None
+            },
             allocated: if shared { None } else { Some(true) },
             is_shared_post_dram_alloc: None,
             written_by_another_core: None,
@@ -340,7 +350,11 @@ impl Gen {
         } else {
             self.zero
         };
-        let p_num = if set.mem == Mem::Dram { (parts / self.lnc.max(1)).max(1) } else { parts };
+        let p_num = if set.mem == Mem::Dram {
+            (parts / self.lnc.max(1)).max(1)
+        } else {
+            parts
+        };
         let f_addr = self.free_addr(free, num);
         let mut x = Map::new();
         if out && self.rng.random_bool(0.05) {
@@ -354,7 +368,11 @@ impl Gen {
             addrs: smallvec::smallvec![p_addr, f_addr],
             tile_addrs: None,
             block_addrs: None,
-            access_shape: if self.rng.random_bool(0.3) { Some(Box::new(json!([p_num, num]))) } else { None },
+            access_shape: if self.rng.random_bool(0.3) {
+                Some(Box::new(json!([p_num, num])))
+            } else {
+                None
+            },
             extra: ext(x),
         })
     }
@@ -381,12 +399,20 @@ impl Gen {
         let mut out = Vec::with_capacity(k);
         for _ in 0..k {
             // Mostly recent instructions, sometimes far back.
-            let back = if self.rng.random_bool(0.8) { self.rng.random_range(1..=8.min(n)) } else { self.rng.random_range(1..=n) };
+            let back = if self.rng.random_bool(0.8) {
+                self.rng.random_range(1..=8.min(n))
+            } else {
+                self.rng.random_range(1..=n)
+            };
             let name = self.names[n - back].clone();
             if out.iter().any(|d: &Dependency| d.name == name) {
                 continue;
             }
-            out.push(Dependency { name, kind: Some(self.s.flow.clone()), bare: false });
+            out.push(Dependency {
+                name,
+                kind: Some(self.s.flow.clone()),
+                bare: false,
+            });
         }
         Some(out)
     }
@@ -459,7 +485,11 @@ impl Gen {
             i.ins.push(self.sym_ap(&b, false));
         }
         if op == 28 {
-            i.ins.push(Argument::Imm { dtype: Some(self.s.f32.clone()), value: Value::from(1.5), extra: None });
+            i.ins.push(Argument::Imm {
+                dtype: Some(self.s.f32.clone()),
+                value: Value::from(1.5),
+                extra: None,
+            });
         }
         i.outs.push(self.sym_ap(&c, true));
         i.predicates = self.predicates();
@@ -471,7 +501,11 @@ impl Gen {
         if self.rng.random_bool(0.5) {
             let mut i = self.base("memset", Opcode(10), 0);
             let c = self.pick_sb();
-            i.ins.push(Argument::Imm { dtype: Some(c.dtype.clone()), value: Value::from(0), extra: None });
+            i.ins.push(Argument::Imm {
+                dtype: Some(c.dtype.clone()),
+                value: Value::from(0),
+                extra: None,
+            });
             i.outs.push(self.sym_ap(&c, true));
             i.predicates = self.predicates();
             self.done(i)
@@ -513,7 +547,11 @@ impl Gen {
             i.ins.push(self.sym_ap(&s, false));
             i.outs.push(self.sym_ap(&d, true));
         }
-        let mode = if self.rng.random_bool(0.1) { Some(Arc::from("Transpose")) } else { None };
+        let mode = if self.rng.random_bool(0.1) {
+            Some(Arc::from("Transpose"))
+        } else {
+            None
+        };
         i.op = OpFields::DmaCopy { mode };
         i.predicates = self.predicates();
         self.done(i)
@@ -540,7 +578,11 @@ impl Gen {
                     access_shape: None,
                     extra: None,
                 }));
-                (Some(IntOrExpr::Int(r)), Some(IntOrExpr::Int(shift)), Some(IntOrExpr::Int(rows)))
+                (
+                    Some(IntOrExpr::Int(r)),
+                    Some(IntOrExpr::Int(shift)),
+                    Some(IntOrExpr::Int(rows)),
+                )
             }
             None => {
                 let a = self.pick_sb();
@@ -559,7 +601,11 @@ impl Gen {
         }
         i.ins.push(warg);
         i.outs.push(self.sym_ap(&ps, true));
-        i.op = OpFields::Matmult { replication_resolution: rr, replication_shift_amnt: rs, replication_num_rows: rn };
+        i.op = OpFields::Matmult {
+            replication_resolution: rr,
+            replication_shift_amnt: rs,
+            replication_num_rows: rn,
+        };
         let mut x = (*i.extra.take().unwrap_or_default()).clone();
         x.insert("accumulation_flag".into(), Value::from(self.rng.random_range(0..4)));
         x.insert("is_transpose".into(), Value::from(false));
@@ -669,10 +715,18 @@ impl Gen {
                     k -= 1;
                 }
             }
-            blocks.push(Block { name: format!("{}_body{b}", i.name).into(), instructions: insts, extra: None });
+            blocks.push(Block {
+                name: format!("{}_body{b}", i.name).into(),
+                instructions: insts,
+                extra: None,
+            });
         }
         self.axes.pop();
-        i.op = OpFields::Loop { axis, axis_extra: None, blocks };
+        i.op = OpFields::Loop {
+            axis,
+            axis_extra: None,
+            blocks,
+        };
         if self.rng.random_bool(0.1) {
             i.predicates = self.predicates();
         }
@@ -731,14 +785,22 @@ impl Gen {
             insts.push(inst);
         }
         // Split the top-level stream into a few basic blocks.
-        let n_blocks = if insts.len() > 64 { 1 + self.rng.random_range(0..4) } else { 1 };
+        let n_blocks = if insts.len() > 64 {
+            1 + self.rng.random_range(0..4)
+        } else {
+            1
+        };
         let per = insts.len().div_ceil(n_blocks).max(1);
         let mut blocks = Vec::with_capacity(n_blocks);
         let mut it = insts.into_iter().peekable();
         let mut b = 0;
         while it.peek().is_some() || b == 0 {
             let chunk: Vec<Instruction> = it.by_ref().take(per).collect();
-            blocks.push(Block { name: format!("{prefix}bb{b}").into(), instructions: chunk, extra: None });
+            blocks.push(Block {
+                name: format!("{prefix}bb{b}").into(),
+                instructions: chunk,
+                extra: None,
+            });
             b += 1;
         }
         // Every function reads the ShardId (ub = lnc), or lists it.
@@ -748,7 +810,11 @@ impl Gen {
         Function {
             name: Arc::from(name),
             shard_ids,
-            registers: if rich { Some(vec![Arc::from("r0"), Arc::from("r1")]) } else { None },
+            registers: if rich {
+                Some(vec![Arc::from("r0"), Arc::from("r1")])
+            } else {
+                None
+            },
             allocations,
             basic_blocks: blocks,
             extra: ext(fx),
@@ -772,7 +838,10 @@ pub fn generate_module(opts: &GenOptions) -> Result<Module> {
     if opts.lnc < 1 {
         return Err(Error::bir(format!("lnc must be ≥ 1, got {}", opts.lnc), "$"));
     }
-    let mut g = Gen::new(opts.seed ^ (opts.index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15), opts.lnc)?;
+    let mut g = Gen::new(
+        opts.seed ^ (opts.index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        opts.lnc,
+    )?;
     let arch = match &opts.arch {
         Some(a) => Arch::from_name(a).ok_or_else(|| Error::bir(format!("Unknown architecture \"{a}\""), "$.arch"))?,
         None => *g.pick(&[Arch::Gen3, Arch::Gen3, Arch::Gen3, Arch::CoreV4]),
@@ -781,7 +850,11 @@ pub fn generate_module(opts: &GenOptions) -> Result<Module> {
         g.psum_partitions = 64;
     }
     let second = opts.instructions >= 50 && g.rng.random_bool(0.3);
-    let aux_budget = if second { (opts.instructions / 50).clamp(1, 200) } else { 0 };
+    let aux_budget = if second {
+        (opts.instructions / 50).clamp(1, 200)
+    } else {
+        0
+    };
     let main_budget = opts.instructions - aux_budget;
     let mut functions = vec![g.function("main", "", main_budget, true)];
     if second {
@@ -793,7 +866,11 @@ pub fn generate_module(opts: &GenOptions) -> Result<Module> {
     attributes.insert("pass_sequence_number".into(), Value::from(3));
     let mut mx = Map::new();
     mx.insert("revision".into(), Value::from(0));
-    let artifact_path = if g.rng.random_bool(0.5) { Some(format!("out/gen{}_{}", opts.seed, opts.index)) } else { None };
+    let artifact_path = if g.rng.random_bool(0.5) {
+        Some(format!("out/gen{}_{}", opts.seed, opts.index))
+    } else {
+        None
+    };
     let ctx = std::mem::take(&mut g.ctx);
     Ok(Module {
         version: 2,
@@ -820,7 +897,13 @@ pub fn generate_corpus(
     std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
     let mut out = Vec::with_capacity(modules);
     for k in 0..modules {
-        let m = generate_module(&GenOptions { seed, instructions, lnc, arch: None, index: k })?;
+        let m = generate_module(&GenOptions {
+            seed,
+            instructions,
+            lnc,
+            arch: None,
+            index: k,
+        })?;
         let path = dir.join(format!("gen_{k:04}.json"));
         super::io::write_module_atomic(&m, &path, 2)?;
         out.push(path);

@@ -37,9 +37,17 @@ pub struct Dependency {
 pub enum OpFields {
     None,
     /// IT105: a region with its own loop axis and nested blocks.
-    Loop { axis: AxisId, axis_extra: Extra, blocks: Vec<Block> },
+    Loop {
+        axis: AxisId,
+        axis_extra: Extra,
+        blocks: Vec<Block>,
+    },
     /// IT87.
-    CoreBarrier { id: Option<i64>, cores: Option<Vec<i64>>, runtime_semaphore: Option<i64> },
+    CoreBarrier {
+        id: Option<i64>,
+        cores: Option<Vec<i64>>,
+        runtime_semaphore: Option<i64>,
+    },
     /// IT48: the op's own shard-dependent fields.
     CollectiveCompute {
         cc_channel: Option<Box<Value>>,
@@ -54,7 +62,9 @@ pub enum OpFields {
         replication_num_rows: Option<IntOrExpr>,
     },
     /// IT32.
-    DmaCopy { mode: Option<Arc<str>> },
+    DmaCopy {
+        mode: Option<Arc<str>>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -74,11 +84,17 @@ pub struct Instruction {
 impl Instruction {
     /// All arguments: `ins`, `outs`, then `indirection_ins`.
     pub fn arguments(&self) -> impl Iterator<Item = &Argument> {
-        self.ins.iter().chain(self.outs.iter()).chain(self.indirection_ins.iter().flatten())
+        self.ins
+            .iter()
+            .chain(self.outs.iter())
+            .chain(self.indirection_ins.iter().flatten())
     }
 
     pub fn arguments_mut(&mut self) -> impl Iterator<Item = &mut Argument> {
-        self.ins.iter_mut().chain(self.outs.iter_mut()).chain(self.indirection_ins.iter_mut().flatten())
+        self.ins
+            .iter_mut()
+            .chain(self.outs.iter_mut())
+            .chain(self.indirection_ins.iter_mut().flatten())
     }
 
     pub fn nested_blocks(&self) -> &[Block] {
@@ -91,8 +107,14 @@ impl Instruction {
     /// `replication_resolution` R when it is a plain integer (default 1).
     pub fn replication_resolution(&self) -> Option<i64> {
         match &self.op {
-            OpFields::Matmult { replication_resolution: None, .. } => Some(1),
-            OpFields::Matmult { replication_resolution: Some(IntOrExpr::Int(r)), .. } => Some(*r),
+            OpFields::Matmult {
+                replication_resolution: None,
+                ..
+            } => Some(1),
+            OpFields::Matmult {
+                replication_resolution: Some(IntOrExpr::Int(r)),
+                ..
+            } => Some(*r),
             _ => None,
         }
     }

@@ -23,8 +23,14 @@ pub fn read_module(path: &Path) -> Result<Module> {
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn temp_path(path: &Path) -> PathBuf {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let base = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let base = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     dir.join(format!(".{base}.{}.{n}.tmp", std::process::id()))
 }
@@ -52,8 +58,10 @@ pub fn write_atomic(path: &Path, f: impl FnOnce(&mut BufWriter<&File>) -> Result
 
 /// Serialize a module straight into `path`, atomically.
 pub fn write_module_atomic(m: &Module, path: &Path, version: u32) -> Result<()> {
-    write_atomic(path, |w| write_module(m, version, w).map_err(|e| match e {
-        Error::Io(msg) => io_err(path, msg),
-        other => other,
-    }))
+    write_atomic(path, |w| {
+        write_module(m, version, w).map_err(|e| match e {
+            Error::Io(msg) => io_err(path, msg),
+            other => other,
+        })
+    })
 }

@@ -103,7 +103,9 @@ pub fn load_module(bytes: &[u8]) -> Result<Module> {
 pub fn load_module_str(text: &str) -> Result<Module> {
     let mut st = State::new();
     let mut de = serde_json::Deserializer::from_str(text);
-    let r = S::<ModuleK>::new(&mut st).deserialize(&mut de).and_then(|m| de.end().map(|_| m));
+    let r = S::<ModuleK>::new(&mut st)
+        .deserialize(&mut de)
+        .and_then(|m| de.end().map(|_| m));
     match r {
         Ok(m) => Ok(m),
         Err(e) => Err(st.into_error(e)),
@@ -526,10 +528,9 @@ impl<'de> Visitor<'de> for V<'_, ModuleK> {
                                 if core.as_i64().is_none() {
                                     st.path.push(Seg::Key("attributes"));
                                     st.path.push(Seg::Key("neuron_core_id"));
-                                    return Err(st.bir(format!(
-                                        "\"neuron_core_id\" must be an integer, got {}",
-                                        compact(core)
-                                    )));
+                                    return Err(
+                                        st.bir(format!("\"neuron_core_id\" must be an integer, got {}", compact(core)))
+                                    );
                                 }
                             }
                             attributes = Some(m)
@@ -555,7 +556,9 @@ impl<'de> Visitor<'de> for V<'_, ModuleK> {
             functions = Some(st.reparse::<SeqK<FunctionK>, A::Error>(&raw)?);
             st.path.pop();
         }
-        let Some(name) = name else { return Err(st.bir("a module is missing required key \"name\"")) };
+        let Some(name) = name else {
+            return Err(st.bir("a module is missing required key \"name\""));
+        };
         let Some(functions) = functions else {
             return Err(st.bir("a module is missing required key \"functions\""));
         };
@@ -619,16 +622,28 @@ impl<'de> Visitor<'de> for V<'_, FunctionK> {
                 _ => keep(st, &mut map, k, &mut rest)?,
             }
         }
-        let Some(name) = name else { return Err(st.bir("a function is missing required key \"name\"")) };
+        let Some(name) = name else {
+            return Err(st.bir("a function is missing required key \"name\""));
+        };
         // IntRuntimeValueKind registers resolve against the function's list.
         let regs: &[Arc<str>] = registers.as_deref().unwrap_or(&[]);
         if let Some((r, p)) = st.regrefs.iter().find(|(r, _)| !regs.contains(r)) {
-            let e = Error::wire(format!("IntRuntimeValueKind regref \"{r}\" names no register of the function"), p.clone());
+            let e = Error::wire(
+                format!("IntRuntimeValueKind regref \"{r}\" names no register of the function"),
+                p.clone(),
+            );
             return Err(st.fail(e));
         }
         let mut shard_ids = std::mem::take(&mut st.shards);
         shard_ids.sort_unstable();
-        let f = Function { name, shard_ids, registers, allocations, basic_blocks: blocks, extra: extra(rest) };
+        let f = Function {
+            name,
+            shard_ids,
+            registers,
+            allocations,
+            basic_blocks: blocks,
+            extra: extra(rest),
+        };
         let base = st.here();
         if let Err(e) = resolve_names(&f, &base) {
             return Err(st.fail(e));
@@ -693,7 +708,9 @@ impl<'de> Visitor<'de> for V<'_, SetK> {
                 _ => keep(st, &mut map, k, &mut rest)?,
             }
         }
-        let Some(name) = name else { return Err(st.bir("a memory location set is missing required key \"name\"")) };
+        let Some(name) = name else {
+            return Err(st.bir("a memory location set is missing required key \"name\""));
+        };
         let Some(dtype) = dtype else {
             return Err(st.bir("a memory location set is missing required key \"dtype\""));
         };
@@ -781,7 +798,10 @@ impl<'de> Visitor<'de> for V<'_, LocK> {
                     let core = t.get("core").and_then(Value::as_i64);
                     match (name, core) {
                         (Some(n), Some(c)) if c >= 0 && t.as_object().is_some_and(|o| o.len() == 2) => {
-                            loc.remote_local_target = Some(RemoteLocalTarget { name: Arc::from(n), core: c })
+                            loc.remote_local_target = Some(RemoteLocalTarget {
+                                name: Arc::from(n),
+                                core: c,
+                            })
                         }
                         _ => {
                             st.path.push(Seg::Key("remote_local_target"));
@@ -834,9 +854,15 @@ impl<'de> Visitor<'de> for V<'_, BlockK> {
                 _ => keep(st, &mut map, k, &mut rest)?,
             }
         }
-        let Some(name) = name else { return Err(st.bir("a block is missing required key \"name\"")) };
+        let Some(name) = name else {
+            return Err(st.bir("a block is missing required key \"name\""));
+        };
         st.leave();
-        Ok(Block { name, instructions, extra: extra(rest) })
+        Ok(Block {
+            name,
+            instructions,
+            extra: extra(rest),
+        })
     }
 }
 
@@ -951,9 +977,7 @@ fn inst_key<'de, A: MapAccess<'de>>(
         "replication_shift_amnt" if op.is_matmult() => {
             acc.rs = Some(src.read::<IntOrExprK>(st, "replication_shift_amnt")?)
         }
-        "replication_num_rows" if op.is_matmult() => {
-            acc.rn = Some(src.read::<IntOrExprK>(st, "replication_num_rows")?)
-        }
+        "replication_num_rows" if op.is_matmult() => acc.rn = Some(src.read::<IntOrExprK>(st, "replication_num_rows")?),
         "mode" if op == Opcode::DMA_COPY => {
             let s = src.read::<StrK>(st, "mode")?;
             if !matches!(&*s, "Copy" | "Transpose" | "Replicate") {
@@ -1005,8 +1029,12 @@ fn loop_axis<E: de::Error>(st: &mut State, v: Value) -> std::result::Result<(Axi
             }
         }
     }
-    let Some(name) = name else { return Err(st.bir("a loop axis is missing required key \"name\"")) };
-    let Some(ub) = ub else { return Err(st.bir("a loop axis is missing required key \"ub\"")) };
+    let Some(name) = name else {
+        return Err(st.bir("a loop axis is missing required key \"name\""));
+    };
+    let Some(ub) = ub else {
+        return Err(st.bir("a loop axis is missing required key \"ub\""));
+    };
     let id = match st.ctx.add_axis(&name, lo.unwrap_or(0), ub, step.unwrap_or(1)) {
         Ok(id) => id,
         Err(e) => {
@@ -1121,12 +1149,18 @@ impl<'de> Visitor<'de> for V<'_, InstK> {
         }
         inst.op = match inst.opcode {
             Opcode::LOOP => match acc.loop_axis {
-                Some(axis) => OpFields::Loop { axis, axis_extra: acc.axis_extra, blocks: acc.blocks },
+                Some(axis) => OpFields::Loop {
+                    axis,
+                    axis_extra: acc.axis_extra,
+                    blocks: acc.blocks,
+                },
                 None => return Err(st.bir("a Loop instruction is missing required key \"axis\"")),
             },
-            Opcode::CORE_BARRIER => {
-                OpFields::CoreBarrier { id: acc.cb_id, cores: acc.cb_cores, runtime_semaphore: acc.cb_sem }
-            }
+            Opcode::CORE_BARRIER => OpFields::CoreBarrier {
+                id: acc.cb_id,
+                cores: acc.cb_cores,
+                runtime_semaphore: acc.cb_sem,
+            },
             Opcode::COLLECTIVE_COMPUTE => OpFields::CollectiveCompute {
                 cc_channel: acc.cc_channel.map(Box::new),
                 recv_from_rank: acc.recv,
@@ -1174,7 +1208,9 @@ impl<'de> Visitor<'de> for V<'_, PredK> {
                 }
             }
         }
-        let Some(expr) = expr else { return Err(st.bir("an affine predicate is missing required key \"expr\"")) };
+        let Some(expr) = expr else {
+            return Err(st.bir("an affine predicate is missing required key \"expr\""));
+        };
         st.leave();
         Ok(AffinePredicate { expr, ge })
     }
@@ -1194,7 +1230,11 @@ impl<'de> Visitor<'de> for V<'_, DepK> {
         f.write_str("a dependency: a name or [name, kind]")
     }
     fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<Dependency, E> {
-        Ok(Dependency { name: Arc::from(s), kind: None, bare: true })
+        Ok(Dependency {
+            name: Arc::from(s),
+            kind: None,
+            bare: true,
+        })
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Dependency, A::Error> {
         let st = self.0;
@@ -1215,7 +1255,11 @@ impl<'de> Visitor<'de> for V<'_, DepK> {
             return Err(st.bir("a dependency must be a name or [name, kind], got more than 2 entries"));
         }
         st.leave();
-        Ok(Dependency { name, kind: kind.map(Arc::new), bare: false })
+        Ok(Dependency {
+            name,
+            kind: kind.map(Arc::new),
+            bare: false,
+        })
     }
 }
 
@@ -1330,7 +1374,11 @@ impl<'de> Visitor<'de> for V<'_, ArgK> {
         let out = match kind {
             ArgKind::Sym | ArgKind::Pwap => {
                 let Some(ap) = acc.ap else {
-                    let k = if kind == ArgKind::Pwap { "symbolic_pwap" } else { "symbolic_ap" };
+                    let k = if kind == ArgKind::Pwap {
+                        "symbolic_pwap"
+                    } else {
+                        "symbolic_ap"
+                    };
                     return Err(st.bir(format!("a {k} argument is missing required key \"ap\"")));
                 };
                 Argument::Symbolic(SymbolicAp {
@@ -1362,11 +1410,18 @@ impl<'de> Visitor<'de> for V<'_, ArgK> {
                 let Some(value) = acc.value else {
                     return Err(st.bir("an imm_value argument is missing required key \"value\""));
                 };
-                Argument::Imm { dtype: acc.dtype, value, extra: extra(acc.rest) }
+                Argument::Imm {
+                    dtype: acc.dtype,
+                    value,
+                    extra: extra(acc.rest),
+                }
             }
             ArgKind::Other => {
                 let kind = kind_s.unwrap_or_else(|| Arc::from(""));
-                Argument::Other { kind, fields: Arc::new(acc.rest) }
+                Argument::Other {
+                    kind,
+                    fields: Arc::new(acc.rest),
+                }
             }
         };
         st.leave();
@@ -1455,7 +1510,10 @@ impl Scope for StScope<'_> {
 fn expr_from_value<E: de::Error>(st: &mut State, v: &Value) -> std::result::Result<ExprId, E> {
     let version = st.version;
     let r = {
-        let mut scope = StScope { axes: &st.axes, shards: &mut st.shards };
+        let mut scope = StScope {
+            axes: &st.axes,
+            shards: &mut st.shards,
+        };
         st.ctx.from_json(v, version, &mut scope)
     };
     collect_regrefs(st, v);
@@ -1610,7 +1668,9 @@ fn build_expr<E: de::Error>(st: &mut State, a: ExprAcc) -> std::result::Result<E
                 Some(&(_, ax)) => st.ctx.affine_iv(ax),
                 None => {
                     st.path.push(Seg::Key("axis"));
-                    return Err(st.wire(format!("AffIVKind axis \"{name}\" is not defined by any enclosing Loop")));
+                    return Err(st.wire(format!(
+                        "AffIVKind axis \"{name}\" is not defined by any enclosing Loop"
+                    )));
                 }
             }
         }
@@ -1697,8 +1757,12 @@ fn build_expr<E: de::Error>(st: &mut State, a: ExprAcc) -> std::result::Result<E
 /// something in the function; instruction names are unique.
 fn resolve_names(f: &Function, base: &str) -> Result<()> {
     let sets: hashbrown::HashSet<&str> = f.allocations.iter().map(|s| &*s.name).collect();
-    let locs: hashbrown::HashSet<&str> =
-        f.allocations.iter().flat_map(|s| s.locations.iter()).map(|l| &*l.name).collect();
+    let locs: hashbrown::HashSet<&str> = f
+        .allocations
+        .iter()
+        .flat_map(|s| s.locations.iter())
+        .map(|l| &*l.name)
+        .collect();
     let mut insts: hashbrown::HashSet<&str> = hashbrown::HashSet::new();
     for (bi, b) in f.basic_blocks.iter().enumerate() {
         collect_names(b, &format!("{base}.basic_blocks[{bi}]"), &f.name, &mut insts)?;
@@ -1710,16 +1774,14 @@ fn resolve_names(f: &Function, base: &str) -> Result<()> {
     Ok(())
 }
 
-fn collect_names<'a>(
-    b: &'a Block,
-    path: &str,
-    func: &str,
-    insts: &mut hashbrown::HashSet<&'a str>,
-) -> Result<()> {
+fn collect_names<'a>(b: &'a Block, path: &str, func: &str, insts: &mut hashbrown::HashSet<&'a str>) -> Result<()> {
     for (ii, inst) in b.instructions.iter().enumerate() {
         if !insts.insert(&inst.name) {
             return Err(Error::bir(
-                format!("instruction name \"{}\" is used twice in function \"{func}\"", inst.name),
+                format!(
+                    "instruction name \"{}\" is used twice in function \"{func}\"",
+                    inst.name
+                ),
                 format!("{path}.instructions[{ii}].name"),
             ));
         }
@@ -1773,7 +1835,14 @@ fn check_block(
             }
         }
         for (bi, nb) in inst.nested_blocks().iter().enumerate() {
-            check_block(nb, &format!("{path}.instructions[{ii}].blocks[{bi}]"), func, sets, locs, insts)?;
+            check_block(
+                nb,
+                &format!("{path}.instructions[{ii}].blocks[{bi}]"),
+                func,
+                sets,
+                locs,
+                insts,
+            )?;
         }
     }
     Ok(())

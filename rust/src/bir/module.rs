@@ -34,7 +34,10 @@ impl Function {
     }
 
     pub fn memory_location(&self, name: &str) -> Option<&MemoryLocation> {
-        self.allocations.iter().flat_map(|s| s.locations.iter()).find(|l| &*l.name == name)
+        self.allocations
+            .iter()
+            .flat_map(|s| s.locations.iter())
+            .find(|l| &*l.name == name)
     }
 
     /// Visit every instruction of every block, regions included.
@@ -78,7 +81,9 @@ impl Module {
     }
 
     pub fn set_neuron_core_id(&mut self, core: i64) {
-        self.attributes.get_or_insert_with(Map::new).insert(NEURON_CORE_ID.into(), Value::from(core));
+        self.attributes
+            .get_or_insert_with(Map::new)
+            .insert(NEURON_CORE_ID.into(), Value::from(core));
     }
 
     pub fn function(&self, name: &str) -> Option<&Function> {

@@ -66,7 +66,9 @@ fn bad_version_message() {
     let mut v = small_module();
     v["version"] = json!(3);
     let e = module_from_value(v).unwrap_err();
-    assert!(e.to_string().contains("Check the version of bir json file - should be 1 (old) or 2 (new)"));
+    assert!(e
+        .to_string()
+        .contains("Check the version of bir json file - should be 1 (old) or 2 (new)"));
 }
 
 #[test]
@@ -76,7 +78,10 @@ fn unknown_opcode_and_argument_kind() {
     assert!(module_from_value(v).unwrap_err().to_string().contains("Unknown opcode"));
     let mut v = small_module();
     v["functions"][0]["basic_blocks"][0]["instructions"][0]["outs"][0]["kind"] = json!("weird_ap");
-    assert!(module_from_value(v).unwrap_err().to_string().contains("Unsupported argument kind"));
+    assert!(module_from_value(v)
+        .unwrap_err()
+        .to_string()
+        .contains("Unsupported argument kind"));
 }
 
 #[test]
@@ -94,7 +99,12 @@ fn deep_nesting_is_an_error_not_a_crash() {
 #[test]
 fn gen_is_deterministic_and_round_trips() {
     for (seed, n, lnc) in [(1u64, 500usize, 2i64), (7, 2000, 2), (3, 300, 1), (9, 800, 4)] {
-        let o = GenOptions { seed, instructions: n, lnc, ..Default::default() };
+        let o = GenOptions {
+            seed,
+            instructions: n,
+            lnc,
+            ..Default::default()
+        };
         let a = dump_module(&generate_module(&o).unwrap(), 2).unwrap();
         let b = dump_module(&generate_module(&o).unwrap(), 2).unwrap();
         assert_eq!(a, b);
@@ -128,7 +138,12 @@ fn key_order_does_not_matter() {
     // nlohmann writes keys sorted: "axis"/"blocks"/"ins" before "opcode",
     // "functions" before "version", "addrs"/"ap" before an argument's "kind".
     for seed in [1u64, 2, 3] {
-        let o = GenOptions { seed, instructions: 400, lnc: 2, ..Default::default() };
+        let o = GenOptions {
+            seed,
+            instructions: 400,
+            lnc: 2,
+            ..Default::default()
+        };
         let a = dump_module(&generate_module(&o).unwrap(), 2).unwrap();
         let sorted = sort_keys(&serde_json::from_slice(&a).unwrap());
         let m = load_module(&serde_json::to_vec(&sorted).unwrap()).unwrap();
@@ -145,7 +160,10 @@ fn duplicate_instruction_name_is_an_error() {
     match e {
         crate::Error::BirJson { message, path } => {
             assert!(message.contains("used twice"), "{message}");
-            assert_eq!(path, "$.functions[0].basic_blocks[0].instructions[1].blocks[0].instructions[0].name");
+            assert_eq!(
+                path,
+                "$.functions[0].basic_blocks[0].instructions[1].blocks[0].instructions[0].name"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -165,8 +183,24 @@ fn unknown_key_floats_are_byte_stable() {
 /// Clone and split cost is dominated by memory: keep the hot structs small.
 #[test]
 fn hot_structs_stay_small() {
-    assert!(std::mem::size_of::<Instruction>() <= 240, "{}", std::mem::size_of::<Instruction>());
-    assert!(std::mem::size_of::<Argument>() <= 160, "{}", std::mem::size_of::<Argument>());
-    assert!(std::mem::size_of::<OpFields>() <= 64, "{}", std::mem::size_of::<OpFields>());
-    assert!(std::mem::size_of::<Dependency>() <= 32, "{}", std::mem::size_of::<Dependency>());
+    assert!(
+        std::mem::size_of::<Instruction>() <= 240,
+        "{}",
+        std::mem::size_of::<Instruction>()
+    );
+    assert!(
+        std::mem::size_of::<Argument>() <= 160,
+        "{}",
+        std::mem::size_of::<Argument>()
+    );
+    assert!(
+        std::mem::size_of::<OpFields>() <= 64,
+        "{}",
+        std::mem::size_of::<OpFields>()
+    );
+    assert!(
+        std::mem::size_of::<Dependency>() <= 32,
+        "{}",
+        std::mem::size_of::<Dependency>()
+    );
 }

@@ -26,7 +26,10 @@ pub fn verify_module(m: &Module, lnc: usize) -> Result<()> {
                 return Err(fail(
                     SHARD_UB_MISMATCH,
                     "ShardId ub == lnc_size",
-                    format!("module {}: function {} has a ShardId with ub {ub} but lnc_size is {lnc}", m.name, f.name),
+                    format!(
+                        "module {}: function {} has a ShardId with ub {ub} but lnc_size is {lnc}",
+                        m.name, f.name
+                    ),
                 ));
             }
         }
@@ -46,11 +49,19 @@ fn verify_function(m: &Module, f: &Function) -> Result<()> {
         return Err(fail(
             DUPLICATE_INSTRUCTION,
             "instruction names are unique in a function",
-            format!("module {}: function {} has two instructions named {name}", m.name, f.name),
+            format!(
+                "module {}: function {} has two instructions named {name}",
+                m.name, f.name
+            ),
         ));
     }
     let sets: HashSet<&str> = f.allocations.iter().map(|s| &*s.name).collect();
-    let locs: HashSet<&str> = f.allocations.iter().flat_map(|s| &s.locations).map(|l| &*l.name).collect();
+    let locs: HashSet<&str> = f
+        .allocations
+        .iter()
+        .flat_map(|s| &s.locations)
+        .map(|l| &*l.name)
+        .collect();
     for b in &f.basic_blocks {
         verify_block(m, f, b, &seen, &sets, &locs)?;
     }
@@ -72,7 +83,10 @@ fn verify_block(
                     return Err(fail(
                         DANGLING_NAME,
                         "memsetref resolves",
-                        format!("instruction {} of function {}: memsetref {s} names no memory location set", i.name, f.name),
+                        format!(
+                            "instruction {} of function {}: memsetref {s} names no memory location set",
+                            i.name, f.name
+                        ),
                     ));
                 }
             }
@@ -82,7 +96,10 @@ fn verify_block(
                         return Err(fail(
                             DANGLING_NAME,
                             "memref resolves",
-                            format!("instruction {} of function {}: memref {r} names no memory location", i.name, f.name),
+                            format!(
+                                "instruction {} of function {}: memref {r} names no memory location",
+                                i.name, f.name
+                            ),
                         ));
                     }
                 }
@@ -93,7 +110,10 @@ fn verify_block(
                 return Err(fail(
                     DANGLING_NAME,
                     "dependency resolves",
-                    format!("instruction {} of function {}: dependency {} names no instruction", i.name, f.name, d.name),
+                    format!(
+                        "instruction {} of function {}: dependency {} names no instruction",
+                        i.name, f.name, d.name
+                    ),
                 ));
             }
         }
@@ -103,7 +123,10 @@ fn verify_block(
                 return Err(fail(
                     BAD_LOOP_BOUNDS,
                     "loop step > 0 && lo <= ub",
-                    format!("loop {} of function {}: axis {} lo {} ub {} step {}", i.name, f.name, a.name, a.lo, a.ub, a.step),
+                    format!(
+                        "loop {} of function {}: axis {} lo {} ub {} step {}",
+                        i.name, f.name, a.name, a.lo, a.ub, a.step
+                    ),
                 ));
             }
             for nb in blocks {
@@ -122,11 +145,22 @@ pub fn has_shard_anywhere(m: &Module) -> bool {
         f.walk(&mut |i| {
             for a in i.arguments() {
                 if let crate::bir::Argument::Symbolic(s) = a {
-                    found |= s.addrs.iter().chain(s.tile_addrs.iter()).chain(s.block_addrs.iter()).any(|&e| m.ctx.has_shard(e));
+                    found |= s
+                        .addrs
+                        .iter()
+                        .chain(s.tile_addrs.iter())
+                        .chain(s.block_addrs.iter())
+                        .any(|&e| m.ctx.has_shard(e));
                 }
             }
             found |= i.predicates.iter().any(|p| m.ctx.has_shard(p.expr));
-            if let OpFields::CollectiveCompute { recv_from_rank, send_to_rank, queue, .. } = &i.op {
+            if let OpFields::CollectiveCompute {
+                recv_from_rank,
+                send_to_rank,
+                queue,
+                ..
+            } = &i.op
+            {
                 for x in [recv_from_rank, send_to_rank, queue].into_iter().flatten() {
                     if let crate::bir::IntOrExpr::Expr(e) = x {
                         found |= m.ctx.has_shard(*e);

@@ -58,7 +58,11 @@ struct MatmultReplication {
 
 /// The replication key and params of one matmult, if it is replicated.
 fn matmult_params(inst: &Instruction) -> Result<Option<MatmultReplication>> {
-    let OpFields::Matmult { replication_resolution, replication_shift_amnt, replication_num_rows } = &inst.op
+    let OpFields::Matmult {
+        replication_resolution,
+        replication_shift_amnt,
+        replication_num_rows,
+    } = &inst.op
     else {
         return Ok(None);
     };
@@ -66,11 +70,20 @@ fn matmult_params(inst: &Instruction) -> Result<Option<MatmultReplication>> {
     if r <= 1 {
         return Ok(None);
     }
-    let Some(Argument::Symbolic(ap)) = inst.ins.first() else { return Ok(None) };
-    let Some(set) = ap.memsetref.clone() else { return Ok(None) };
+    let Some(Argument::Symbolic(ap)) = inst.ins.first() else {
+        return Ok(None);
+    };
+    let Some(set) = ap.memsetref.clone() else {
+        return Ok(None);
+    };
     let shift = int_field(replication_shift_amnt, "replication_shift_amnt", &inst.name)?;
     let rows = int_field(replication_num_rows, "replication_num_rows", &inst.name)?;
-    Ok(Some(MatmultReplication { set, shift, rows, resolution: r }))
+    Ok(Some(MatmultReplication {
+        set,
+        shift,
+        rows,
+        resolution: r,
+    }))
 }
 
 /// One replicated ifmap set: (function index, set name, params).
@@ -79,7 +92,12 @@ type Entry = (usize, Arc<str>, ReplicationParams);
 /// MatmultVisitor: `main` first, then the other functions in order; blocks and
 /// loop bodies in order.
 fn visit(m: &Module) -> Result<Vec<Entry>> {
-    let mut order: Vec<usize> = m.functions.iter().position(|f| &*f.name == "main").into_iter().collect();
+    let mut order: Vec<usize> = m
+        .functions
+        .iter()
+        .position(|f| &*f.name == "main")
+        .into_iter()
+        .collect();
     order.extend((0..m.functions.len()).filter(|i| &*m.functions[*i].name != "main"));
     let mut entries: Vec<Entry> = Vec::new();
     for fi in order {
@@ -90,12 +108,22 @@ fn visit(m: &Module) -> Result<Vec<Entry>> {
                 return;
             }
             let r = (|| -> Result<()> {
-                let Some(MatmultReplication { set, shift, rows, resolution: r }) = matmult_params(inst)? else {
+                let Some(MatmultReplication {
+                    set,
+                    shift,
+                    rows,
+                    resolution: r,
+                }) = matmult_params(inst)?
+                else {
                     return Ok(());
                 };
                 let extent = f.memory_location_set(&set).map(|s| s.partitions()).unwrap_or(0);
                 let rows = rows.unwrap_or(extent);
-                let params = ReplicationParams { resolution: r, shift: shift.unwrap_or(rows), rows };
+                let params = ReplicationParams {
+                    resolution: r,
+                    shift: shift.unwrap_or(rows),
+                    rows,
+                };
                 match entries.iter().find(|e| e.0 == fi && e.1 == set) {
                     Some(e) if e.2 != params => Err(Error::neuron_at(
                         CONFLICTING_PARAMS,
@@ -302,7 +330,9 @@ fn replace_with_replicated_copy(
         indirection_ins: None,
         predicates: writer.predicates.clone(),
         dependencies: None,
-        op: OpFields::DmaCopy { mode: Some(Arc::from("Replicate")) },
+        op: OpFields::DmaCopy {
+            mode: Some(Arc::from("Replicate")),
+        },
         extra: None,
     })
 }

@@ -38,7 +38,11 @@ pub struct SplitOptions {
 
 impl SplitOptions {
     pub fn new(lnc: usize) -> Self {
-        SplitOptions { lnc, clone: CloneMode::Structural, parallel: true }
+        SplitOptions {
+            lnc,
+            clone: CloneMode::Structural,
+            parallel: true,
+        }
     }
 }
 
@@ -87,7 +91,12 @@ fn check_shard_bounds(m: &Module, lnc: usize) -> Result<()> {
 pub fn split_module(orig: &mut Module, opts: &SplitOptions) -> Result<Vec<Module>> {
     let n = opts.lnc;
     if n == 0 {
-        return Err(Error::neuron_at(9000, "lnc_size >= 1", "lnc_splitter.cpp", "lnc_size must be at least 1"));
+        return Err(Error::neuron_at(
+            9000,
+            "lnc_size >= 1",
+            "lnc_splitter.cpp",
+            "lnc_size must be at least 1",
+        ));
     }
     if n == 1 {
         return Ok(Vec::new());
@@ -162,7 +171,11 @@ pub fn clone_concretized(src: &Module, core: i64) -> Result<Module> {
         for b in &f.basic_blocks {
             let instructions =
                 concretize_instructions(&mut ctx, b.instructions.iter().cloned(), core, &mut memo, &mut deleted)?;
-            blocks.push(Block { name: b.name.clone(), instructions, extra: b.extra.clone() });
+            blocks.push(Block {
+                name: b.name.clone(),
+                instructions,
+                extra: b.extra.clone(),
+            });
         }
         if !deleted.is_empty() {
             drop_dangling_dependencies(&mut blocks, &deleted);
@@ -276,12 +289,21 @@ pub fn concretize_instruction(
     // IT48: a collective carries shard-dependent geometry on the op itself,
     // bound before the generic argument walk.
     match &mut inst.op {
-        OpFields::CollectiveCompute { recv_from_rank, send_to_rank, queue, .. } => {
+        OpFields::CollectiveCompute {
+            recv_from_rank,
+            send_to_rank,
+            queue,
+            ..
+        } => {
             bind_field(ctx, recv_from_rank, core, memo)?;
             bind_field(ctx, send_to_rank, core, memo)?;
             bind_field(ctx, queue, core, memo)?;
         }
-        OpFields::Matmult { replication_resolution, replication_shift_amnt, replication_num_rows } => {
+        OpFields::Matmult {
+            replication_resolution,
+            replication_shift_amnt,
+            replication_num_rows,
+        } => {
             bind_field(ctx, replication_resolution, core, memo)?;
             bind_field(ctx, replication_shift_amnt, core, memo)?;
             bind_field(ctx, replication_num_rows, core, memo)?;

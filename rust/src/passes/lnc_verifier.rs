@@ -42,7 +42,9 @@ fn instructions_of(f: &Function) -> Vec<&Instruction> {
 
 /// Number of cores on which `inst` fires (Σ over cores of evalMask).
 fn active_cores(m: &Module, inst: &Instruction, lnc: usize) -> Result<Vec<u8>> {
-    (0..lnc as i64).map(|c| eval_mask(&m.ctx, &inst.predicates, &Bindings::shard(c))).collect()
+    (0..lnc as i64)
+        .map(|c| eval_mask(&m.ctx, &inst.predicates, &Bindings::shard(c)))
+        .collect()
 }
 
 /// The symbolic checker: shard-id sets (1200), CoreBarriers active on zero or
@@ -60,7 +62,10 @@ pub fn verify_symbolic(m: &Module, lnc: usize) -> Result<()> {
                     1200,
                     195,
                     "func0.getShardIds().size() == 1",
-                    format!("module {}: function {} has {n} shard ids {:?}", m.name, f.name, f.shard_ids),
+                    format!(
+                        "module {}: function {} has {n} shard ids {:?}",
+                        m.name, f.name, f.shard_ids
+                    ),
                 ))
             }
         }
@@ -168,7 +173,10 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
                     1199,
                     52,
                     "function.getShardIds().empty()",
-                    format!("module {} (core {nc}): function {} still has shard ids {:?}", m.name, f.name, f.shard_ids),
+                    format!(
+                        "module {} (core {nc}): function {} still has shard ids {:?}",
+                        m.name, f.name, f.shard_ids
+                    ),
                 ));
             }
         }
@@ -183,7 +191,11 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
                 1193,
                 64,
                 "modules[0]->size() == modules[ncId]->size()",
-                format!("core 0 has {} functions, core {nc} has {}", m0.functions.len(), m.functions.len()),
+                format!(
+                    "core 0 has {} functions, core {nc} has {}",
+                    m0.functions.len(),
+                    m.functions.len()
+                ),
             ));
         }
         for f0 in &m0.functions {
@@ -273,7 +285,10 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
                 1196,
                 181,
                 "sharedTensors[ncId].count(address) > 0",
-                format!("shared tensor address {a:#x} of core 0 is not shared on core {nc} ({})", m.name),
+                format!(
+                    "shared tensor address {a:#x} of core 0 is not shared on core {nc} ({})",
+                    m.name
+                ),
             ));
         }
     }
@@ -311,7 +326,10 @@ fn verify_remote_targets(mods: &[&Module], nc: usize, index: &[LocIndex<'_>]) ->
                         1197,
                         133,
                         "memLoc.getRemoteLocalTarget().has_value()",
-                        format!("core {nc}: shared DRAM location {} of function {} has no remote_local_target", l.name, f.name),
+                        format!(
+                            "core {nc}: shared DRAM location {} of function {} has no remote_local_target",
+                            l.name, f.name
+                        ),
                     ));
                 };
                 let target = usize::try_from(t.core)

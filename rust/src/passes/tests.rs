@@ -56,7 +56,14 @@ fn split_prunes_by_mask_and_renames() {
 #[test]
 fn json_clone_mode_gives_the_same_bytes() {
     let a = split(vec![module()], &SplitOptions::new(2)).unwrap();
-    let b = split(vec![module()], &SplitOptions { clone: CloneMode::Json, ..SplitOptions::new(2) }).unwrap();
+    let b = split(
+        vec![module()],
+        &SplitOptions {
+            clone: CloneMode::Json,
+            ..SplitOptions::new(2)
+        },
+    )
+    .unwrap();
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(dump_module(x, 2).unwrap(), dump_module(y, 2).unwrap());
     }
@@ -64,7 +71,14 @@ fn json_clone_mode_gives_the_same_bytes() {
 
 #[test]
 fn sequential_and_parallel_agree() {
-    let a = split(vec![module()], &SplitOptions { parallel: false, ..SplitOptions::new(2) }).unwrap();
+    let a = split(
+        vec![module()],
+        &SplitOptions {
+            parallel: false,
+            ..SplitOptions::new(2)
+        },
+    )
+    .unwrap();
     let b = split(vec![module()], &SplitOptions::new(2)).unwrap();
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(dump_module(x, 2).unwrap(), dump_module(y, 2).unwrap());
@@ -87,7 +101,8 @@ fn symbolic_verifier_rejects_partial_barrier() {
     let mut v = serde_json::to_value(String::from_utf8(dump_module(&module(), 2).unwrap()).unwrap()).unwrap();
     let s: serde_json::Value = serde_json::from_str(v.as_str().unwrap()).unwrap();
     v = s;
-    v["functions"][0]["basic_blocks"][0]["instructions"][2]["predicates"] = json!([{"expr": shard_aff(1, 0), "ge": false}]);
+    v["functions"][0]["basic_blocks"][0]["instructions"][2]["predicates"] =
+        json!([{"expr": shard_aff(1, 0), "ge": false}]);
     let m = module_from_value(v).unwrap();
     match lnc_verifier::verify_symbolic(&m, 2).unwrap_err() {
         crate::Error::Neuron { code, location, .. } => {
@@ -114,12 +129,22 @@ fn fused_clone_concretize_equals_clone_then_concretize() {
     use crate::bir::{generate_module, GenOptions};
     use crate::passes::lnc_splitter::{clone_concretized, concretize_module};
     for seed in 0..6 {
-        let src = generate_module(&GenOptions { seed, instructions: 300, lnc: 4, ..Default::default() }).unwrap();
+        let src = generate_module(&GenOptions {
+            seed,
+            instructions: 300,
+            lnc: 4,
+            ..Default::default()
+        })
+        .unwrap();
         for core in 0..4 {
             let fused = clone_concretized(&src, core).unwrap();
             let mut two_pass = src.clone();
             concretize_module(&mut two_pass, core).unwrap();
-            assert_eq!(dump_module(&fused, 2).unwrap(), dump_module(&two_pass, 2).unwrap(), "seed {seed} core {core}");
+            assert_eq!(
+                dump_module(&fused, 2).unwrap(),
+                dump_module(&two_pass, 2).unwrap(),
+                "seed {seed} core {core}"
+            );
         }
     }
 }

@@ -53,13 +53,7 @@ fn bad(row: usize, msg: impl std::fmt::Display) -> Error {
 impl Context {
     /// Intern the rows `(ops[i], a[i], b[i], c[i])`; see the module docs for
     /// the encoding.
-    pub fn intern_batch(
-        &mut self,
-        ops: &[u8],
-        a: &[i64],
-        b: &[i64],
-        c: &[i64],
-    ) -> Result<Vec<u32>> {
+    pub fn intern_batch(&mut self, ops: &[u8], a: &[i64], b: &[i64], c: &[i64]) -> Result<Vec<u32>> {
         let n = ops.len();
         if a.len() != n || b.len() != n || c.len() != n {
             return Err(Error::pelican(
@@ -82,8 +76,7 @@ impl Context {
         while row < n {
             let resolve = |out: &Vec<u32>, ctx: &Context, r: i64, at: usize| -> Result<ExprId> {
                 if r >= 0 {
-                    let id = u32::try_from(r)
-                        .map_err(|_| bad(at, format!("unknown expression id {r}")))?;
+                    let id = u32::try_from(r).map_err(|_| bad(at, format!("unknown expression id {r}")))?;
                     if !ctx.contains(id) {
                         return Err(bad(at, format!("unknown expression id {r}")));
                     }
@@ -91,10 +84,7 @@ impl Context {
                 } else {
                     let target = (-(r + 1)) as u64;
                     if target >= at as u64 {
-                        return Err(bad(
-                            at,
-                            format!("reference {r} does not name an earlier row"),
-                        ));
+                        return Err(bad(at, format!("reference {r} does not name an earlier row")));
                     }
                     let id = out[target as usize];
                     if id == NO_ID {
@@ -119,10 +109,7 @@ impl Context {
                     ids.clear();
                     for j in row + 1..=row + k {
                         if ops[j] != OP_ARG {
-                            return Err(bad(
-                                j,
-                                format!("expected an argument row (op 0), got op {}", ops[j]),
-                            ));
+                            return Err(bad(j, format!("expected an argument row (op 0), got op {}", ops[j])));
                         }
                         let r = resolve(&out, self, a[j], j)?;
                         if op == 17 {
@@ -156,8 +143,7 @@ impl Context {
                 }
                 op @ (27 | 28) => {
                     let r = resolve(&out, self, ai, row)?;
-                    let rg =
-                        u64::try_from(ci).map_err(|_| bad(row, "replica_groups_id must be ≥ 0"))?;
+                    let rg = u64::try_from(ci).map_err(|_| bad(row, "replica_groups_id must be ≥ 0"))?;
                     if op == 27 {
                         self.cc_div(r, bi, rg)
                     } else {

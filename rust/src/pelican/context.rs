@@ -69,12 +69,7 @@ impl Default for Context {
 
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Context({} nodes, {} axes)",
-            self.nodes.len(),
-            self.axes.len()
-        )
+        write!(f, "Context({} nodes, {} axes)", self.nodes.len(), self.axes.len())
     }
 }
 
@@ -207,8 +202,7 @@ impl Context {
         self.nodes.push(node);
         self.meta.push(meta);
         let nodes = &self.nodes;
-        self.index
-            .insert_unique(hash, id, |&i| hash_node(&nodes[i as usize]));
+        self.index.insert_unique(hash, id, |&i| hash_node(&nodes[i as usize]));
         Ok(id)
     }
 
@@ -312,22 +306,10 @@ impl Context {
                 "AffineIndices.h:171",
             ));
         }
-        self.intern(Node::SymbolicIdx {
-            lo,
-            ub,
-            step,
-            offset,
-        })
+        self.intern(Node::SymbolicIdx { lo, ub, step, offset })
     }
 
-    pub fn ap_index(
-        &mut self,
-        lo: i64,
-        ub: i64,
-        step: i64,
-        stride: i64,
-        inner: Option<ExprId>,
-    ) -> Result<ExprId> {
+    pub fn ap_index(&mut self, lo: i64, ub: i64, step: i64, stride: i64, inner: Option<ExprId>) -> Result<ExprId> {
         if step <= 0 {
             return Err(Error::pelican(
                 format!("Invalid step {step} for APIndex: must be > 0"),
@@ -337,10 +319,7 @@ impl Context {
         if let Some(i) = inner {
             self.check_id(i)?;
             if self.kind(i) != ExprKind::APIndex {
-                return Err(Error::pelican(
-                    "APIndex inner must be an APIndex",
-                    "lncsplit/pelican",
-                ));
+                return Err(Error::pelican("APIndex inner must be an APIndex", "lncsplit/pelican"));
             }
         }
         self.intern(Node::APIndex {
@@ -386,9 +365,7 @@ impl Context {
         let tc = self.trip_count(child).unwrap_or(0);
         if tile_size <= 0 || tc % tile_size != 0 {
             return Err(Error::pelican(
-                format!(
-                    "TiledAPIndex tile size {tile_size} must divide the trip count {tc} of its child"
-                ),
+                format!("TiledAPIndex tile size {tile_size} must divide the trip count {tc} of its child"),
                 "AffineIndices.h:152",
             ));
         }
@@ -444,11 +421,8 @@ impl Context {
 
     /// A constant: the AffExpr with no terms.
     pub fn constant(&mut self, c: i64) -> ExprId {
-        self.intern(Node::AffExpr {
-            terms: Box::new([]),
-            c,
-        })
-        .expect("a constant always interns")
+        self.intern(Node::AffExpr { terms: Box::new([]), c })
+            .expect("a constant always interns")
     }
 
     /// createNArySum: terms ordered by id (so a+b ≡ b+a); duplicates kept.
@@ -470,10 +444,7 @@ impl Context {
 
     fn check_denom(denom: i64) -> Result<()> {
         if denom <= 0 {
-            return Err(Error::pelican(
-                "Unsupported denom for DivLikeExpr!",
-                "AffineExpr.h:711",
-            ));
+            return Err(Error::pelican("Unsupported denom for DivLikeExpr!", "AffineExpr.h:711"));
         }
         Ok(())
     }
@@ -539,9 +510,7 @@ impl Context {
             Node::ShardId { ub } => Some((0, ub, 1)),
             Node::SymbolicIdx { lo, ub, step, .. } => Some((lo, ub, step)),
             Node::APIndex { lo, ub, step, .. } => Some((lo, ub, step)),
-            Node::TiledAPIndex {
-                child, tile_size, ..
-            } => {
+            Node::TiledAPIndex { child, tile_size, .. } => {
                 let tc = self.trip_count(child)?;
                 Some((0, tc / tile_size, 1))
             }
@@ -551,8 +520,7 @@ impl Context {
 
     /// Trip count of an index leaf; None for runtime values and non-indices.
     pub fn trip_count(&self, id: ExprId) -> Option<i64> {
-        self.index_geometry(id)
-            .map(|(lo, ub, step)| trip_count(lo, ub, step))
+        self.index_geometry(id).map(|(lo, ub, step)| trip_count(lo, ub, step))
     }
 
     /// infimum = lo, supremum = lo + step·(tripcount − 1) of an index leaf.

@@ -63,18 +63,9 @@ impl Context {
             } => {
                 out.push_str("tile(");
                 self.render(*child, out, budget);
-                let _ = write!(
-                    out,
-                    ", {tile_size}{})",
-                    if *is_partition { ", partition" } else { "" }
-                );
+                let _ = write!(out, ", {tile_size}{})", if *is_partition { ", partition" } else { "" });
             }
-            Node::SymbolicIdx {
-                lo,
-                ub,
-                step,
-                offset,
-            } => {
+            Node::SymbolicIdx { lo, ub, step, offset } => {
                 let _ = write!(out, "sym[{lo}:{ub}:{step}]+{offset}");
             }
             Node::ShardId { ub } => {

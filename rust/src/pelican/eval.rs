@@ -29,13 +29,11 @@ impl Bindings {
 }
 
 fn add(a: i64, b: i64) -> Result<i64> {
-    a.checked_add(b)
-        .ok_or_else(|| Error::overflow("eval (add)"))
+    a.checked_add(b).ok_or_else(|| Error::overflow("eval (add)"))
 }
 
 fn mul(a: i64, b: i64) -> Result<i64> {
-    a.checked_mul(b)
-        .ok_or_else(|| Error::overflow("eval (mul)"))
+    a.checked_mul(b).ok_or_else(|| Error::overflow("eval (mul)"))
 }
 
 /// Floor division toward −∞ (denominators are > 0 by construction).
@@ -46,8 +44,7 @@ pub fn floor_div(a: i64, d: i64) -> Result<i64> {
 
 /// Euclidean modulo: result in [0, d).
 pub fn euclid_mod(a: i64, d: i64) -> Result<i64> {
-    a.checked_rem_euclid(d)
-        .ok_or_else(|| Error::overflow("eval (modulo)"))
+    a.checked_rem_euclid(d).ok_or_else(|| Error::overflow("eval (modulo)"))
 }
 
 fn out_of_range(what: &str, v: i64, lo: i64, ub: i64, step: i64) -> Error {
@@ -145,13 +142,7 @@ impl Context {
                 let a = self.axis(*axis);
                 let v = b.by_id.get(&id).or_else(|| b.by_name.get(&*a.name));
                 match v {
-                    Some(&v) => Some(check_in_range(
-                        &format!("axis {}", a.name),
-                        v,
-                        a.lo,
-                        a.ub,
-                        a.step,
-                    )?),
+                    Some(&v) => Some(check_in_range(&format!("axis {}", a.name), v, a.lo, a.ub, a.step)?),
                     None => None,
                 }
             }
@@ -159,24 +150,20 @@ impl Context {
                 Some(v) => Some(check_in_range("shard", v, 0, *ub, 1)?),
                 None => None,
             },
-            Node::TiledAPIndex {
-                child, tile_size, ..
-            } if !b.by_id.contains_key(&id) => {
+            Node::TiledAPIndex { child, tile_size, .. } if !b.by_id.contains_key(&id) => {
                 // Unbound tiled index: the outer tile of its child's iteration.
                 match self.eval(*child, b)? {
                     Some(v) => Some(self.tile_of(*child, v, *tile_size)?),
                     None => None,
                 }
             }
-            Node::APIndex { .. } | Node::TiledAPIndex { .. } | Node::SymbolicIdx { .. } => {
-                match b.by_id.get(&id) {
-                    Some(&v) => match self.index_geometry(id) {
-                        Some((lo, ub, step)) => Some(check_in_range("index", v, lo, ub, step)?),
-                        None => Some(v),
-                    },
-                    None => None,
-                }
-            }
+            Node::APIndex { .. } | Node::TiledAPIndex { .. } | Node::SymbolicIdx { .. } => match b.by_id.get(&id) {
+                Some(&v) => match self.index_geometry(id) {
+                    Some((lo, ub, step)) => Some(check_in_range("index", v, lo, ub, step)?),
+                    None => Some(v),
+                },
+                None => None,
+            },
             Node::ICmp { op, lhs, rhs } => match (self.eval(*lhs, b)?, self.eval(*rhs, b)?) {
                 (Some(l), Some(r)) => Some(op.apply(l, r) as i64),
                 _ => None,
@@ -195,11 +182,7 @@ impl Context {
     /// iteration ordinal `(v − lo) / step`, floor-divided by the tile size.
     fn tile_of(&self, child: ExprId, v: i64, tile_size: i64) -> Result<i64> {
         let (lo, _, step) = self.index_geometry(child).unwrap_or((0, 0, 1));
-        let ordinal = floor_div(
-            v.checked_sub(lo)
-                .ok_or_else(|| Error::overflow("eval (sub)"))?,
-            step,
-        )?;
+        let ordinal = floor_div(v.checked_sub(lo).ok_or_else(|| Error::overflow("eval (sub)"))?, step)?;
         floor_div(ordinal, tile_size)
     }
 
@@ -210,10 +193,7 @@ impl Context {
     pub fn check_bindings(&self, b: &Bindings) -> Result<()> {
         for &id in b.by_id.keys() {
             if !self.contains(id) {
-                return Err(Error::pelican(
-                    format!("unknown expression id {id}"),
-                    "lncsplit/eval",
-                ));
+                return Err(Error::pelican(format!("unknown expression id {id}"), "lncsplit/eval"));
             }
             let k = self.kind(id);
             if !k.is_index_leaf() {
@@ -273,12 +253,7 @@ impl Context {
 
     /// Bind the children first (the only recursion, kept in a small frame),
     /// then rebuild this node from them with constants folded.
-    fn update_node(
-        &mut self,
-        id: ExprId,
-        core: i64,
-        memo: &mut HashMap<ExprId, ExprId>,
-    ) -> Result<ExprId> {
+    fn update_node(&mut self, id: ExprId, core: i64, memo: &mut HashMap<ExprId, ExprId>) -> Result<ExprId> {
         let children = self.node(id).children();
         let mut bound = Vec::with_capacity(children.len());
         for c in children {
@@ -304,9 +279,7 @@ impl Context {
                 for (&(_, coeff), &b) in terms.iter().zip(ch) {
                     match self.as_constant(b) {
                         Some(v) => {
-                            c = c
-                                .checked_add(coeff.checked_mul(v).ok_or_else(fold)?)
-                                .ok_or_else(fold)?;
+                            c = c.checked_add(coeff.checked_mul(v).ok_or_else(fold)?).ok_or_else(fold)?;
                         }
                         None => rest.push((b, coeff)),
                     }
@@ -385,11 +358,7 @@ impl Context {
                 }
             }
             Node::APIndex {
-                stride,
-                lo,
-                ub,
-                step,
-                ..
+                stride, lo, ub, step, ..
             } => match ch.first() {
                 Some(&inner) if self.kind(inner) == super::kinds::ExprKind::APIndex => {
                     self.ap_index(lo, ub, step, stride, Some(inner))?

@@ -40,26 +40,17 @@ impl Context {
             Node::AffExpr { terms, c } => terms.is_empty() || !is_partition_dim || *c == 0,
             Node::Sum { terms } => {
                 for &t in terms.iter() {
-                    if !self.is_legal_delinearized_address(
-                        t,
-                        axis,
-                        is_partition_dim,
-                        require_pred,
-                    )? {
+                    if !self.is_legal_delinearized_address(t, axis, is_partition_dim, require_pred)? {
                         return Ok(false);
                     }
                 }
                 true
             }
-            Node::Mult { var, .. } => {
-                self.is_legal_delinearized_address(*var, axis, is_partition_dim, require_pred)?
-            }
+            Node::Mult { var, .. } => self.is_legal_delinearized_address(*var, axis, is_partition_dim, require_pred)?,
             Node::FloorDiv { numer, denom }
             | Node::Modulo { numer, denom }
             | Node::CCDiv { numer, denom, .. }
-            | Node::CCMod { numer, denom, .. } => {
-                self.div_like_is_legal(*numer, *denom, require_pred)
-            }
+            | Node::CCMod { numer, denom, .. } => self.div_like_is_legal(*numer, *denom, require_pred),
             Node::ICmp { .. } => {
                 return Err(Error::pelican("Not implemented!", "AffineExpr.h:ICmpExpr"));
             }

@@ -18,9 +18,7 @@ pub struct AffinePredicate {
 impl AffinePredicate {
     /// True, false, or undecided (None) under `b`.
     pub fn eval(&self, ctx: &Context, b: &Bindings) -> Result<Option<bool>> {
-        Ok(ctx
-            .eval(self.expr, b)?
-            .map(|v| if self.ge { v >= 0 } else { v == 0 }))
+        Ok(ctx.eval(self.expr, b)?.map(|v| if self.ge { v >= 0 } else { v == 0 }))
     }
 }
 
@@ -38,12 +36,7 @@ pub fn eval_mask(ctx: &Context, preds: &[AffinePredicate], b: &Bindings) -> Resu
 /// rest of `base` fixed). The mask depends only on the core id, so each
 /// distinct core id is evaluated once: through a dense table when the ids span
 /// a small range (the usual case: 0 ≤ core < lnc), else through a hash map.
-pub fn eval_mask_batch(
-    ctx: &Context,
-    preds: &[AffinePredicate],
-    base: &Bindings,
-    cores: &[i64],
-) -> Result<Vec<u8>> {
+pub fn eval_mask_batch(ctx: &Context, preds: &[AffinePredicate], base: &Bindings, cores: &[i64]) -> Result<Vec<u8>> {
     if preds.is_empty() {
         return Ok(vec![1; cores.len()]);
     }

@@ -94,10 +94,7 @@ fn indirect_arg_rejects_negative_arg_id() {
     let mut c = Context::new();
     assert_eq!(
         pel_err(c.indirect_arg(-3)),
-        (
-            "Invalid arg_id for IndirectArgExpr!".into(),
-            "AffineExpr.h:356".into()
-        )
+        ("Invalid arg_id for IndirectArgExpr!".into(), "AffineExpr.h:356".into())
     );
     assert!(c.indirect_arg(0).is_ok());
 }
@@ -108,10 +105,7 @@ fn div_like_rejects_nonpositive_denom() {
     for d in [0, -1, i64::MIN] {
         assert_eq!(
             pel_err(c.floor_div(i, d)),
-            (
-                "Unsupported denom for DivLikeExpr!".into(),
-                "AffineExpr.h:711".into()
-            )
+            ("Unsupported denom for DivLikeExpr!".into(), "AffineExpr.h:711".into())
         );
         assert_eq!(msg(c.modulo(i, d)), "Unsupported denom for DivLikeExpr!");
         assert_eq!(msg(c.cc_div(i, d, 0)), "Unsupported denom for DivLikeExpr!");
@@ -238,14 +232,8 @@ fn leaves_are_interned_by_value() {
     let mut c = Context::new();
     assert_eq!(c.shard_id(4).unwrap(), c.shard_id(4).unwrap());
     assert_ne!(c.shard_id(4).unwrap(), c.shard_id(2).unwrap());
-    assert_eq!(
-        c.symbolic_idx(0, 8, 1, 0).unwrap(),
-        c.symbolic_idx(0, 8, 1, 0).unwrap()
-    );
-    assert_eq!(
-        c.int_runtime_value("r0").unwrap(),
-        c.int_runtime_value("r0").unwrap()
-    );
+    assert_eq!(c.symbolic_idx(0, 8, 1, 0).unwrap(), c.symbolic_idx(0, 8, 1, 0).unwrap());
+    assert_eq!(c.int_runtime_value("r0").unwrap(), c.int_runtime_value("r0").unwrap());
 }
 
 #[test]
@@ -533,10 +521,7 @@ fn legality_div_of_index_leaf() {
     let rv = c.int_runtime_value("r").unwrap();
     let dr = c.cc_div(rv, 2, 0).unwrap();
     assert!(legal(&c, dr, false, false));
-    assert!(
-        !legal(&c, dr, false, true),
-        "unknown trip count needs a predicate"
-    );
+    assert!(!legal(&c, dr, false, true), "unknown trip count needs a predicate");
 }
 
 #[test]
@@ -610,29 +595,13 @@ fn eval_mask_rules() {
     let eq = c.aff_expr(&[(s, 1)], -3).unwrap(); // shard - 3 == 0
     let und = c.aff_expr(&[(i, 1)], -100).unwrap();
     let p_ge = AffinePredicate { expr: ge, ge: true };
-    let p_eq = AffinePredicate {
-        expr: eq,
-        ge: false,
-    };
-    let p_und = AffinePredicate {
-        expr: und,
-        ge: true,
-    };
-    assert_eq!(
-        eval_mask(&c, &[], &Bindings::default()).unwrap(),
-        1,
-        "no predicates"
-    );
+    let p_eq = AffinePredicate { expr: eq, ge: false };
+    let p_und = AffinePredicate { expr: und, ge: true };
+    assert_eq!(eval_mask(&c, &[], &Bindings::default()).unwrap(), 1, "no predicates");
     assert_eq!(eval_mask(&c, &[p_ge], &bind(&[("shard", 1)])).unwrap(), 0);
     assert_eq!(eval_mask(&c, &[p_ge], &bind(&[("shard", 2)])).unwrap(), 1);
-    assert_eq!(
-        eval_mask(&c, &[p_ge, p_eq], &bind(&[("shard", 2)])).unwrap(),
-        0
-    );
-    assert_eq!(
-        eval_mask(&c, &[p_ge, p_eq], &bind(&[("shard", 3)])).unwrap(),
-        1
-    );
+    assert_eq!(eval_mask(&c, &[p_ge, p_eq], &bind(&[("shard", 2)])).unwrap(), 0);
+    assert_eq!(eval_mask(&c, &[p_ge, p_eq], &bind(&[("shard", 3)])).unwrap(), 1);
     assert_eq!(
         eval_mask(&c, &[p_und], &bind(&[("shard", 3)])).unwrap(),
         1,
@@ -686,11 +655,7 @@ fn wire_v2_each_tag() {
     roundtrip_v2(&mut c, ia, json!({"kind": "IndirectArgId", "arg_id": 3}));
     roundtrip_v2(&mut c, i, iv.clone());
     let rv = c.int_runtime_value("reg7").unwrap();
-    roundtrip_v2(
-        &mut c,
-        rv,
-        json!({"kind": "IntRuntimeValueKind", "regref": "reg7"}),
-    );
+    roundtrip_v2(&mut c, rv, json!({"kind": "IntRuntimeValueKind", "regref": "reg7"}));
     roundtrip_v2(&mut c, s, sh.clone());
     let a = c.aff_expr(&[(i, 2), (s, -1)], 3).unwrap();
     let aj = json!({"kind": "AffExprKind", "terms": [{"idx": iv, "coeff": 2}, {"idx": sh, "coeff": -1}], "c": 3});
@@ -698,29 +663,13 @@ fn wire_v2_each_tag() {
     let k = c.constant(1);
     let sum = c.sum(&[a, k]).unwrap();
     let kj = json!({"kind": "AffExprKind", "terms": [], "c": 1});
-    roundtrip_v2(
-        &mut c,
-        sum,
-        json!({"kind": "SumKind", "n_terms": 2, "terms": [aj, kj]}),
-    );
+    roundtrip_v2(&mut c, sum, json!({"kind": "SumKind", "n_terms": 2, "terms": [aj, kj]}));
     let m = c.mult(a, 5).unwrap();
-    roundtrip_v2(
-        &mut c,
-        m,
-        json!({"kind": "MultKind", "var": aj, "scale": 5}),
-    );
+    roundtrip_v2(&mut c, m, json!({"kind": "MultKind", "var": aj, "scale": 5}));
     let f = c.floor_div(a, 2).unwrap();
-    roundtrip_v2(
-        &mut c,
-        f,
-        json!({"kind": "FloorDivKind", "numer": aj, "denom": 2}),
-    );
+    roundtrip_v2(&mut c, f, json!({"kind": "FloorDivKind", "numer": aj, "denom": 2}));
     let md = c.modulo(a, 2).unwrap();
-    roundtrip_v2(
-        &mut c,
-        md,
-        json!({"kind": "ModuloKind", "numer": aj, "denom": 2}),
-    );
+    roundtrip_v2(&mut c, md, json!({"kind": "ModuloKind", "numer": aj, "denom": 2}));
     let cd = c.cc_div(a, 2, 9).unwrap();
     roundtrip_v2(
         &mut c,
@@ -828,10 +777,7 @@ fn wire_bad_version() {
         "Check the version of bir json file - should be 1 (old) or 2 (new)"
     );
     let s = c.shard_id(2).unwrap();
-    assert_eq!(
-        msg(c.to_json(s, 0)),
-        "Check the version - should be 1 (old) or 2 (new)"
-    );
+    assert_eq!(msg(c.to_json(s, 0)), "Check the version - should be 1 (old) or 2 (new)");
 }
 
 #[test]
@@ -855,10 +801,7 @@ fn wire_v1_read_and_write() {
     assert_eq!(c.to_json(ia, 1).unwrap(), v);
     assert_eq!(read1(&mut c, &v).unwrap(), ia);
     // the v1 ShardIDKind form is byte-identical to v2
-    assert_eq!(
-        read1(&mut c, &json!({"kind": "ShardIDKind", "ub": 4})).unwrap(),
-        s
-    );
+    assert_eq!(read1(&mut c, &json!({"kind": "ShardIDKind", "ub": 4})).unwrap(), s);
     // lncsplit extension: a ShardId term of a v1 AffExpr is a nested object
     let sa = c.aff_expr(&[(s, 1)], 0).unwrap();
     let v = c.to_json(sa, 1).unwrap();
@@ -874,10 +817,7 @@ fn wire_v1_cc_get_rank_writes_op_and_reads_as_ccdiv() {
     let mut c = Context::new();
     let r = c.cc_get_rank(3, 5).unwrap();
     let v = c.to_json(r, 1).unwrap();
-    assert_eq!(
-        v,
-        json!({"terms": [], "c": 3, "op": "CCGetRank", "op_param": 5})
-    );
+    assert_eq!(v, json!({"terms": [], "c": 3, "op": "CCGetRank", "op_param": 5}));
     let back = read1(&mut c, &v).unwrap();
     assert_eq!(c.kind(back), ExprKind::CCDiv);
 }
@@ -961,10 +901,7 @@ fn wire_bad_field_types_are_errors() {
         json!({"kind": "CCDivKind", "numer": {"kind": "ShardIDKind", "ub": 2}, "denom": 0}),
         json!({"kind": "CCGetRankKind", "iteration_id": -1, "channel_id": 0}),
     ] {
-        assert!(
-            matches!(read2(&mut c, &v), Err(Error::PelicanWire { .. })),
-            "{v}"
-        );
+        assert!(matches!(read2(&mut c, &v), Err(Error::PelicanWire { .. })), "{v}");
     }
 }
 
@@ -1049,14 +986,12 @@ fn max_depth_expression_fits_a_small_stack() {
             loop {
                 let next = match &mut v {
                     Value::Object(m) => {
-                        m.remove("var").or_else(|| m.remove("numer")).or_else(|| {
-                            match m.remove("terms") {
-                                Some(Value::Array(mut a)) if !a.is_empty() => {
-                                    Some(a.swap_remove(0))
-                                }
+                        m.remove("var")
+                            .or_else(|| m.remove("numer"))
+                            .or_else(|| match m.remove("terms") {
+                                Some(Value::Array(mut a)) if !a.is_empty() => Some(a.swap_remove(0)),
                                 _ => None,
-                            }
-                        })
+                            })
                     }
                     _ => None,
                 };

@@ -58,10 +58,7 @@ impl Scope for ContextScope<'_> {
         if let Some(&(_, lo, ub, step)) = self.axes.iter().find(|a| a.0 == name) {
             return ctx.free_axis(name, lo, ub, step).ok();
         }
-        ctx.axes()
-            .iter()
-            .rposition(|a| &*a.name == name)
-            .map(|i| i as AxisId)
+        ctx.axes().iter().rposition(|a| &*a.name == name).map(|i| i as AxisId)
     }
     fn has_register(&self, _name: &str) -> bool {
         true
@@ -114,22 +111,14 @@ fn uint(o: &serde_json::Map<String, Value>, key: &str) -> Result<u64> {
 
 fn string<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Result<&'v str> {
     let v = get(o, key)?;
-    v.as_str().ok_or_else(|| {
-        Error::wire(
-            format!("key \"{key}\" must be a string, got {v}"),
-            format!(".{key}"),
-        )
-    })
+    v.as_str()
+        .ok_or_else(|| Error::wire(format!("key \"{key}\" must be a string, got {v}"), format!(".{key}")))
 }
 
 fn array<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Result<&'v Vec<Value>> {
     let v = get(o, key)?;
-    v.as_array().ok_or_else(|| {
-        Error::wire(
-            format!("key \"{key}\" must be an array, got {v}"),
-            format!(".{key}"),
-        )
-    })
+    v.as_array()
+        .ok_or_else(|| Error::wire(format!("key \"{key}\" must be an array, got {v}"), format!(".{key}")))
 }
 
 impl Context {
@@ -184,9 +173,7 @@ impl Context {
             "AffExprKind" => self.read_v2_aff(o, scope, d),
             "SumKind" => self.read_v2_sum(o, scope, d),
             "MultKind" => self.read_v2_mult(o, scope, d),
-            "FloorDivKind" | "ModuloKind" | "CCModKind" | "CCDivKind" => {
-                self.read_v2_div(kind, o, scope, d)
-            }
+            "FloorDivKind" | "ModuloKind" | "CCModKind" | "CCDivKind" => self.read_v2_div(kind, o, scope, d),
             _ => self.read_v2_leaf(kind, o, scope),
         }
     }
@@ -238,12 +225,7 @@ impl Context {
     }
 
     #[inline(never)]
-    fn read_v2_aff(
-        &mut self,
-        o: &serde_json::Map<String, Value>,
-        scope: &mut dyn Scope,
-        d: u32,
-    ) -> Result<ExprId> {
+    fn read_v2_aff(&mut self, o: &serde_json::Map<String, Value>, scope: &mut dyn Scope, d: u32) -> Result<ExprId> {
         let terms = array(o, "terms")?;
         let mut t = Vec::with_capacity(terms.len());
         for (i, term) in terms.iter().enumerate() {
@@ -263,12 +245,7 @@ impl Context {
     }
 
     #[inline(never)]
-    fn read_v2_sum(
-        &mut self,
-        o: &serde_json::Map<String, Value>,
-        scope: &mut dyn Scope,
-        d: u32,
-    ) -> Result<ExprId> {
+    fn read_v2_sum(&mut self, o: &serde_json::Map<String, Value>, scope: &mut dyn Scope, d: u32) -> Result<ExprId> {
         let terms = array(o, "terms")?;
         let n = uint(o, "n_terms")?;
         if n != terms.len() as u64 {
@@ -285,15 +262,8 @@ impl Context {
     }
 
     #[inline(never)]
-    fn read_v2_mult(
-        &mut self,
-        o: &serde_json::Map<String, Value>,
-        scope: &mut dyn Scope,
-        d: u32,
-    ) -> Result<ExprId> {
-        let var = self
-            .read_v2(get(o, "var")?, scope, d)
-            .map_err(|e| at(e, ".var"))?;
+    fn read_v2_mult(&mut self, o: &serde_json::Map<String, Value>, scope: &mut dyn Scope, d: u32) -> Result<ExprId> {
+        let var = self.read_v2(get(o, "var")?, scope, d).map_err(|e| at(e, ".var"))?;
         self.mult(var, int(o, "scale")?).map_err(|e| at(e, ""))
     }
 
@@ -305,9 +275,7 @@ impl Context {
         scope: &mut dyn Scope,
         d: u32,
     ) -> Result<ExprId> {
-        let numer = self
-            .read_v2(get(o, "numer")?, scope, d)
-            .map_err(|e| at(e, ".numer"))?;
+        let numer = self.read_v2(get(o, "numer")?, scope, d).map_err(|e| at(e, ".numer"))?;
         let denom = int(o, "denom")?;
         match kind {
             "FloorDivKind" => self.floor_div(numer, denom),
@@ -331,10 +299,7 @@ impl Context {
             if k.as_str() == Some("ShardIDKind") {
                 return self.read_v2(v, scope, depth);
             }
-            let tag = k
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| k.to_string());
+            let tag = k.as_str().map(str::to_string).unwrap_or_else(|| k.to_string());
             return Err(Error::wire(
                 format!("Walrus doesn't support this kind of Expr: {tag}"),
                 ".kind",
@@ -352,9 +317,7 @@ impl Context {
                         Some(a) => self.affine_iv(a).map_err(|e| at(e, &seg))?,
                         None => {
                             return Err(Error::wire(
-                                format!(
-                                    "AxisLabel \"{name}\" is not defined by any enclosing Loop"
-                                ),
+                                format!("AxisLabel \"{name}\" is not defined by any enclosing Loop"),
                                 format!("{seg}.AxisLabel"),
                             ))
                         }
@@ -383,10 +346,7 @@ impl Context {
             "CCGetRank" => self.cc_div(base, param, 0),
             "IndirectArgId" => {
                 if !t.is_empty() || c != 0 {
-                    return Err(Error::wire(
-                        "IndirectArgId v1 body must be the constant 0",
-                        "",
-                    ));
+                    return Err(Error::wire("IndirectArgId v1 body must be the constant 0", ""));
                 }
                 self.indirect_arg(param)
             }
@@ -406,9 +366,9 @@ impl Context {
     pub fn is_v1(&self, id: ExprId) -> bool {
         match self.node(id) {
             Node::AffExpr { .. } | Node::CCGetRank { .. } | Node::IndirectArg { .. } => true,
-            Node::FloorDiv { numer, .. }
-            | Node::Modulo { numer, .. }
-            | Node::CCDiv { numer, .. } => self.kind(*numer) == ExprKind::AffExpr,
+            Node::FloorDiv { numer, .. } | Node::Modulo { numer, .. } | Node::CCDiv { numer, .. } => {
+                self.kind(*numer) == ExprKind::AffExpr
+            }
             _ => false,
         }
     }
@@ -437,20 +397,17 @@ impl Context {
                 }
                 let terms: &[(ExprId, i64)] = match self.node(id) {
                     Node::AffExpr { terms, .. } => terms,
-                    Node::FloorDiv { numer, .. }
-                    | Node::Modulo { numer, .. }
-                    | Node::CCDiv { numer, .. } => match self.node(*numer) {
-                        Node::AffExpr { terms, .. } => terms,
-                        _ => &[],
-                    },
+                    Node::FloorDiv { numer, .. } | Node::Modulo { numer, .. } | Node::CCDiv { numer, .. } => {
+                        match self.node(*numer) {
+                            Node::AffExpr { terms, .. } => terms,
+                            _ => &[],
+                        }
+                    }
                     _ => &[],
                 };
                 for &(idx, _) in terms {
                     if !matches!(self.node(idx), Node::AffineIV { .. } | Node::ShardId { .. }) {
-                        return Err(Error::pelican(
-                            "Unsupported expression kind",
-                            "QuasiAffineExpr.cpp",
-                        ));
+                        return Err(Error::pelican("Unsupported expression kind", "QuasiAffineExpr.cpp"));
                     }
                 }
                 Ok(())
@@ -473,10 +430,7 @@ impl Context {
             | Node::ICmp { .. }
             | Node::CCMod { .. }
             | Node::OpaqueFn { .. } => {
-                return Err(Error::pelican(
-                    "Unsupported expression kind",
-                    "QuasiAffineExpr.cpp",
-                ));
+                return Err(Error::pelican("Unsupported expression kind", "QuasiAffineExpr.cpp"));
             }
             node => {
                 let mut n: u64 = 1;
@@ -493,12 +447,8 @@ impl Context {
     /// The v2 (or v1) JSON of `id` as a `serde_json::Value`.
     pub fn to_json(&self, id: ExprId, version: u32) -> Result<Value> {
         self.check_writable(id, version)?;
-        serde_json::to_value(Wire {
-            ctx: self,
-            id,
-            version,
-        })
-        .map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
+        serde_json::to_value(Wire { ctx: self, id, version })
+            .map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
     }
 }
 
@@ -578,13 +528,7 @@ impl Wire<'_> {
                 let mut m = s.serialize_map(Some(3))?;
                 m.serialize_entry("kind", "SumKind")?;
                 m.serialize_entry("n_terms", &(terms.len() as u64))?;
-                m.serialize_entry(
-                    "terms",
-                    &Seq {
-                        w: self,
-                        ids: terms,
-                    },
-                )?;
+                m.serialize_entry("terms", &Seq { w: self, ids: terms })?;
                 m.end()
             }
             Node::Mult { var, scale } => {
@@ -632,9 +576,7 @@ impl Wire<'_> {
             }
         };
         #[allow(clippy::type_complexity)]
-        let (op, param, body): (Option<&str>, i64, (&[(ExprId, i64)], i64)) = match ctx
-            .node(self.id)
-        {
+        let (op, param, body): (Option<&str>, i64, (&[(ExprId, i64)], i64)) = match ctx.node(self.id) {
             Node::ShardId { .. } => return self.ser_v2(s),
             Node::AffExpr { terms, c } => (None, 0, (terms, *c)),
             Node::FloorDiv { numer, denom } => (Some("Div"), *denom, affine_body(*numer)),

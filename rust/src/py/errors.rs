@@ -25,9 +25,12 @@ pub(crate) fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
         Error::Pelican { message, location } => raise(py, "PelicanAssertion", (message, location)),
         Error::PelicanWire { message, path } => raise(py, "PelicanWireError", (message, path)),
         Error::BirJson { message, path } => raise(py, "BirJsonError", (message, path)),
-        Error::Neuron { code, message, location, detail } => {
-            raise(py, "NeuronAssertion", (code, message, location, detail))
-        }
+        Error::Neuron {
+            code,
+            message,
+            location,
+            detail,
+        } => raise(py, "NeuronAssertion", (code, message, location, detail)),
         Error::Io(message) => raise(py, "LncsplitIOError", (message,)),
     }
 }

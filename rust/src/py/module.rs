@@ -16,8 +16,8 @@ use serde_json::Value;
 use super::errors::IntoPy;
 use crate::bir::dump::{argument_to_value, instruction_to_value};
 use crate::bir::{
-    Argument, Block, Function, GenOptions, Instruction, MemoryLocation, MemoryLocationSet, Module,
-    OpFields, RemoteLocalTarget,
+    Argument, Block, Function, GenOptions, Instruction, MemoryLocation, MemoryLocationSet, Module, OpFields,
+    RemoteLocalTarget,
 };
 use crate::pelican::ExprId;
 
@@ -85,7 +85,6 @@ fn expr_obj<'py>(py: Python<'py>, owner: &Py<PyBirModule>, id: ExprId) -> PyResu
     Ok(Bound::new(py, e)?.into_any())
 }
 
-
 fn stale() -> PyErr {
     PyIndexError::new_err("stale view: the module changed since this view was made")
 }
@@ -101,7 +100,10 @@ fn resolve_inst<'a>(m: &'a Module, f: usize, path: &[(u32, u32)]) -> PyResult<&'
     let mut blocks: &[Block] = &fun.basic_blocks;
     let mut cur: Option<&Instruction> = None;
     for &(b, i) in path {
-        let inst = blocks.get(b as usize).and_then(|b| b.instructions.get(i as usize)).ok_or_else(stale)?;
+        let inst = blocks
+            .get(b as usize)
+            .and_then(|b| b.instructions.get(i as usize))
+            .ok_or_else(stale)?;
         blocks = inst.nested_blocks();
         cur = Some(inst);
     }
@@ -125,12 +127,23 @@ fn arg_list(i: &Instruction, list: u8) -> &[Argument] {
     }
 }
 
-fn inst_views(py: Python<'_>, m: &Py<PyBirModule>, f: usize, prefix: &[(u32, u32)], b: u32, block: &Block) -> Vec<InstructionView> {
+fn inst_views(
+    py: Python<'_>,
+    m: &Py<PyBirModule>,
+    f: usize,
+    prefix: &[(u32, u32)],
+    b: u32,
+    block: &Block,
+) -> Vec<InstructionView> {
     (0..block.instructions.len())
         .map(|i| {
             let mut path = prefix.to_vec();
             path.push((b, i as u32));
-            InstructionView { m: m.clone_ref(py), f, path }
+            InstructionView {
+                m: m.clone_ref(py),
+                f,
+                path,
+            }
         })
         .collect()
 }
@@ -148,7 +161,11 @@ fn walk_views(
         for (ii, inst) in b.instructions.iter().enumerate() {
             prefix.push((bi as u32, ii as u32));
             if keep(inst) {
-                out.push(InstructionView { m: m.clone_ref(py), f, path: prefix.clone() });
+                out.push(InstructionView {
+                    m: m.clone_ref(py),
+                    f,
+                    path: prefix.clone(),
+                });
             }
             walk_views(py, m, f, prefix, inst.nested_blocks(), keep, out);
             prefix.pop();
@@ -289,13 +306,21 @@ impl PyBirModule {
     #[getter]
     fn functions(slf: &Bound<'_, Self>) -> Vec<FunctionView> {
         let n = slf.borrow().inner.functions.len();
-        (0..n).map(|f| FunctionView { m: slf.clone().unbind(), f }).collect()
+        (0..n)
+            .map(|f| FunctionView {
+                m: slf.clone().unbind(),
+                f,
+            })
+            .collect()
     }
 
     /// The function named `name`, or None.
     fn function(slf: &Bound<'_, Self>, name: &str) -> Option<FunctionView> {
         let f = slf.borrow().inner.functions.iter().position(|f| &*f.name == name)?;
-        Some(FunctionView { m: slf.clone().unbind(), f })
+        Some(FunctionView {
+            m: slf.clone().unbind(),
+            f,
+        })
     }
 
     /// Number of instructions, loop bodies included.
@@ -357,7 +382,13 @@ fn group_accesses(fun: &Function, codes: &[crate::bir::Opcode]) -> Vec<AccessGro
     groups
         .into_iter()
         .map(|((op, side, set, loc), names)| {
-            (op, side, set.map(str::to_string), loc.map(str::to_string), names.into_iter().map(str::to_string).collect())
+            (
+                op,
+                side,
+                set.map(str::to_string),
+                loc.map(str::to_string),
+                names.into_iter().map(str::to_string).collect(),
+            )
         })
         .collect()
 }
@@ -385,14 +416,26 @@ impl FunctionView {
     #[getter]
     fn registers(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let m = self.m.borrow(py);
-        Ok(func(&m.inner, self.f)?.registers.iter().flatten().map(|r| r.to_string()).collect())
+        Ok(func(&m.inner, self.f)?
+            .registers
+            .iter()
+            .flatten()
+            .map(|r| r.to_string())
+            .collect())
     }
 
     #[getter]
     fn blocks(&self, py: Python<'_>) -> PyResult<Vec<BlockView>> {
         let m = self.m.borrow(py);
         let n = func(&m.inner, self.f)?.basic_blocks.len();
-        Ok((0..n).map(|b| BlockView { m: self.m.clone_ref(py), f: self.f, parent: Vec::new(), b: b as u32 }).collect())
+        Ok((0..n)
+            .map(|b| BlockView {
+                m: self.m.clone_ref(py),
+                f: self.f,
+                parent: Vec::new(),
+                b: b as u32,
+            })
+            .collect())
     }
 
     /// The memory location sets of the function.
@@ -400,7 +443,13 @@ impl FunctionView {
     fn allocations(&self, py: Python<'_>) -> PyResult<Vec<MemoryLocationSetView>> {
         let m = self.m.borrow(py);
         let n = func(&m.inner, self.f)?.allocations.len();
-        Ok((0..n).map(|s| MemoryLocationSetView { m: self.m.clone_ref(py), f: self.f, s }).collect())
+        Ok((0..n)
+            .map(|s| MemoryLocationSetView {
+                m: self.m.clone_ref(py),
+                f: self.f,
+                s,
+            })
+            .collect())
     }
 
     /// Every instruction, depth first (a Loop, then its body); with
@@ -414,15 +463,22 @@ impl FunctionView {
         match opcodes {
             None => {
                 out.reserve(fun.instruction_count());
-                walk_views(py, &self.m, self.f, &mut Vec::new(), &fun.basic_blocks, &|_| true, &mut out);
+                walk_views(
+                    py,
+                    &self.m,
+                    self.f,
+                    &mut Vec::new(),
+                    &fun.basic_blocks,
+                    &|_| true,
+                    &mut out,
+                );
             }
             Some(names) => {
                 let codes: Vec<crate::bir::Opcode> = names
                     .iter()
                     .map(|n| {
-                        crate::bir::Opcode::from_name(n).ok_or_else(|| {
-                            pyo3::exceptions::PyValueError::new_err(format!("Unknown opcode {n:?}"))
-                        })
+                        crate::bir::Opcode::from_name(n)
+                            .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("Unknown opcode {n:?}")))
                     })
                     .collect::<PyResult<_>>()?;
                 let keep = |i: &Instruction| codes.contains(&i.opcode);
@@ -462,7 +518,12 @@ impl FunctionView {
         let fun = func(&m.inner, self.f)?;
         for (si, s) in fun.allocations.iter().enumerate() {
             if let Some(li) = s.locations.iter().position(|l| &*l.name == name) {
-                return Ok(Some(MemoryLocationView { m: self.m.clone_ref(py), f: self.f, s: si, l: li }));
+                return Ok(Some(MemoryLocationView {
+                    m: self.m.clone_ref(py),
+                    f: self.f,
+                    s: si,
+                    l: li,
+                }));
             }
         }
         Ok(None)
@@ -476,13 +537,21 @@ impl FunctionView {
             .allocations
             .iter()
             .position(|s| &*s.name == name)
-            .map(|s| MemoryLocationSetView { m: self.m.clone_ref(py), f: self.f, s }))
+            .map(|s| MemoryLocationSetView {
+                m: self.m.clone_ref(py),
+                f: self.f,
+                s,
+            }))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let m = self.m.borrow(py);
         let fun = func(&m.inner, self.f)?;
-        Ok(format!("<lncsplit.FunctionView {:?} blocks={}>", &*fun.name, fun.basic_blocks.len()))
+        Ok(format!(
+            "<lncsplit.FunctionView {:?} blocks={}>",
+            &*fun.name,
+            fun.basic_blocks.len()
+        ))
     }
 }
 
@@ -517,7 +586,11 @@ impl BlockView {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let m = self.m.borrow(py);
         let b = resolve_block(&m.inner, self.f, &self.parent, self.b)?;
-        Ok(format!("<lncsplit.BlockView {:?} instructions={}>", &*b.name, b.instructions.len()))
+        Ok(format!(
+            "<lncsplit.BlockView {:?} instructions={}>",
+            &*b.name,
+            b.instructions.len()
+        ))
     }
 }
 
@@ -537,14 +610,29 @@ impl InstructionView {
         let i = resolve_inst(&m.inner, self.f, &self.path)?;
         let n = arg_list(i, list).len();
         Ok((0..n)
-            .map(|a| ArgumentView { m: self.m.clone_ref(py), f: self.f, path: self.path.clone(), list, a })
+            .map(|a| ArgumentView {
+                m: self.m.clone_ref(py),
+                f: self.f,
+                path: self.path.clone(),
+                list,
+                a,
+            })
             .collect())
     }
 }
 
 /// Keys of an instruction's JSON that are not op-specific.
-const COMMON_KEYS: [&str; 9] =
-    ["name", "opcode", "engine", "ins", "outs", "indirection_ins", "predicates", "dependencies", "blocks"];
+const COMMON_KEYS: [&str; 9] = [
+    "name",
+    "opcode",
+    "engine",
+    "ins",
+    "outs",
+    "indirection_ins",
+    "predicates",
+    "dependencies",
+    "blocks",
+];
 
 #[pymethods]
 impl InstructionView {
@@ -572,7 +660,11 @@ impl InstructionView {
     #[getter]
     fn engine(&self, py: Python<'_>) -> PyResult<String> {
         let m = self.m.borrow(py);
-        Ok(resolve_inst(&m.inner, self.f, &self.path)?.engine.as_deref().unwrap_or("Unassigned").to_string())
+        Ok(resolve_inst(&m.inner, self.f, &self.path)?
+            .engine
+            .as_deref()
+            .unwrap_or("Unassigned")
+            .to_string())
     }
 
     #[getter]
@@ -652,7 +744,12 @@ impl InstructionView {
         let m = self.m.borrow(py);
         let n = resolve_inst(&m.inner, self.f, &self.path)?.nested_blocks().len();
         Ok((0..n)
-            .map(|b| BlockView { m: self.m.clone_ref(py), f: self.f, parent: self.path.clone(), b: b as u32 })
+            .map(|b| BlockView {
+                m: self.m.clone_ref(py),
+                f: self.f,
+                parent: self.path.clone(),
+                b: b as u32,
+            })
             .collect())
     }
 
@@ -661,7 +758,9 @@ impl InstructionView {
     fn axis<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let m = self.m.borrow(py);
         let i = resolve_inst(&m.inner, self.f, &self.path)?;
-        let OpFields::Loop { axis, .. } = &i.op else { return Ok(None) };
+        let OpFields::Loop { axis, .. } = &i.op else {
+            return Ok(None);
+        };
         let a = m.inner.ctx.axis(*axis);
         let d = PyDict::new(py);
         d.set_item("name", &*a.name)?;
@@ -702,7 +801,6 @@ impl InstructionView {
         Ok(format!("<lncsplit.InstructionView {:?} {}>", &*i.name, i.opcode.name()))
     }
 }
-
 
 // --------------------------------------------------------------- Argument
 
@@ -832,7 +930,11 @@ impl ArgumentView {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         self.with(py, |_, a| {
-            Ok(format!("<lncsplit.ArgumentView {} {:?}>", a.kind_name(), a.memsetref().unwrap_or("")))
+            Ok(format!(
+                "<lncsplit.ArgumentView {} {:?}>",
+                a.kind_name(),
+                a.memsetref().unwrap_or("")
+            ))
         })
     }
 }
@@ -905,11 +1007,20 @@ impl MemoryLocationSetView {
     #[getter]
     fn locations(&self, py: Python<'_>) -> PyResult<Vec<MemoryLocationView>> {
         let n = self.with(py, |s| s.locations.len())?;
-        Ok((0..n).map(|l| MemoryLocationView { m: self.m.clone_ref(py), f: self.f, s: self.s, l }).collect())
+        Ok((0..n)
+            .map(|l| MemoryLocationView {
+                m: self.m.clone_ref(py),
+                f: self.f,
+                s: self.s,
+                l,
+            })
+            .collect())
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        self.with(py, |s| format!("<lncsplit.MemoryLocationSetView {:?} {:?}>", &*s.name, s.tensor_shape))
+        self.with(py, |s| {
+            format!("<lncsplit.MemoryLocationSetView {:?} {:?}>", &*s.name, s.tensor_shape)
+        })
     }
 }
 
@@ -1049,16 +1160,23 @@ impl MemoryLocationView {
                     None => return Err(PyValueError::new_err("remote_local_target is missing \"core\"")),
                 };
                 if core < 0 {
-                    return Err(PyValueError::new_err(format!("remote_local_target core {core} must be ≥ 0")));
+                    return Err(PyValueError::new_err(format!(
+                        "remote_local_target core {core} must be ≥ 0"
+                    )));
                 }
-                Some(RemoteLocalTarget { name: name.into(), core })
+                Some(RemoteLocalTarget {
+                    name: name.into(),
+                    core,
+                })
             }
         };
         self.with_mut(py, |l| l.remote_local_target = t)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        self.with(py, |_, l| format!("<lncsplit.MemoryLocationView {:?} {}>", &*l.name, l.mem_type))
+        self.with(py, |_, l| {
+            format!("<lncsplit.MemoryLocationView {:?} {}>", &*l.name, l.mem_type)
+        })
     }
 }
 
@@ -1090,7 +1208,13 @@ fn generate_module(
     arch: Option<String>,
     index: usize,
 ) -> PyResult<PyBirModule> {
-    let opts = GenOptions { seed, instructions, lnc, arch, index };
+    let opts = GenOptions {
+        seed,
+        instructions,
+        lnc,
+        arch,
+        index,
+    };
     let m = py.detach(|| crate::bir::generate_module(&opts)).py(py)?;
     Ok(PyBirModule::new(m))
 }
@@ -1106,7 +1230,8 @@ fn generate_corpus(
     lnc: i64,
     seed: u64,
 ) -> PyResult<Vec<PathBuf>> {
-    py.detach(|| crate::bir::generate_corpus(&dir, modules, instructions, lnc, seed)).py(py)
+    py.detach(|| crate::bir::generate_corpus(&dir, modules, instructions, lnc, seed))
+        .py(py)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

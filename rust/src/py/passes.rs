@@ -23,7 +23,9 @@ fn clone_mode(s: &str) -> PyResult<CloneMode> {
 
 /// Move the Rust modules out of their Python objects.
 fn take_all(py: Python<'_>, mods: &[Py<PyBirModule>]) -> PyResult<Vec<Module>> {
-    mods.iter().map(|m| Ok(std::mem::take(&mut m.try_borrow_mut(py)?.inner))).collect()
+    mods.iter()
+        .map(|m| Ok(std::mem::take(&mut m.try_borrow_mut(py)?.inner)))
+        .collect()
 }
 
 fn put_back(py: Python<'_>, mods: &[Py<PyBirModule>], owned: Vec<Module>) -> PyResult<()> {
@@ -43,7 +45,11 @@ fn split(
     clone: &str,
     parallel: bool,
 ) -> PyResult<Vec<Py<PyBirModule>>> {
-    let opts = SplitOptions { lnc, clone: clone_mode(clone)?, parallel };
+    let opts = SplitOptions {
+        lnc,
+        clone: clone_mode(clone)?,
+        parallel,
+    };
     if lnc == 0 {
         return Err(pyo3::exceptions::PyValueError::new_err("lnc must be >= 1"));
     }

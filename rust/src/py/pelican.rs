@@ -11,9 +11,7 @@ use std::hash::{Hash, Hasher};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
-};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value;
 
 use super::errors::{to_pyerr, IntoPy};
@@ -67,11 +65,7 @@ impl Owner {
         }
     }
 
-    pub(crate) fn with_ctx<R>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&pel::Context) -> R,
-    ) -> PyResult<R> {
+    pub(crate) fn with_ctx<R>(&self, py: Python<'_>, f: impl FnOnce(&pel::Context) -> R) -> PyResult<R> {
         match self {
             Owner::Ctx(c) => {
                 let guard = c.try_borrow(py)?;
@@ -84,11 +78,7 @@ impl Owner {
         }
     }
 
-    pub(crate) fn with_ctx_mut<R>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut pel::Context) -> R,
-    ) -> PyResult<R> {
+    pub(crate) fn with_ctx_mut<R>(&self, py: Python<'_>, f: impl FnOnce(&mut pel::Context) -> R) -> PyResult<R> {
         match self {
             Owner::Ctx(c) => {
                 let mut guard = c.try_borrow_mut(py)?;
@@ -106,10 +96,7 @@ impl Owner {
         if self.same(&e.owner) {
             Ok(e.id)
         } else {
-            Err(pelican_err(
-                py,
-                "expressions from different contexts cannot be mixed",
-            ))
+            Err(pelican_err(py, "expressions from different contexts cannot be mixed"))
         }
     }
 }
@@ -155,11 +142,7 @@ fn py_to_json(obj: &Bound<'_, PyAny>, depth: u32, path: &mut String) -> PyResult
         if let Ok(v) = obj.extract::<u64>() {
             return Ok(Value::from(v));
         }
-        return Err(wire_err(
-            py,
-            format!("integer {obj} does not fit in 64 bits"),
-            path,
-        ));
+        return Err(wire_err(py, format!("integer {obj} does not fit in 64 bits"), path));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return serde_json::Number::from_f64(f.value())
@@ -173,11 +156,7 @@ fn py_to_json(obj: &Bound<'_, PyAny>, depth: u32, path: &mut String) -> PyResult
         let mut m = serde_json::Map::with_capacity(d.len());
         for (k, v) in d.iter() {
             let Ok(k) = k.cast::<PyString>() else {
-                return Err(wire_err(
-                    py,
-                    format!("JSON object key {k} is not a string"),
-                    path,
-                ));
+                return Err(wire_err(py, format!("JSON object key {k} is not a string"), path));
             };
             let k = k.to_cow()?.into_owned();
             let len = path.len();
@@ -216,11 +195,7 @@ fn json_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
             } else if let Some(u) = n.as_u64() {
                 u.into_pyobject(py)?.into_any().unbind()
             } else {
-                n.as_f64()
-                    .unwrap_or(f64::NAN)
-                    .into_pyobject(py)?
-                    .into_any()
-                    .unbind()
+                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any().unbind()
             }
         }
         Value::String(s) => PyString::new(py, s).into_any().unbind(),
@@ -243,11 +218,7 @@ fn json_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
 
 /// Python bindings dict → core [`Bindings`]: str keys are axis names (the key
 /// `"shard"` binds every ShardId), `Expr` keys bind that index leaf.
-fn to_bindings(
-    py: Python<'_>,
-    owner: &Owner,
-    bindings: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Bindings> {
+fn to_bindings(py: Python<'_>, owner: &Owner, bindings: Option<&Bound<'_, PyAny>>) -> PyResult<Bindings> {
     let mut b = Bindings::default();
     let Some(obj) = bindings else { return Ok(b) };
     if obj.is_none() {
@@ -259,9 +230,7 @@ fn to_bindings(
             .get_type::<PyDict>()
             .call1((obj,))
             .and_then(|d| Ok(d.cast_into::<PyDict>()?))
-            .map_err(|_| {
-                PyTypeError::new_err("bindings must be a mapping of str or Expr to int")
-            })?,
+            .map_err(|_| PyTypeError::new_err("bindings must be a mapping of str or Expr to int"))?,
     };
     for (k, v) in d.iter() {
         let v: i64 = v.extract()?;
@@ -301,10 +270,7 @@ impl Context {
         Self::owner(slf).id_of(slf.py(), e.get())
     }
 
-    fn build(
-        slf: &Bound<'_, Self>,
-        f: impl FnOnce(&mut pel::Context) -> crate::Result<ExprId>,
-    ) -> PyResult<Expr> {
+    fn build(slf: &Bound<'_, Self>, f: impl FnOnce(&mut pel::Context) -> crate::Result<ExprId>) -> PyResult<Expr> {
         let py = slf.py();
         let id = f(&mut slf.try_borrow_mut()?.inner).py(py)?;
         Ok(new_expr(py, Self::owner(slf), id))
@@ -325,18 +291,12 @@ impl Context {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "Context({} nodes, {} axes)",
-            self.inner.len(),
-            self.inner.axes().len()
-        )
+        format!("Context({} nodes, {} axes)", self.inner.len(), self.inner.axes().len())
     }
 
     /// The expression with id `id`.
     fn expr(slf: &Bound<'_, Self>, id: i64) -> PyResult<Expr> {
-        let ok = u32::try_from(id)
-            .ok()
-            .filter(|&i| slf.borrow().inner.contains(i));
+        let ok = u32::try_from(id).ok().filter(|&i| slf.borrow().inner.contains(i));
         match ok {
             Some(i) => Ok(new_expr(slf.py(), Self::owner(slf), i)),
             None => Err(pelican_err(slf.py(), format!("unknown expression id {id}"))),
@@ -352,14 +312,11 @@ impl Context {
     ) -> PyResult<Expr> {
         let py = slf.py();
         let value = if let Ok(s) = obj.cast::<PyString>() {
-            serde_json::from_str::<Value>(&s.to_cow()?)
-                .map_err(|e| wire_err(py, format!("invalid JSON: {e}"), ""))?
+            serde_json::from_str::<Value>(&s.to_cow()?).map_err(|e| wire_err(py, format!("invalid JSON: {e}"), ""))?
         } else if let Ok(b) = obj.cast::<PyBytes>() {
-            serde_json::from_slice::<Value>(b.as_bytes())
-                .map_err(|e| wire_err(py, format!("invalid JSON: {e}"), ""))?
+            serde_json::from_slice::<Value>(b.as_bytes()).map_err(|e| wire_err(py, format!("invalid JSON: {e}"), ""))?
         } else if let Ok(b) = obj.cast::<PyByteArray>() {
-            serde_json::from_slice::<Value>(&b.to_vec())
-                .map_err(|e| wire_err(py, format!("invalid JSON: {e}"), ""))?
+            serde_json::from_slice::<Value>(&b.to_vec()).map_err(|e| wire_err(py, format!("invalid JSON: {e}"), ""))?
         } else {
             py_to_json(obj, 0, &mut String::new())?
         };
@@ -402,13 +359,7 @@ impl Context {
     }
 
     #[pyo3(signature = (lo, ub, step, offset = 0))]
-    fn symbolic_idx(
-        slf: &Bound<'_, Self>,
-        lo: i64,
-        ub: i64,
-        step: i64,
-        offset: i64,
-    ) -> PyResult<Expr> {
+    fn symbolic_idx(slf: &Bound<'_, Self>, lo: i64, ub: i64, step: i64, offset: i64) -> PyResult<Expr> {
         Self::build(slf, |c| c.symbolic_idx(lo, ub, step, offset))
     }
 
@@ -440,11 +391,7 @@ impl Context {
     }
 
     #[pyo3(signature = (terms, c = 0))]
-    fn aff_expr(
-        slf: &Bound<'_, Self>,
-        terms: Vec<(Bound<'_, Expr>, i64)>,
-        c: i64,
-    ) -> PyResult<Expr> {
+    fn aff_expr(slf: &Bound<'_, Self>, terms: Vec<(Bound<'_, Expr>, i64)>, c: i64) -> PyResult<Expr> {
         let terms = terms
             .iter()
             .map(|(e, k)| Ok((Self::id(slf, e)?, *k)))
@@ -457,10 +404,7 @@ impl Context {
     }
 
     fn sum(slf: &Bound<'_, Self>, terms: Vec<Bound<'_, Expr>>) -> PyResult<Expr> {
-        let terms = terms
-            .iter()
-            .map(|e| Self::id(slf, e))
-            .collect::<PyResult<Vec<_>>>()?;
+        let terms = terms.iter().map(|e| Self::id(slf, e)).collect::<PyResult<Vec<_>>>()?;
         Self::build(slf, |c| c.sum(&terms))
     }
 
@@ -480,34 +424,19 @@ impl Context {
     }
 
     #[pyo3(signature = (numer, denom, replica_groups_id = 0))]
-    fn ccdiv(
-        slf: &Bound<'_, Self>,
-        numer: Bound<'_, Expr>,
-        denom: i64,
-        replica_groups_id: u64,
-    ) -> PyResult<Expr> {
+    fn ccdiv(slf: &Bound<'_, Self>, numer: Bound<'_, Expr>, denom: i64, replica_groups_id: u64) -> PyResult<Expr> {
         let numer = Self::id(slf, &numer)?;
         Self::build(slf, |c| c.cc_div(numer, denom, replica_groups_id))
     }
 
     #[pyo3(signature = (numer, denom, replica_groups_id = 0))]
-    fn ccmod(
-        slf: &Bound<'_, Self>,
-        numer: Bound<'_, Expr>,
-        denom: i64,
-        replica_groups_id: u64,
-    ) -> PyResult<Expr> {
+    fn ccmod(slf: &Bound<'_, Self>, numer: Bound<'_, Expr>, denom: i64, replica_groups_id: u64) -> PyResult<Expr> {
         let numer = Self::id(slf, &numer)?;
         Self::build(slf, |c| c.cc_mod(numer, denom, replica_groups_id))
     }
 
     /// ICmp (kind 20); `op` is one of eq, ne, slt, sle, sgt, sge.
-    fn icmp(
-        slf: &Bound<'_, Self>,
-        op: &str,
-        lhs: Bound<'_, Expr>,
-        rhs: Bound<'_, Expr>,
-    ) -> PyResult<Expr> {
+    fn icmp(slf: &Bound<'_, Self>, op: &str, lhs: Bound<'_, Expr>, rhs: Bound<'_, Expr>) -> PyResult<Expr> {
         let Some(op) = CmpOp::from_name(op) else {
             return Err(pelican_err(
                 slf.py(),
@@ -519,10 +448,7 @@ impl Context {
     }
 
     fn opaque_fn(slf: &Bound<'_, Self>, name: &str, args: Vec<Bound<'_, Expr>>) -> PyResult<Expr> {
-        let args = args
-            .iter()
-            .map(|e| Self::id(slf, e))
-            .collect::<PyResult<Vec<_>>>()?;
+        let args = args.iter().map(|e| Self::id(slf, e)).collect::<PyResult<Vec<_>>>()?;
         Self::build(slf, |c| c.opaque_fn(name, &args))
     }
 
@@ -623,10 +549,7 @@ impl Expr {
 
     #[pyo3(signature = (version = 2))]
     fn to_json(&self, py: Python<'_>, version: u32) -> PyResult<Py<PyAny>> {
-        let v = self
-            .owner
-            .with_ctx(py, |c| c.to_json(self.id, version))?
-            .py(py)?;
+        let v = self.owner.with_ctx(py, |c| c.to_json(self.id, version))?.py(py)?;
         json_to_py(py, &v)
     }
 
@@ -634,9 +557,7 @@ impl Expr {
     fn eval(&self, py: Python<'_>, bindings: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
         let b = to_bindings(py, &self.owner, bindings)?;
         self.owner
-            .with_ctx(py, |c| {
-                c.check_bindings(&b).and_then(|_| c.eval(self.id, &b))
-            })?
+            .with_ctx(py, |c| c.check_bindings(&b).and_then(|_| c.eval(self.id, &b)))?
             .py(py)
     }
 
@@ -681,12 +602,7 @@ impl Expr {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         self.owner.with_ctx(py, |c| {
             let k = c.kind(self.id);
-            format!(
-                "Expr(#{} {}: {})",
-                self.id,
-                k.name(),
-                c.display(self.id, 200)
-            )
+            format!("Expr(#{} {}: {})", self.id, k.name(), c.display(self.id, 200))
         })
     }
 }
@@ -702,7 +618,10 @@ pub struct Predicate {
 
 /// A predicate over an expression of `owner` (module views use this).
 pub(crate) fn new_predicate(py: Python<'_>, owner: Owner, id: ExprId, ge: bool) -> PyResult<Predicate> {
-    Ok(Predicate { expr: Py::new(py, new_expr(py, owner, id))?, ge })
+    Ok(Predicate {
+        expr: Py::new(py, new_expr(py, owner, id))?,
+        ge,
+    })
 }
 
 #[pymethods]
@@ -756,19 +675,13 @@ impl Predicate {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let e = self.expr.get();
         let text = e.owner.with_ctx(py, |c| c.display(e.id, 200))?;
-        Ok(format!(
-            "Predicate({text} {} 0)",
-            if self.ge { ">=" } else { "==" }
-        ))
+        Ok(format!("Predicate({text} {} 0)", if self.ge { ">=" } else { "==" }))
     }
 }
 
 /// The shared owner of a predicate list (None when empty), checking that no
 /// two predicates come from different contexts.
-fn predicate_owner(
-    py: Python<'_>,
-    preds: &[Bound<'_, Predicate>],
-) -> PyResult<Option<(Owner, Vec<AffinePredicate>)>> {
+fn predicate_owner(py: Python<'_>, preds: &[Bound<'_, Predicate>]) -> PyResult<Option<(Owner, Vec<AffinePredicate>)>> {
     let Some(first) = preds.first() else {
         return Ok(None);
     };
@@ -798,10 +711,7 @@ fn eval_mask(
     };
     let b = to_bindings(py, &owner, bindings)?;
     owner
-        .with_ctx(py, |c| {
-            c.check_bindings(&b)
-                .and_then(|_| pel::eval_mask(c, &preds, &b))
-        })?
+        .with_ctx(py, |c| c.check_bindings(&b).and_then(|_| pel::eval_mask(c, &preds, &b)))?
         .py(py)
 }
 

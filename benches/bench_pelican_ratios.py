@@ -74,7 +74,7 @@ def intern_rows(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return ops, a, b, c
 
 
-def python_intern(ops: list[int], a: list[int], b: list[int], c: list[int]) -> list[int]:
+def python_intern(ops: list[int], a: list[int], b: list[int], c: list[int]) -> list[int]:  # noqa: C901
     """Pure-Python hash-consing of the same rows: a dict from canonical key
     tuples to ids, the same canonicalization as the Rust interner."""
     table: dict[tuple[Any, ...], int] = {}

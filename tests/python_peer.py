@@ -80,7 +80,7 @@ def _pred(p: Json, core: int) -> bool | None:
     return v >= 0 if p.get("ge", True) else v == 0
 
 
-def _concretize_inst(inst: Json, core: int, deleted: set[str]) -> bool:
+def _concretize_inst(inst: Json, core: int, deleted: set[str]) -> bool:  # noqa: C901, PLR0912
     """Returns True when the instruction is to be deleted."""
     for key in ("recv_from_rank", "send_to_rank", "queue"):
         if isinstance(inst.get(key), dict):

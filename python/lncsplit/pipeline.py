@@ -159,7 +159,7 @@ class Pipeline:
         if self.hook is not None:
             self.hook(PassEvent(name, order, dt, count))
 
-    def run(self, modules: Sequence[Module]) -> list[Module]:
+    def run(self, modules: Sequence[Module]) -> list[Module]:  # noqa: C901
         """Run every enabled pass; returns the M·N per-core modules."""
         o = self.options
         n = o.lnc_size

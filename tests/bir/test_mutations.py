@@ -72,7 +72,7 @@ def _containers(v: Any, out: list[Any]) -> None:
 
 
 @st.composite
-def mutated(draw: st.DrawFn) -> str:
+def mutated(draw: st.DrawFn) -> str:  # noqa: C901
     doc = json.loads(draw(st.sampled_from(_BASES)))
     for _ in range(draw(st.integers(1, 4))):
         boxes: list[Any] = []

@@ -30,7 +30,7 @@ def axis_values(name: str) -> list[int]:
     return list(range(lo, ub, step))
 
 
-def evaluate(t: Tree, env: Mapping[str, int]) -> int | None:
+def evaluate(t: Tree, env: Mapping[str, int]) -> int | None:  # noqa: C901, PLR0912
     """Reference semantics (contract §2.3): runtime values undecided, unbound
     index undecided, Euclidean modulo, floor division."""
     op = t[0]
@@ -76,7 +76,7 @@ def evaluate(t: Tree, env: Mapping[str, int]) -> int | None:
     raise AssertionError(op)
 
 
-def build(ctx: pelican.Context, t: Tree, leaves: dict[Tree, pelican.Expr]) -> pelican.Expr:
+def build(ctx: pelican.Context, t: Tree, leaves: dict[Tree, pelican.Expr]) -> pelican.Expr:  # noqa: C901, PLR0912
     op = t[0]
     if op in ("iv", "shard", "rt", "rank"):
         if t not in leaves:

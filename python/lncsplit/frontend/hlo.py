@@ -228,7 +228,7 @@ class HloInstruction:
     computation: str = ""
 
     @classmethod
-    def parse_line(cls, line: str) -> HloInstruction | None:
+    def parse_line(cls, line: str) -> HloInstruction | None:  # noqa: C901, PLR0912, PLR0915
         """Parse an instruction line; None if the line is not of the modelled form."""
         s = line.strip()
         is_root = False

@@ -123,7 +123,7 @@ def can_reshard_with_collective_permute(source: HloSharding, target: HloSharding
     )
 
 
-def all_to_all_source_target_dims(
+def all_to_all_source_target_dims(  # noqa: C901, PLR0912
     source: HloSharding, target: HloSharding
 ) -> list[tuple[int, int]] | None:
     """XLA's ``GetReshardAllToAllSourceTargetDims``: ``(source_dim, target_dim)`` swaps or None."""
@@ -388,7 +388,7 @@ def _from_replicated(
     return [ReshardStep("dynamic-slice", source, target, offsets=_offsets(target, shape, devices))]
 
 
-def plan_reshard(source: HloSharding, target: HloSharding, shape: ShapeLike) -> ReshardPlan:
+def plan_reshard(source: HloSharding, target: HloSharding, shape: ShapeLike) -> ReshardPlan:  # noqa: C901
     """Plan resharding a value of ``shape`` from ``source`` to ``target`` in XLA's order."""
     if source.is_tuple or target.is_tuple:
         return _plan_tuple(source, target, shape)

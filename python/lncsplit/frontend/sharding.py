@@ -153,7 +153,7 @@ def _is_ident_char(c: str) -> bool:
     return c.isalnum() or c in "_.-"
 
 
-def _lex(text: str) -> list[_Tok]:
+def _lex(text: str) -> list[_Tok]:  # noqa: C901
     toks: list[_Tok] = []
     i, n = 0, len(text)
     while i < n:
@@ -261,7 +261,7 @@ class _Parser:
         self.expect("}", "expected '}' to end sharding attribute")
         return HloSharding.tuple_of(elements)
 
-    def single(self, lbrace_pre_lexed: bool) -> HloSharding:
+    def single(self, lbrace_pre_lexed: bool) -> HloSharding:  # noqa: C901, PLR0912, PLR0915
         if not lbrace_pre_lexed:
             self.expect("{", "expected '{' to start sharding attribute")
         loc = self.tok.pos
@@ -619,7 +619,7 @@ class HloSharding:
         )
 
     @classmethod
-    def subgroup(
+    def subgroup(  # noqa: C901, PLR0912, PLR0915
         cls,
         ta: TileAssignment,
         subgroup_types: Sequence[str],
@@ -997,7 +997,7 @@ class HloSharding:
             )
 
     # -- printing ------------------------------------------------------------------------------
-    def to_string(self, include_metadata: bool = True) -> str:
+    def to_string(self, include_metadata: bool = True) -> str:  # noqa: C901
         """XLA's ``HloSharding::Print`` text (metadata included by default)."""
         if self.is_tuple:
             if not self._elements:

@@ -234,7 +234,7 @@ class TileAssignment:
                 return res
         return TileAssignment.from_array(np.transpose(self.array(), list(perm)))
 
-    def _iota_transpose(self, perm: Sequence[int], kind: str) -> TileAssignment | None:
+    def _iota_transpose(self, perm: Sequence[int], kind: str) -> TileAssignment | None:  # noqa: C901, PLR0912
         assert self._reshape is not None and self._perm is not None
         dims = self._dims
         new_dims = [dims[p] for p in perm]

@@ -90,7 +90,7 @@ def _shared_locations(fn: FunctionLike) -> list[tuple[LocationSetLike, LocationL
     return [(s, loc) for s in fn.allocations for loc in s.locations if is_shared_dram(s, loc)]
 
 
-def allocate_shared_dram(core_modules: Sequence[ModuleLike], lnc: int) -> None:
+def allocate_shared_dram(core_modules: Sequence[ModuleLike], lnc: int) -> None:  # noqa: C901
     """Order 82: place each shared DRAM tensor once on core 0; remote-target it elsewhere.
 
     ``core_modules`` are the N per-core modules of one split module (core ``c``
@@ -174,7 +174,7 @@ class _TargetIndex:
         return self._locs[key].get(name)
 
 
-def sync_shared_allocations(core_modules: Sequence[ModuleLike], lnc: int) -> None:
+def sync_shared_allocations(core_modules: Sequence[ModuleLike], lnc: int) -> None:  # noqa: C901
     """Order 83: copy addr, bank and base from each shared location's remote target.
 
     Skipped when ``lnc == 1``. For every core, function and location with

@@ -73,8 +73,10 @@ class FileResult:
     count per core, core 0 first) and ``seconds`` are the contract's report
     fields (§5); ``detail`` holds command-specific JSON data (a memory report,
     a race report, what was checked…) and is written only when non-empty.
-    ``bytes_in``/``bytes_out`` feed the summary's throughput and ``kind`` (the
-    unit's) its wording; they are not part of the per-file JSON.
+    ``text`` is what the command prints for the unit (a table, a race
+    with its witness…); ``bytes_in``/``bytes_out`` feed the summary's
+    throughput and ``kind`` (the unit's) its wording. These three are not
+    part of the per-file JSON.
     """
 
     input: str
@@ -87,6 +89,7 @@ class FileResult:
     bytes_in: int = 0
     bytes_out: int = 0
     detail: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
     kind: UnitKind = "file"
 
     @property

@@ -147,6 +147,17 @@ def test_cli_split_with_a_dask_scheduler(corpus: Path, tmp_path: Path, cluster: 
     assert doc["summary"]["executor"] == "dask" and doc["summary"]["ok"] == len(example_paths())
 
 
+def test_cli_verify_with_a_dask_scheduler(tmp_path: Path, cluster: Any) -> None:
+    out = tmp_path / "o"
+    assert run_cli("split", *example_paths()[:2], "--out", out, "--quiet").returncode == 0
+    report = tmp_path / "r.json"
+    r = run_cli("verify", out, "--scheduler", cluster.scheduler_address, "--report", report)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(report.read_text())
+    assert doc["summary"]["executor"] == "dask" and doc["summary"]["command"] == "verify"
+    assert [f["detail"]["checked"] for f in doc["files"]] == ["concretized set of 2 cores"] * 2
+
+
 def test_missing_dask_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import builtins
 

@@ -171,7 +171,7 @@ def test_verify_report_says_what_each_unit_is(tmp_path: Path) -> None:
     assert detail[example_paths()[4].stem] == {
         "kind": "core_set",
         "lnc": 1,
-        "checked": "N = 1 output (the untouched module)",
+        "checked": "N = 1 output, the untouched module",
     }
     assert detail[example_paths()[0].name]["checked"] == "symbolic, lnc 2"
 
@@ -280,3 +280,15 @@ def test_the_entry_point_is_lncsplit_cli_main() -> None:
 
     (ep,) = [e for e in entry_points(group="console_scripts") if e.name == "lncsplit"]
     assert ep.value == "lncsplit.cli:main" and ep.load() is main
+
+
+def test_memory_plots_every_unit_from_parallel_jobs(tmp_path: Path, capsys: Any) -> None:
+    png = tmp_path / "m.png"
+    report = tmp_path / "r.json"
+    srcs = [str(p) for p in example_paths()[:3]]
+    assert main(["memory", *srcs, "--plot", str(png), "--jobs", "2", "--report", str(report)]) == 0
+    for k in range(3):
+        assert (tmp_path / f"m-{k}.png").read_bytes()[:4] == b"\x89PNG"
+    outputs = [f["outputs"] for f in json.loads(report.read_text())["files"]]
+    assert outputs == [[str(tmp_path / f"m-{k}.png")] for k in range(3)]
+    capsys.readouterr()

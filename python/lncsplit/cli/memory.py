@@ -80,7 +80,7 @@ def run(a: argparse.Namespace) -> int:
         docs.append({"input": f.input, "report": f.detail["report"]})
         if not a.json:
             print(f"== {f.input}")
-            print(f.detail["table"])
+            print(f.text)
     if a.json:
         print(json.dumps(docs, indent=2))
     return finish(a, report)
@@ -89,8 +89,8 @@ def run(a: argparse.Namespace) -> int:
 def memory_unit(unit: Unit, lnc: int | None, arch: str | None, plots: dict[str, str]) -> FileResult:
     """The job: the memory report of one unit.
 
-    ``detail`` = ``{"kind", "lnc", "report": MemoryReport.to_dict(), "table": str(report)}``;
-    ``outputs`` = the plot drawn, if any.
+    ``detail`` = ``{"kind", "lnc", "report": MemoryReport.to_dict()}``, ``text`` = the
+    report's table, ``outputs`` = the plot drawn, if any.
     """
     from lncsplit._job import guarded
 
@@ -105,7 +105,8 @@ def _report(
 
     mods, n = _modules(unit, lnc, arch)
     report = memory.check_memory(mods, arch=arch, lnc=1 if n == 1 else None)
-    res.detail = {"kind": unit.kind, "lnc": n, "report": report.to_dict(), "table": str(report)}
+    res.detail = {"kind": unit.kind, "lnc": n, "report": report.to_dict()}
+    res.text = str(report)
     if plot:
         with _PLOT_LOCK:
             memory.plot_report(report, plot)

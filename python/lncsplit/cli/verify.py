@@ -90,7 +90,7 @@ def _verify_set(mods: list[Module], lnc: int | None) -> tuple[int, str]:
         raise ValueError(f"found {n} core files (nc00…), expected --lnc {lnc}")
     if n == 1 and mods[0].neuron_core_id is None:
         passes.verify_bir(mods[0], 1)
-        return 1, "N = 1 output (the untouched module)"
+        return 1, "N = 1 output, the untouched module"
     for m in mods:
         passes.verify_bir(m, n)
     passes.verify_concretized(mods, n)

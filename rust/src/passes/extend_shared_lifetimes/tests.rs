@@ -1,0 +1,1 @@
+//! Tests of extend_shared_lifetimes.

@@ -30,6 +30,7 @@ from lncsplit.passes import (
     verify_symbolic,
 )
 from lncsplit.pipeline import PassOptions, run_pipeline
+from lncsplit.tail import extend_shared_lifetimes, lower_local_collectives
 
 if TYPE_CHECKING:
     from lncsplit import frontend, memory
@@ -76,8 +77,10 @@ __all__ = [
     "check_memory",
     "dump",
     "expand_replication",
+    "extend_shared_lifetimes",
     "frontend",
     "load",
+    "lower_local_collectives",
     "memory",
     "pelican",
     "process_files",

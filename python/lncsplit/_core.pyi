@@ -287,3 +287,13 @@ def release(modules: list[Module]) -> None:
 
 def has_shard_ids(module: Module) -> bool:
     """True when any expression of the module still contains a ShardId."""
+
+# ----------------------------------------------------------------- LNC tail
+
+def lower_local_collectives(
+    cores: list[Module], sendrecv_to_gpsimd_max_bpp: int = 1024
+) -> list[tuple[str, str, str, str]]:
+    """lower_local_collectives in place; (function, name, kind, how) per collective."""
+
+def extend_shared_lifetimes(cores: list[Module]) -> list[tuple[str, int, str, str, str]]:
+    """extend_shared_lifetimes in place; (function, k, location, start, end) per location."""

@@ -8,6 +8,9 @@ The pipeline runs the passes in their compiler order::
     8  lnc_splitter           (M modules → M·N)
     13 birverifier            (per core, through CoreForkPass)
     14 lnc_verifier           (concretized, per split module)
+    15 collective buffers     (§3.4's check on the collectives as written)
+    80 lower_local_collectives  (per split module's N cores)
+    81 extend_shared_lifetimes  (per split module's N cores)
     82 coloring_allocator_dram_shared  (shared DRAM placed once, on core 0)
     83 sync_shared_allocations
     90 memory checks         (lncsplit's order for the seed-002 checks)
@@ -47,6 +50,8 @@ class PassOptions:
         cc_buffer_mb: per-core collective-compute buffer (MB) for the checks.
         create_artifact_dirs: create each core's artifact directory.
         verify_serdes: run verify_bir_serdes on every input module.
+        sendrecv_to_gpsimd_max_bpp: most bytes per partition a ``SendRecv``
+            moves as one GPSIMDSB2SB (lower_local_collectives; capped at 1024).
     """
 
     lnc_size: int = 1
@@ -59,12 +64,16 @@ class PassOptions:
     cc_buffer_mb: int = 500
     create_artifact_dirs: bool = False
     verify_serdes: bool = False
+    sendrecv_to_gpsimd_max_bpp: int = 1024
 
     def __post_init__(self) -> None:
         if not isinstance(self.lnc_size, int) or self.lnc_size < 1:
             raise ValueError(f"lnc_size must be an integer >= 1, got {self.lnc_size!r}")
         if self.clone not in ("structural", "json"):
             raise ValueError(f"clone must be 'structural' or 'json', got {self.clone!r}")
+        bpp = self.sendrecv_to_gpsimd_max_bpp
+        if not isinstance(bpp, int) or isinstance(bpp, bool) or bpp < 0:
+            raise ValueError(f"sendrecv_to_gpsimd_max_bpp must be an integer >= 0, got {bpp!r}")
 
 
 @dataclass(frozen=True)
@@ -214,11 +223,46 @@ class Pipeline:
             )
             self._timed("birverifier", 13, len(out), lambda: fork.run(n, out))
             self._timed("lnc_verifier", 14, len(out), lambda: self._verify_groups(out))
+        self._lnc_tail(out)
         if o.memory:
             self._memory(out)
             if o.verify:
                 self._timed("lnc_verifier", 91, len(out), lambda: self._verify_groups(out))
         return out
+
+    def _lnc_tail(self, out: list[Module]) -> None:
+        """The collective-buffer check on the collectives as written (15, with
+        the memory model), then orders 80 and 81 on each split module's cores."""
+        from lncsplit import tail
+
+        o = self.options
+        n = o.lnc_size
+        groups = [out[i : i + n] for i in range(0, len(out), n)]
+        if o.memory:
+            self._timed("collective_buffer_check", 15, len(out), lambda: self._cc_buffers(groups))
+        self._timed(
+            "lower_local_collectives",
+            80,
+            len(out),
+            lambda: _each(groups, lambda g: tail.lower_local_collectives(g, o)),
+        )
+        self._timed(
+            "extend_shared_lifetimes",
+            81,
+            len(out),
+            lambda: _each(groups, tail.extend_shared_lifetimes),
+        )
+
+    def _cc_buffers(self, groups: list[list[Module]]) -> None:
+        from lncsplit import memory
+
+        o = self.options
+        for g in groups:
+            report = memory.check_collective_buffers(
+                g, arch=o.arch, lnc=o.lnc_size, cc_buffer_mb=o.cc_buffer_mb
+            )
+            if not report.ok:
+                raise memory.MemoryCheckError(report)
 
     def _verify_groups(self, out: list[Module]) -> None:
         passes.verify_concretized(out, self.options.lnc_size)

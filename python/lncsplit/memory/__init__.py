@@ -18,7 +18,13 @@ from __future__ import annotations
 from lncsplit.memory.arch import ArchGeometry, UnknownArchError, canonical_arch, geometry
 from lncsplit.memory.checks import Rule, Violation
 from lncsplit.memory.plot import PlotUnavailableError, plot_report
-from lncsplit.memory.report import CoreUsage, MemoryCheckError, MemoryReport, check_memory
+from lncsplit.memory.report import (
+    CoreUsage,
+    MemoryCheckError,
+    MemoryReport,
+    check_collective_buffers,
+    check_memory,
+)
 from lncsplit.memory.shared_dram import (
     SharedAllocationError,
     allocate_shared_dram,
@@ -37,6 +43,7 @@ __all__ = [
     "Violation",
     "allocate_shared_dram",
     "canonical_arch",
+    "check_collective_buffers",
     "check_memory",
     "geometry",
     "plot_report",

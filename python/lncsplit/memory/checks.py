@@ -522,11 +522,34 @@ def check_instructions(ctx: _Ctx, fn: FunctionLike, lnc: int, cc_sets: dict[str,
                             f"instruction {name!r} {side} location is {loc.type}",
                         )
         elif op == CC_OPCODE:
-            for s2, loc in targets:
-                if loc.type == "DRAM":
-                    nbytes = tensor_bytes(s2)
-                    if nbytes is not None:
-                        cc_sets[f"{fn.name}/{s2.name}"] = nbytes
+            _add_cc_sets(fn.name, targets, cc_sets)
+
+
+def _add_cc_sets(
+    fn: str, targets: list[tuple[LocationSetLike, LocationLike]], cc_sets: dict[str, int]
+) -> None:
+    for s2, loc in targets:
+        if loc.type == "DRAM":
+            nbytes = tensor_bytes(s2)
+            if nbytes is not None:
+                cc_sets[f"{fn}/{s2.name}"] = nbytes
+
+
+def check_cc_module(
+    module: ModuleLike, core: int, geo: ArchGeometry, cc_buffer_mb: int = 500
+) -> Usage:
+    """Only the collective-buffer rule on one module (the pipeline runs it on the
+    collectives as written, before lower_local_collectives replaces them)."""
+    ctx = _Ctx(module, core, geo)
+    usage = Usage(module.name, core, geo.name, limits=limits_of(geo, cc_buffer_mb))
+    cc_sets: dict[str, int] = {}
+    for fn in module.functions:
+        idx = _Index(fn)
+        for _op, _side, memsetref, memref, _names in fn.accesses([CC_OPCODE]):
+            _add_cc_sets(fn.name, idx.resolve_names(memref, memsetref), cc_sets)
+    usage.cc_buffer_bytes = check_cc_buffer(ctx, cc_sets, cc_buffer_mb)
+    usage.violations = ctx.out
+    return usage
 
 
 def check_cc_buffer(ctx: _Ctx, cc_sets: dict[str, int], cc_buffer_mb: int) -> int:
@@ -643,6 +666,7 @@ __all__ = [
     "Rule",
     "Usage",
     "Violation",
+    "check_cc_module",
     "check_module",
     "check_modules",
     "limits_of",

@@ -651,6 +651,10 @@ impl Gen {
         let recv = self.ctx.modulo(up, lnc).unwrap_or(self.zero);
         let send = self.ctx.modulo(down, lnc).unwrap_or(self.zero);
         let kind = *self.pick(&["AllReduce", "AllGather", "ReduceScatter", "Permute"]);
+        if kind == "AllReduce" {
+            // An AllReduce moves equal counts: its output has its input's shape.
+            i.outs[0] = self.sym_ap(&d, true);
+        }
         let group: Vec<i64> = (0..lnc).collect();
         i.op = OpFields::CollectiveCompute {
             cc_channel: Some(Box::new(json!({"kind": kind, "replica_groups": [group], "op": "add"}))),
@@ -658,6 +662,16 @@ impl Gen {
             send_to_rank: Some(IntOrExpr::Expr(send)),
             queue: Some(IntOrExpr::Int(self.rng.random_range(0..4))),
         };
+        self.done(i)
+    }
+
+    /// The first writer of a shared DRAM set (DMA from SB).
+    fn shared_writer(&mut self, set: &SetInfo) -> Instruction {
+        let mut i = self.base("shared_init", Opcode::DMA_COPY, 0);
+        let s = self.pick_sb();
+        i.ins.push(self.sym_ap(&s, false));
+        i.outs.push(self.sym_ap(set, true));
+        i.op = OpFields::DmaCopy { mode: None };
         self.done(i)
     }
 
@@ -756,6 +770,14 @@ impl Gen {
                     insts.push(self.repl_writer(&set));
                     count += 1;
                 }
+            }
+        }
+        // Shared DRAM is written before anything reads it (extend_shared_lifetimes
+        // refuses a shared location live into the entry block, 9202).
+        for set in self.shared.clone() {
+            if count < budget {
+                insts.push(self.shared_writer(&set));
+                count += 1;
             }
         }
         while count < budget {

@@ -105,18 +105,44 @@ fn candidates(f: &Function) -> Vec<Arc<str>> {
     out
 }
 
-/// The set an argument accesses (every location of it), as the race
-/// checker reads arguments (contract §3.6).
-fn accessed_set<'f>(f: &'f Function, arg: &Argument) -> Option<&'f MemoryLocationSet> {
-    match arg {
-        Argument::Symbolic(s) => f.memory_location_set(s.memsetref.as_deref()?),
-        Argument::Physical(p) => match (&p.memsetref, &p.memref) {
-            (Some(s), _) => f.memory_location_set(s),
-            (None, Some(l)) => f.allocations.iter().find(|s| s.locations.iter().any(|x| &x.name == l)),
-            (None, None) => None,
-        },
-        Argument::Other { kind, .. } if &**kind == "register_ap" => f.memory_location_set(arg.memsetref()?),
-        _ => None,
+/// For one core's function: the core-0 names of the shared, non-exempt
+/// locations each set holds (sets with none are absent), and each
+/// location's set (a `physical_ap` may name only its location).
+struct SharedIndex<'f> {
+    by_set: HashMap<&'f str, Vec<&'f str>>,
+    by_loc: HashMap<&'f str, &'f str>,
+}
+
+impl<'f> SharedIndex<'f> {
+    fn new(f: &'f Function) -> Self {
+        let mut by_set = HashMap::new();
+        let mut by_loc = HashMap::new();
+        for set in &f.allocations {
+            let keys = shared_keys(set);
+            if !keys.is_empty() {
+                by_set.entry(&*set.name).or_insert(keys);
+            }
+            for l in &set.locations {
+                by_loc.entry(&*l.name).or_insert(&*set.name);
+            }
+        }
+        SharedIndex { by_set, by_loc }
+    }
+
+    /// The shared locations an argument touches (every location of its set,
+    /// as the race checker reads arguments, contract §3.6).
+    fn keys(&self, arg: &Argument) -> Option<&Vec<&'f str>> {
+        let set = match arg {
+            Argument::Symbolic(s) => s.memsetref.as_deref()?,
+            Argument::Physical(p) => match (&p.memsetref, &p.memref) {
+                (Some(s), _) => &**s,
+                (None, Some(l)) => *self.by_loc.get(&**l)?,
+                (None, None) => return None,
+            },
+            Argument::Other { kind, .. } if &**kind == "register_ap" => arg.memsetref()?,
+            _ => return None,
+        };
+        self.by_set.get(set)
     }
 }
 
@@ -151,6 +177,10 @@ fn record(spans: &mut HashMap<Arc<str>, Span>, key: &str, place: Place, core: us
 }
 
 fn scan_core(f: &Function, core: usize, spans: &mut HashMap<Arc<str>, Span>, touched: &mut HashSet<Arc<str>>) {
+    let index = SharedIndex::new(f);
+    if index.by_set.is_empty() {
+        return;
+    }
     for (b, block) in f.basic_blocks.iter().enumerate() {
         for (t, top) in block.instructions.iter().enumerate() {
             top.walk(&mut |inst| {
@@ -161,10 +191,12 @@ fn scan_core(f: &Function, core: usize, spans: &mut HashMap<Arc<str>, Span>, tou
                 ];
                 for (args, write) in lists {
                     for arg in args {
-                        let Some(set) = accessed_set(f, arg) else { continue };
-                        for key in shared_keys(set) {
+                        let Some(keys) = index.keys(arg) else { continue };
+                        for &key in keys {
                             if spans.contains_key(key) {
-                                touched.insert(Arc::from(key));
+                                if !touched.contains(key) {
+                                    touched.insert(Arc::from(key));
+                                }
                                 record(
                                     spans,
                                     key,
@@ -205,7 +237,10 @@ fn barrier(name: String, n: usize) -> Instruction {
 }
 
 /// The brackets of one function: (k, location, start block, end block).
-fn brackets(cores: &[Module], fname: &str) -> Result<Vec<(usize, Arc<str>, usize, usize)>> {
+/// One bracket: (k, location, start block, end block).
+type Bracket = (usize, Arc<str>, usize, usize);
+
+fn brackets(cores: &[Module], fname: &str) -> Result<Vec<Bracket>> {
     let f0 = cores[0].function(fname).expect("SPMD-checked");
     let order = candidates(f0);
     let far = Place {
@@ -261,8 +296,7 @@ fn in_place(block: &Block, name: &str, at_start: bool) -> bool {
     } else {
         Box::new(insts.iter().rev().take_while(|i| i.opcode == Opcode::CORE_BARRIER))
     };
-    let hit = run.into_iter().any(|i| &*i.name == name);
-    hit
+    run.into_iter().any(|i| &*i.name == name)
 }
 
 /// Barriers to put at the front and at the back of each block of one
@@ -270,7 +304,7 @@ fn in_place(block: &Block, name: &str, at_start: bool) -> bool {
 /// changes nothing); one taken elsewhere is 9203.
 type Inserts = (Vec<Vec<Instruction>>, Vec<Vec<Instruction>>);
 
-fn prepare(f: &Function, core: usize, sg: i64, n: usize, list: &[(usize, Arc<str>, usize, usize)]) -> Result<Inserts> {
+fn prepare(f: &Function, core: usize, sg: i64, n: usize, list: &[Bracket]) -> Result<Inserts> {
     let mut names: HashSet<Arc<str>> = HashSet::new();
     f.walk(&mut |i| {
         names.insert(i.name.clone());

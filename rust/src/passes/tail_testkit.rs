@@ -148,9 +148,9 @@ struct Acc {
 /// What one core executes: its accesses, its barriers (with their `cores`)
 /// and its collectives, in order.
 enum Event {
-    Access(Vec<Acc>, Option<AccOp>, Opcode),
+    Access(Vec<Acc>, Option<AccOp>),
     Barrier(Vec<i64>),
-    Collective(Arc<str>, Vec<Acc>),
+    Collective(Vec<Acc>),
 }
 
 fn events(cores: &[Module], c: usize) -> Vec<Event> {
@@ -183,10 +183,10 @@ fn events(cores: &[Module], c: usize) -> Vec<Event> {
             }
             let accs = accesses(&res, &index, m, c, i, inst.bindings, barriers);
             if i.opcode == Opcode::COLLECTIVE_COMPUTE {
-                out.push(Event::Collective(i.name.clone(), accs));
+                out.push(Event::Collective(accs));
             } else {
                 let op = crate::tail::accumulate_op(i).unwrap();
-                out.push(Event::Access(accs, op, i.opcode));
+                out.push(Event::Access(accs, op));
             }
             Ok(())
         })
@@ -253,7 +253,7 @@ pub fn races(cores: &[Module]) -> Vec<((usize, String), (usize, String))> {
         .iter()
         .flatten()
         .filter_map(|e| match e {
-            Event::Access(a, ..) | Event::Collective(_, a) => Some(a),
+            Event::Access(a, _) | Event::Collective(a) => Some(a),
             _ => None,
         })
         .flatten()
@@ -300,7 +300,7 @@ pub fn simulate(cores: &[Module], recv: &[usize], op: AccOp) -> BTreeMap<PhysLoc
     let mut pos = vec![0usize; n];
     loop {
         for c in 0..n {
-            while let Some(Event::Access(accs, acc, _)) = per_core[c].get(pos[c]) {
+            while let Some(Event::Access(accs, acc)) = per_core[c].get(pos[c]) {
                 copy(&mut mem, accs, *acc);
                 pos[c] += 1;
             }
@@ -313,14 +313,14 @@ pub fn simulate(cores: &[Module], recv: &[usize], op: AccOp) -> BTreeMap<PhysLoc
             let ins: Vec<&Acc> = at
                 .iter()
                 .map(|e| match e {
-                    Some(Event::Collective(_, a)) => a.iter().find(|x| x.list == ArgList::Ins).unwrap(),
+                    Some(Event::Collective(a)) => a.iter().find(|x| x.list == ArgList::Ins).unwrap(),
                     _ => panic!("cores reach different sync points"),
                 })
                 .collect();
             let outs: Vec<&Acc> = at
                 .iter()
                 .map(|e| match e {
-                    Some(Event::Collective(_, a)) => a.iter().find(|x| x.list == ArgList::Outs).unwrap(),
+                    Some(Event::Collective(a)) => a.iter().find(|x| x.list == ArgList::Outs).unwrap(),
                     _ => unreachable!(),
                 })
                 .collect();

@@ -25,12 +25,6 @@ use crate::error::Result;
 use crate::pelican::{AxisId, Context, ExprId, Node, Scope};
 use crate::tail::AccOp;
 
-/// The created data-moving instructions of each group on each core, with the
-/// phase (number of the group's barriers before it) each runs in.
-pub struct Built {
-    pub created: Vec<Vec<Vec<(Arc<str>, usize)>>>,
-}
-
 /// Names a collective's lowering creates.
 struct Names {
     x: Arc<str>,
@@ -166,6 +160,17 @@ fn import_arg(src: &Context, arg: &Argument, dst: &mut Context, axes: &[AxisId])
         }
     }
     Ok(a)
+}
+
+/// Core `src`'s context to read and core `dst`'s to write (`src != dst`).
+fn pair(ctxs: &mut [Context], src: usize, dst: usize) -> (&Context, &mut Context) {
+    if src < dst {
+        let (a, b) = ctxs.split_at_mut(dst);
+        (&a[src], &mut b[0])
+    } else {
+        let (a, b) = ctxs.split_at_mut(src);
+        (&b[0], &mut a[dst])
+    }
 }
 
 /// Point `arg` at the proxy of its set (and location) on core `core`.
@@ -397,22 +402,25 @@ impl<'a, 'm> Seq<'a, 'm> {
     }
 
     /// `ins[0]` / `outs[0]` of core `p`'s copy, in this core's expressions.
-    fn operand_of(&self, work: &mut Module, p: usize, outs: bool) -> Result<(Argument, &'a MemoryLocationSet)> {
+    fn operand_of(&self, ctxs: &mut [Context], p: usize, outs: bool) -> Result<(Argument, &'a MemoryLocationSet)> {
         let xp = self.g.sites[p].inst;
         let arg = if outs { &xp.outs[0] } else { &xp.ins[0] };
         let set = self.set_of(p, arg);
         let a = if p == self.c {
             arg.clone()
         } else {
-            import_arg(&self.orig[p].ctx, arg, &mut work.ctx, &self.axes)?
+            {
+                let (src, dst) = pair(ctxs, p, self.c);
+                import_arg(src, arg, dst, &self.axes)?
+            }
         };
         Ok((a, set))
     }
 
     /// Core p's output as this core writes it: its own, a shared set's
     /// (core 0's location for everyone), or through the proxy on core p.
-    fn output_on(&mut self, work: &mut Module, p: usize) -> Result<(Argument, &'a MemoryLocationSet)> {
-        let (mut a, set) = self.operand_of(work, p, true)?;
+    fn output_on(&mut self, ctxs: &mut [Context], p: usize) -> Result<(Argument, &'a MemoryLocationSet)> {
+        let (mut a, set) = self.operand_of(ctxs, p, true)?;
         if p != self.c && !self.facts.out_shared {
             retarget(&mut a, p);
             self.proxy(set, p);
@@ -433,7 +441,7 @@ impl<'a, 'm> Seq<'a, 'm> {
     }
 
     /// The DRAM stage of core p as this core writes it.
-    fn stage_on(&mut self, work: &mut Module, p: usize) -> (Argument, MemoryLocationSet) {
+    fn stage_on(&mut self, ctxs: &mut [Context], p: usize) -> (Argument, MemoryLocationSet) {
         let set = stage_set(&self.names, &self.facts.dtype, self.facts.count);
         let name = if p == self.c {
             set.name.clone()
@@ -444,12 +452,12 @@ impl<'a, 'm> Seq<'a, 'm> {
             self.proxy(&set, p);
         }
         (
-            stage_arg(&mut work.ctx, &name, &self.facts.dtype, self.facts.count),
+            stage_arg(&mut ctxs[self.c], &name, &self.facts.dtype, self.facts.count),
             set,
         )
     }
 
-    fn chunk(&self, work: &mut Module, arg: &Argument, set: &MemoryLocationSet, j: usize) -> Result<Argument> {
+    fn chunk(&self, ctxs: &mut [Context], arg: &Argument, set: &MemoryLocationSet, j: usize) -> Result<Argument> {
         let (w, c) = self.facts.period.expect("AllReduce has a scatter period");
         let bad = || {
             fail(
@@ -467,13 +475,13 @@ impl<'a, 'm> Seq<'a, 'm> {
         let dims = arg.ap().ok_or_else(bad)?;
         let ch = chunk_ap(dims, w, c, j as i64).ok_or_else(bad)?;
         let geo = geometry(set).ok_or_else(overflow)?;
-        chunk_arg(&mut work.ctx, arg, &geo, self.esize(), &ch)
+        chunk_arg(&mut ctxs[self.c], arg, &geo, self.esize(), &ch)
     }
 
-    fn sb2sb(&mut self, work: &mut Module) -> Result<()> {
+    fn sb2sb(&mut self, ctxs: &mut [Context]) -> Result<()> {
         let x = self.x();
-        let (src, _) = self.operand_of(work, self.c, false)?;
-        let (dst, _) = self.operand_of(work, 1 - self.c, true)?;
+        let (src, _) = self.operand_of(ctxs, self.c, false)?;
+        let (dst, _) = self.operand_of(ctxs, 1 - self.c, true)?;
         self.push_barrier("before");
         let mut i = base_instruction(x.name.clone(), Opcode::GPSIMD_SB2SB, x, OpFields::None);
         i.ins.push(src);
@@ -483,20 +491,20 @@ impl<'a, 'm> Seq<'a, 'm> {
         Ok(())
     }
 
-    fn send_recv(&mut self, work: &mut Module, staged: bool) -> Result<()> {
+    fn send_recv(&mut self, ctxs: &mut [Context], staged: bool) -> Result<()> {
         let x = self.x();
         let r = self.g.send[self.c];
-        let (src, _) = self.operand_of(work, self.c, false)?;
+        let (src, _) = self.operand_of(ctxs, self.c, false)?;
         self.push_barrier("before");
         if staged {
-            let (stage, _) = self.stage_on(work, r);
+            let (stage, _) = self.stage_on(ctxs, r);
             self.push(dma(self.names.s("send"), x, src, stage, None));
             self.push_barrier("mid");
-            let (own_stage, _) = self.stage_on(work, self.c);
-            let (out, _) = self.operand_of(work, self.c, true)?;
+            let (own_stage, _) = self.stage_on(ctxs, self.c);
+            let (out, _) = self.operand_of(ctxs, self.c, true)?;
             self.push(dma(x.name.clone(), x, own_stage, out, None));
         } else {
-            let (dst, _) = self.output_on(work, r)?;
+            let (dst, _) = self.output_on(ctxs, r)?;
             self.push(dma(x.name.clone(), x, src, dst, None));
         }
         self.push_barrier("after");
@@ -504,40 +512,40 @@ impl<'a, 'm> Seq<'a, 'm> {
     }
 
     /// Reduce-scatter (core c owns chunk c), barrier, all-gather.
-    fn all_reduce(&mut self, work: &mut Module, staged: bool) -> Result<()> {
+    fn all_reduce(&mut self, ctxs: &mut [Context], staged: bool) -> Result<()> {
         let x = self.x();
         let (c, n) = (self.c, self.n());
         let op = self.g.op;
-        let (src, src_set) = self.operand_of(work, c, false)?;
-        let target = |s: &mut Self, work: &mut Module, p: usize| -> Result<(Argument, MemoryLocationSet)> {
+        let (src, src_set) = self.operand_of(ctxs, c, false)?;
+        let target = |s: &mut Self, ctxs: &mut [Context], p: usize| -> Result<(Argument, MemoryLocationSet)> {
             if staged {
-                Ok(s.stage_on(work, p))
+                Ok(s.stage_on(ctxs, p))
             } else {
-                let (a, set) = s.output_on(work, p)?;
+                let (a, set) = s.output_on(ctxs, p)?;
                 Ok((a, set.clone()))
             }
         };
         self.push_barrier("before");
-        let (own, own_set) = target(self, work, c)?;
-        let src_c = self.chunk(work, &src, src_set, c)?;
-        let own_c = self.chunk(work, &own, &own_set, c)?;
+        let (own, own_set) = target(self, ctxs, c)?;
+        let src_c = self.chunk(ctxs, &src, src_set, c)?;
+        let own_c = self.chunk(ctxs, &own, &own_set, c)?;
         self.push(dma(self.names.s("rs_init"), x, src_c, own_c.clone(), None));
         self.push_barrier("rs");
         for p in (0..n).filter(|&p| p != c) {
-            let (dst, dst_set) = target(self, work, p)?;
-            let s = self.chunk(work, &src, src_set, p)?;
-            let d = self.chunk(work, &dst, &dst_set, p)?;
+            let (dst, dst_set) = target(self, ctxs, p)?;
+            let s = self.chunk(ctxs, &src, src_set, p)?;
+            let d = self.chunk(ctxs, &dst, &dst_set, p)?;
             self.push(dma(self.names.s(&format!("rs_{p}")), x, s, d, op));
         }
         self.push_barrier("ag");
         for p in (0..n).filter(|&p| p != c) {
-            let (dst, dst_set) = target(self, work, p)?;
-            let d = self.chunk(work, &dst, &dst_set, c)?;
+            let (dst, dst_set) = target(self, ctxs, p)?;
+            let d = self.chunk(ctxs, &dst, &dst_set, c)?;
             self.push(dma(self.names.s(&format!("ag_{p}")), x, own_c.clone(), d, None));
         }
         if staged {
             self.push_barrier("mid");
-            let (out, _) = self.operand_of(work, c, true)?;
+            let (out, _) = self.operand_of(ctxs, c, true)?;
             self.push(dma(x.name.clone(), x, own, out, None));
         }
         self.push_barrier("after");
@@ -546,25 +554,11 @@ impl<'a, 'm> Seq<'a, 'm> {
 }
 
 /// What replaces a collective in its block.
-enum Replacement {
+pub enum Replacement {
     /// The collective stays; a fence barrier goes before it (unless the
     /// instruction before it already is that fence).
-    Fence(Instruction),
+    Fence(Box<Instruction>),
     Sequence(Vec<Instruction>),
-}
-
-fn user_names(f: &Function) -> HashSet<Arc<str>> {
-    let mut names: HashSet<Arc<str>> = HashSet::new();
-    f.walk(&mut |i| {
-        names.insert(i.name.clone());
-    });
-    for s in &f.allocations {
-        names.insert(s.name.clone());
-        for l in &s.locations {
-            names.insert(l.name.clone());
-        }
-    }
-    names
 }
 
 fn taken(g: &Group<'_>, core: usize, name: &str, what: &str) -> crate::Error {
@@ -600,33 +594,47 @@ fn already_fenced(blocks: &[Block], x: &str, fence: &str) -> bool {
 
 fn replace_in(blocks: &mut [Block], seqs: &mut HashMap<Arc<str>, Replacement>) {
     for b in blocks {
-        let old = std::mem::take(&mut b.instructions);
-        let mut out = Vec::with_capacity(old.len());
-        for mut inst in old {
+        if seqs.is_empty() {
+            return;
+        }
+        let mut here = false;
+        for inst in &mut b.instructions {
             if let OpFields::Loop { blocks, .. } = &mut inst.op {
                 replace_in(blocks, seqs);
             }
-            if inst.opcode == Opcode::COLLECTIVE_COMPUTE {
-                match seqs.remove(&inst.name) {
-                    Some(Replacement::Sequence(seq)) => {
-                        out.extend(seq);
-                        continue;
-                    }
-                    Some(Replacement::Fence(fence)) => {
-                        let fenced = out
-                            .last()
-                            .is_some_and(|p: &Instruction| p.opcode == Opcode::CORE_BARRIER && p.name == fence.name);
-                        if !fenced {
-                            out.push(fence);
-                        }
-                    }
-                    None => {}
-                }
-            }
-            out.push(inst);
+            here |= inst.opcode == Opcode::COLLECTIVE_COMPUTE && seqs.contains_key(&inst.name);
         }
-        b.instructions = out;
+        if here {
+            replace_top(b, seqs);
+        }
     }
+}
+
+/// Replace the collectives at the top level of one block.
+fn replace_top(b: &mut Block, seqs: &mut HashMap<Arc<str>, Replacement>) {
+    let old = std::mem::take(&mut b.instructions);
+    let mut out = Vec::with_capacity(old.len() + 8);
+    for inst in old {
+        if inst.opcode == Opcode::COLLECTIVE_COMPUTE {
+            match seqs.remove(&inst.name) {
+                Some(Replacement::Sequence(seq)) => {
+                    out.extend(seq);
+                    continue;
+                }
+                Some(Replacement::Fence(fence)) => {
+                    let fenced = out
+                        .last()
+                        .is_some_and(|p: &Instruction| p.opcode == Opcode::CORE_BARRIER && p.name == fence.name);
+                    if !fenced {
+                        out.push(*fence);
+                    }
+                }
+                None => {}
+            }
+        }
+        out.push(inst);
+    }
+    b.instructions = out;
 }
 
 /// Dependencies on a collective that no longer exists by name now name its
@@ -649,6 +657,20 @@ fn redirect_dependencies(blocks: &mut [Block], from: &HashMap<Arc<str>, Arc<str>
     }
 }
 
+/// The created data instructions of one group on one core, with the phase
+/// each runs in.
+pub type Created = Vec<(Arc<str>, usize)>;
+
+/// A collective's replacement on one core, its created data instructions
+/// with their phases, and the proxies they need.
+type Built = (Replacement, Created, Vec<ProxySpec>);
+
+/// Each core's map: function → (collective name → what replaces it).
+pub type Replacements = Vec<HashMap<Arc<str>, HashMap<Arc<str>, Replacement>>>;
+
+/// Each core's map: function → (old dependency name → new one).
+pub type Redirects = Vec<HashMap<Arc<str>, HashMap<Arc<str>, Arc<str>>>>;
+
 /// The sequence of group `gi` on core `c`, or its fence.
 fn build_one(
     orig: &[Module],
@@ -657,8 +679,8 @@ fn build_one(
     facts: &Facts,
     plan: Plan,
     c: usize,
-    work: &mut Module,
-) -> Result<(Replacement, Vec<(Arc<str>, usize)>, Vec<ProxySpec>)> {
+    ctxs: &mut [Context],
+) -> Result<Built> {
     let x = g.sites[c].inst;
     let mut seq = Seq {
         orig,
@@ -676,36 +698,147 @@ fn build_one(
     match plan {
         Plan::Fence => {
             let fence = barrier(seq.names.s("fence"), x, g.n());
-            return Ok((Replacement::Fence(fence), Vec::new(), Vec::new()));
+            return Ok((Replacement::Fence(Box::new(fence)), Vec::new(), Vec::new()));
         }
-        Plan::Sb2sb => seq.sb2sb(work)?,
-        Plan::Direct | Plan::Staged if g.kind == Kind::ALL_REDUCE => seq.all_reduce(work, plan == Plan::Staged)?,
-        Plan::Direct | Plan::Staged => seq.send_recv(work, plan == Plan::Staged)?,
+        Plan::Sb2sb => seq.sb2sb(ctxs)?,
+        Plan::Direct | Plan::Staged if g.kind == Kind::ALL_REDUCE => seq.all_reduce(ctxs, plan == Plan::Staged)?,
+        Plan::Direct | Plan::Staged => seq.send_recv(ctxs, plan == Plan::Staged)?,
     }
     Ok((Replacement::Sequence(seq.out), seq.created, seq.proxies))
 }
 
-/// Lower every group into `work` (clones of `orig`), following `plans`.
-pub fn apply(
+/// The lowering of every group, not yet in the modules (its expressions are
+/// already in the cores' contexts): per core, the replacement of each
+/// collective, the dependency redirects and the new sets of each function.
+pub struct Lowering {
+    pub replace: Replacements,
+    pub redirect: Redirects,
+    pub new_sets: Vec<HashMap<Arc<str>, Vec<MemoryLocationSet>>>,
+    /// Per group and core, the created data-moving instructions with the
+    /// phase (the number of the group's barriers before it) each runs in.
+    pub created: Vec<Vec<Created>>,
+}
+
+impl Lowering {
+    /// The created instructions of core `c`'s function `f`, by name.
+    pub fn instructions(&self, c: usize, f: &str) -> HashMap<&str, &Instruction> {
+        let mut out = HashMap::new();
+        for rep in self.replace[c].get(f).into_iter().flat_map(|m| m.values()) {
+            if let Replacement::Sequence(seq) = rep {
+                for i in seq {
+                    out.insert(&*i.name, i);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Per core and function, the names this pass could create that a user
+/// already took (instructions, sets, locations): created names must be free
+/// (9104). Only candidate names are kept, so the scan allocates little.
+pub type UserNames = Vec<HashMap<Arc<str>, HashSet<Arc<str>>>>;
+
+/// Every name lowering may create in a group's function, whatever the plan.
+fn candidates(orig: &[Module], g: &Group<'_>, out: &mut HashSet<String>) {
+    let n = g.n();
+    let x = &g.name;
+    for s in [
+        "before",
+        "after",
+        "mid",
+        "send",
+        "rs_init",
+        "rs",
+        "ag",
+        "fence",
+        "stage",
+        "stage_dram",
+    ] {
+        out.insert(format!("{x}_{s}"));
+    }
+    for t in 0..n {
+        for s in [format!("rs_{t}"), format!("ag_{t}"), format!("stage_remote_{t}")] {
+            out.insert(format!("{x}_{s}"));
+        }
+        out.insert(format!("{x}_stage_dram_remote_{t}"));
+    }
+    for (c, site) in g.sites.iter().enumerate() {
+        let Some(f) = orig[c].function(&g.function) else {
+            continue;
+        };
+        let Some(set) = site.inst.outs.first().and_then(|a| operand(f, a)) else {
+            continue;
+        };
+        for t in 0..n {
+            out.insert(format!("{}_remote_{t}", set.name));
+            if set.locations.is_empty() {
+                continue;
+            }
+            for l in &set.locations {
+                out.insert(format!("{}_remote_{t}", l.name));
+            }
+        }
+    }
+}
+
+pub fn user_names_of(orig: &[Module], groups: &[Group<'_>]) -> UserNames {
+    let mut cand: HashMap<Arc<str>, HashSet<String>> = HashMap::new();
+    for g in groups {
+        candidates(orig, g, cand.entry(g.function.clone()).or_default());
+    }
+    orig.iter()
+        .map(|m| {
+            let mut out: HashMap<Arc<str>, HashSet<Arc<str>>> = HashMap::new();
+            for (fname, names) in &cand {
+                let Some(f) = m.function(fname) else { continue };
+                let mut taken: HashSet<Arc<str>> = HashSet::new();
+                let mut note = |n: &Arc<str>| {
+                    if names.contains(&**n) {
+                        taken.insert(n.clone());
+                    }
+                };
+                f.walk(&mut |i| note(&i.name));
+                for s in &f.allocations {
+                    note(&s.name);
+                    s.locations.iter().for_each(|l| note(&l.name));
+                }
+                out.insert(fname.clone(), taken);
+            }
+            out
+        })
+        .collect()
+}
+
+/// Lower every group following `plans`, without touching `orig` (new
+/// expressions go into `ctxs`, the cores' contexts).
+pub fn plan(
     orig: &[Module],
+    ctxs: &mut [Context],
+    users: &UserNames,
     groups: &[Group<'_>],
     facts: &[Facts],
     plans: &[Plan],
-    work: &mut [Module],
-) -> Result<Built> {
+) -> Result<Lowering> {
     let n = orig.len();
-    let mut created = vec![vec![Vec::new(); n]; groups.len()];
+    let mut low = Lowering {
+        replace: Vec::with_capacity(n),
+        redirect: Vec::with_capacity(n),
+        new_sets: Vec::with_capacity(n),
+        created: vec![vec![Vec::new(); n]; groups.len()],
+    };
     let mut proxies: Vec<ProxySpec> = Vec::new();
     let mut stages: Vec<(usize, MemoryLocationSet)> = Vec::new();
     for c in 0..n {
         let mut per_fn: HashMap<Arc<str>, HashMap<Arc<str>, Replacement>> = HashMap::new();
         let mut redirect: HashMap<Arc<str>, HashMap<Arc<str>, Arc<str>>> = HashMap::new();
+        // Created names go in as they are made (two groups may not create one name).
         let mut made: HashMap<Arc<str>, HashSet<Arc<str>>> = HashMap::new();
         for (gi, g) in groups.iter().enumerate() {
             let f = orig[c].function(&g.function).expect("checked by the verifier");
-            let (rep, names, px) = build_one(orig, gi, g, &facts[gi], plans[gi], c, &mut work[c])?;
-            let users = made.entry(g.function.clone()).or_insert_with(|| user_names(f));
-            check_names(g, c, f, &rep, users)?;
+            let (rep, names, px) = build_one(orig, gi, g, &facts[gi], plans[gi], c, ctxs)?;
+            let taken_here = made.entry(g.function.clone()).or_default();
+            check_names(g, c, f, &rep, &users[c][&g.function], taken_here)?;
             if let Replacement::Sequence(seq) = &rep {
                 if !seq.iter().any(|i| i.name == g.name) {
                     let after = Arc::from(format!("{}_after", g.name));
@@ -723,7 +856,7 @@ pub fn apply(
                 .entry(g.function.clone())
                 .or_default()
                 .insert(g.name.clone(), rep);
-            created[gi][c] = names;
+            low.created[gi][c] = names;
             for p in px {
                 let same_fn = |q: &ProxySpec| groups[q.group].function == g.function;
                 if !proxies.iter().any(|q| q.name == p.name && same_fn(q)) {
@@ -731,8 +864,24 @@ pub fn apply(
                 }
             }
         }
-        for f in &mut work[c].functions {
-            if let Some(mut seqs) = per_fn.remove(&f.name) {
+        low.replace.push(per_fn);
+        low.redirect.push(redirect);
+    }
+    for (c, u) in users.iter().enumerate() {
+        low.new_sets.push(new_sets(orig, c, u, groups, &stages, &proxies)?);
+    }
+    Ok(low)
+}
+
+/// Put a checked lowering into the modules.
+pub fn commit(low: Lowering, cores: &mut [Module]) {
+    let parts = low.replace.into_iter().zip(low.redirect).zip(low.new_sets);
+    for (m, ((mut replace, redirect), mut sets)) in cores.iter_mut().zip(parts) {
+        for f in &mut m.functions {
+            if let Some(new) = sets.remove(&f.name) {
+                f.allocations.extend(new);
+            }
+            if let Some(mut seqs) = replace.remove(&f.name) {
                 replace_in(&mut f.basic_blocks, &mut seqs);
             }
             if let Some(from) = redirect.get(&f.name) {
@@ -740,12 +889,17 @@ pub fn apply(
             }
         }
     }
-    add_sets(orig, groups, &stages, &proxies, work)?;
-    Ok(Built { created })
 }
 
 /// Created instruction and stage names must be free on this core.
-fn check_names(g: &Group<'_>, c: usize, f: &Function, rep: &Replacement, users: &mut HashSet<Arc<str>>) -> Result<()> {
+fn check_names(
+    g: &Group<'_>,
+    c: usize,
+    f: &Function,
+    rep: &Replacement,
+    users: &HashSet<Arc<str>>,
+    made: &mut HashSet<Arc<str>>,
+) -> Result<()> {
     match rep {
         Replacement::Fence(fence) => {
             if users.contains(&fence.name) && !already_fenced(&f.basic_blocks, &g.name, &fence.name) {
@@ -754,7 +908,7 @@ fn check_names(g: &Group<'_>, c: usize, f: &Function, rep: &Replacement, users: 
         }
         Replacement::Sequence(seq) => {
             for i in seq.iter().filter(|i| i.name != g.name) {
-                if !users.insert(i.name.clone()) {
+                if users.contains(&i.name) || !made.insert(i.name.clone()) {
                     return Err(taken(g, c, &i.name, "instruction"));
                 }
             }
@@ -763,45 +917,48 @@ fn check_names(g: &Group<'_>, c: usize, f: &Function, rep: &Replacement, users: 
     Ok(())
 }
 
-/// Stage sets and proxies go to every core (the same list everywhere), in
-/// the order lowering first needed them. An existing set named like a proxy
-/// is reused when it is that proxy; any other name clash is 9104.
-fn add_sets(
+/// The stage sets and proxies of core `c`, per function: the same list on
+/// every core, in the order lowering first needed them. An existing set named
+/// like a proxy is reused when it is that proxy; any other clash is 9104.
+fn new_sets(
     orig: &[Module],
+    c: usize,
+    users: &HashMap<Arc<str>, HashSet<Arc<str>>>,
     groups: &[Group<'_>],
     stages: &[(usize, MemoryLocationSet)],
     proxies: &[ProxySpec],
-    work: &mut [Module],
-) -> Result<()> {
-    for (c, m) in work.iter_mut().enumerate() {
-        for f in &mut m.functions {
-            let Some(fo) = orig[c].function(&f.name) else { continue };
-            let users = user_names(fo);
-            for (gi, st) in stages.iter().filter(|(gi, _)| groups[*gi].function == f.name) {
-                for name in std::iter::once(&st.name).chain(st.locations.iter().map(|l| &l.name)) {
-                    if users.contains(name) {
-                        return Err(taken(&groups[*gi], c, name, "stage"));
-                    }
+) -> Result<HashMap<Arc<str>, Vec<MemoryLocationSet>>> {
+    let mut out: HashMap<Arc<str>, Vec<MemoryLocationSet>> = HashMap::new();
+    for fo in &orig[c].functions {
+        let Some(users) = users.get(&fo.name) else { continue };
+        let mut add = Vec::new();
+        for (gi, st) in stages.iter().filter(|(gi, _)| groups[*gi].function == fo.name) {
+            for name in std::iter::once(&st.name).chain(st.locations.iter().map(|l| &l.name)) {
+                if users.contains(name) {
+                    return Err(taken(&groups[*gi], c, name, "stage"));
                 }
-                f.allocations.push(st.clone());
             }
-            for p in proxies.iter().filter(|p| groups[p.group].function == f.name) {
-                let proxy = proxy_set(&p.target, p.core);
-                match fo.memory_location_set(&p.name) {
-                    Some(existing) if is_same_proxy(existing, &proxy) => continue,
-                    Some(_) => return Err(taken(&groups[p.group], c, &p.name, "proxy set")),
-                    None => {}
-                }
-                for l in &proxy.locations {
-                    if users.contains(&l.name) && l.name != proxy.name {
-                        return Err(taken(&groups[p.group], c, &l.name, "proxy location"));
-                    }
-                }
-                f.allocations.push(proxy);
+            add.push(st.clone());
+        }
+        for p in proxies.iter().filter(|p| groups[p.group].function == fo.name) {
+            let proxy = proxy_set(&p.target, p.core);
+            match fo.memory_location_set(&p.name) {
+                Some(existing) if is_same_proxy(existing, &proxy) => continue,
+                Some(_) => return Err(taken(&groups[p.group], c, &p.name, "proxy set")),
+                None => {}
             }
+            for l in &proxy.locations {
+                if users.contains(&l.name) && l.name != proxy.name {
+                    return Err(taken(&groups[p.group], c, &l.name, "proxy location"));
+                }
+            }
+            add.push(proxy);
+        }
+        if !add.is_empty() {
+            out.insert(fo.name.clone(), add);
         }
     }
-    Ok(())
+    Ok(out)
 }
 
 fn is_same_proxy(existing: &MemoryLocationSet, want: &MemoryLocationSet) -> bool {

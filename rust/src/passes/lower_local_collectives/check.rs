@@ -12,14 +12,15 @@
 
 use std::sync::Arc;
 
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 
-use super::build::Built;
+use super::build::Lowering;
 use super::group::Group;
 use super::survey::{bindings, Survey};
 use super::{Facts, CODE_BAD};
 use crate::bir::{Function, Instruction, Module, Opcode};
 use crate::error::Result;
+use crate::pelican::Context;
 use crate::tail::access::ArgList;
 use crate::tail::{Cores, FunctionIndex, PhysLoc, Progression, Reach, Role, RunSet};
 
@@ -68,36 +69,75 @@ fn conflicting(a: Role, b: Role) -> bool {
     }
 }
 
-fn created_instructions<'m>(f: &'m Function, names: &[(Arc<str>, usize)]) -> HashMap<&'m str, &'m Instruction> {
-    let mut map = HashMap::new();
-    f.walk(&mut |i| {
-        if names.iter().any(|(n, _)| *n == i.name) {
-            map.insert(&*i.name, i);
-        }
-    });
-    map
+/// One core's function as the lowering sees it (its sets and the new ones),
+/// with the created instructions by name.
+struct Indexed<'m> {
+    access: FunctionIndex<'m>,
+    insts: HashMap<&'m str, &'m Instruction>,
+}
+
+/// The modules the check resolves locations in: each core's functions that
+/// hold collectives, with their sets plus the new ones and no blocks, and
+/// the lowering's expression context.
+fn shadows(orig: &[Module], ctxs: &mut [Context], groups: &[Group<'_>], low: &Lowering) -> Vec<Module> {
+    let mut fnames: Vec<&str> = groups.iter().map(|g| &*g.function).collect();
+    fnames.sort_unstable();
+    fnames.dedup();
+    orig.iter()
+        .enumerate()
+        .map(|(c, m)| {
+            let functions = fnames
+                .iter()
+                .filter_map(|name| m.function(name))
+                .map(|f| {
+                    let mut allocations = f.allocations.clone();
+                    allocations.extend(low.new_sets[c].get(&f.name).into_iter().flatten().cloned());
+                    Function {
+                        name: f.name.clone(),
+                        shard_ids: Vec::new(),
+                        registers: f.registers.clone(),
+                        allocations,
+                        basic_blocks: Vec::new(),
+                        extra: None,
+                    }
+                })
+                .collect();
+            Module {
+                version: m.version,
+                name: m.name.clone(),
+                arch: m.arch,
+                arch_given: m.arch_given,
+                artifact_path: None,
+                attributes: m.attributes.clone(),
+                functions,
+                extra: None,
+                ctx: std::mem::take(&mut ctxs[c]),
+            }
+        })
+        .collect()
 }
 
 /// The accesses of group `gi`'s created instructions on every core for one
 /// instance (its loop IVs at `values`).
 fn instance_records(
-    work: &[Module],
+    shadow: &[Module],
     refs: &[&Module],
     g: &Group<'_>,
     created: &[Vec<(Arc<str>, usize)>],
-    index: &[FunctionIndex<'_>],
+    index: &[Indexed<'_>],
     values: &[i64],
 ) -> Result<Vec<Rec>> {
     let cores = Cores { modules: refs };
     let mut recs = Vec::new();
-    for (c, m) in work.iter().enumerate() {
-        let f = index[c].function;
+    for (c, m) in shadow.iter().enumerate() {
+        let f = index[c].access.function;
         let b = bindings(&m.ctx, &g.sites[c].axes(), values);
-        let insts = created_instructions(f, &created[c]);
         for (name, phase) in &created[c] {
-            let Some(inst) = insts.get(&**name) else { continue };
+            let Some(inst) = index[c].insts.get(&**name) else {
+                continue;
+            };
             let mut acc = Vec::new();
-            index[c].accesses(&m.ctx, inst, &b, CODE_BAD, &mut acc)?;
+            index[c].access.accesses(&m.ctx, inst, &b, CODE_BAD, &mut acc)?;
             for a in acc {
                 let partner = inst.opcode == Opcode::GPSIMD_SB2SB && a.list == ArgList::Outs && a.index == 0;
                 let r = cores.resolve(c, f, a.set.set, a.loc().loc, partner)?;
@@ -158,23 +198,45 @@ fn first_conflict(gi: usize, recs: &mut [Rec]) -> Option<Conflict> {
 /// locations written by another core; `Ok(Err(conflicts))` one conflict per
 /// group that has one.
 pub fn windows(
-    work: &[Module],
+    orig: &[Module],
+    ctxs: &mut [Context],
     groups: &[Group<'_>],
     facts: &[Facts],
-    built: &Built,
+    low: &Lowering,
     surveys: &[Survey],
 ) -> Result<std::result::Result<Vec<Written>, Vec<Conflict>>> {
-    let refs: Vec<&Module> = work.iter().collect();
+    let shadow = shadows(orig, ctxs, groups, low);
+    let r = check_all(&shadow, groups, facts, low, surveys);
+    for (c, m) in shadow.into_iter().enumerate() {
+        ctxs[c] = m.ctx;
+    }
+    r
+}
+
+fn check_all(
+    shadow: &[Module],
+    groups: &[Group<'_>],
+    facts: &[Facts],
+    low: &Lowering,
+    surveys: &[Survey],
+) -> Result<std::result::Result<Vec<Written>, Vec<Conflict>>> {
+    let refs: Vec<&Module> = shadow.iter().collect();
     let mut written: Vec<Written> = Vec::new();
+    let mut seen: HashSet<Written> = HashSet::new();
     let mut conflicts = Vec::new();
-    let mut indexes: HashMap<Arc<str>, Vec<FunctionIndex<'_>>> = HashMap::new();
+    let mut indexes: HashMap<Arc<str>, Vec<Indexed<'_>>> = HashMap::new();
     for (gi, g) in groups.iter().enumerate() {
-        if built.created[gi].iter().all(|v| v.is_empty()) {
+        if low.created[gi].iter().all(|v| v.is_empty()) {
             continue;
         }
         let index = indexes.entry(g.function.clone()).or_insert_with(|| {
-            work.iter()
-                .map(|m| FunctionIndex::new(m.function(&g.function).expect("checked by the verifier")))
+            shadow
+                .iter()
+                .enumerate()
+                .map(|(c, m)| Indexed {
+                    access: FunctionIndex::new(m.function(&g.function).expect("checked by the verifier")),
+                    insts: low.instructions(c, &g.function),
+                })
                 .collect()
         });
         let instances = &surveys[gi].instances;
@@ -184,7 +246,7 @@ pub fn windows(
             instances.len()
         };
         for values in &instances[..take] {
-            let mut recs = instance_records(work, &refs, g, &built.created[gi], index, values)?;
+            let mut recs = instance_records(shadow, &refs, g, &low.created[gi], index, values)?;
             if let Some(c) = first_conflict(gi, &mut recs) {
                 conflicts.push(c);
                 break;
@@ -195,7 +257,7 @@ pub fn windows(
                         location: r.phys,
                         shared: r.reach == Reach::Shared,
                     };
-                    if !written.contains(&w) {
+                    if seen.insert(w.clone()) {
                         written.push(w);
                     }
                 }

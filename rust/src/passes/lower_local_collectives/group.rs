@@ -129,7 +129,7 @@ fn missing(function: &str, name: &str, core: usize) -> crate::Error {
 
 /// Group the collectives of every function (core 0's written order, then
 /// program order) across the N cores, and check each group.
-pub fn collect<'m>(cores: &'m [Module]) -> Result<Vec<Group<'m>>> {
+pub fn collect<'m>(cores: &'m [Module], ctxs: &[Context]) -> Result<Vec<Group<'m>>> {
     let n = cores.len();
     let mut groups = Vec::new();
     for fi in written_order(&cores[0].functions) {
@@ -156,7 +156,7 @@ pub fn collect<'m>(cores: &'m [Module]) -> Result<Vec<Group<'m>>> {
                     loops: loops.clone(),
                 });
             }
-            groups.push(make_group(cores, &f0.name, sites)?);
+            groups.push(make_group(ctxs, &f0.name, sites)?);
         }
         // A collective on some core that core 0 does not have.
         for left in by_name.iter().skip(1) {
@@ -168,7 +168,7 @@ pub fn collect<'m>(cores: &'m [Module]) -> Result<Vec<Group<'m>>> {
     Ok(groups)
 }
 
-fn make_group<'m>(cores: &'m [Module], function: &Arc<str>, sites: Vec<Site<'m>>) -> Result<Group<'m>> {
+fn make_group<'m>(ctxs: &[Context], function: &Arc<str>, sites: Vec<Site<'m>>) -> Result<Group<'m>> {
     let x = sites[0].inst;
     let where_ = |what: String| format!("collective {} of function {function}: {what}", x.name);
     let channel = match &x.op {
@@ -181,7 +181,7 @@ fn make_group<'m>(cores: &'m [Module], function: &Arc<str>, sites: Vec<Site<'m>>
     } else {
         None
     };
-    check_copies_agree(cores, &sites).map_err(|e| fail(CODE_BAD, "SPMD copies of a collective agree", where_(e)))?;
+    check_copies_agree(ctxs, &sites).map_err(|e| fail(CODE_BAD, "SPMD copies of a collective agree", where_(e)))?;
     if kind.is_lowered() {
         check_operands(x).map_err(|e| fail(CODE_BAD, "a lowered collective moves one AP", where_(e)))?;
     }
@@ -195,7 +195,7 @@ fn make_group<'m>(cores: &'m [Module], function: &Arc<str>, sites: Vec<Site<'m>>
         recv: Vec::new(),
     };
     if kind.has_ranks() {
-        check_ranks(cores, &mut g)?;
+        check_ranks(ctxs, &mut g)?;
     }
     Ok(g)
 }
@@ -259,12 +259,12 @@ fn predicates_json(ctx: &Context, preds: &[AffinePredicate]) -> Result<Vec<(Valu
 /// Loop axis (name, lo, ub, step) and predicates of each enclosing loop.
 type LoopKey = (String, i64, i64, i64, Vec<(Value, bool)>);
 
-fn loop_keys(m: &Module, site: &Site<'_>) -> Result<Vec<LoopKey>> {
+fn loop_keys(ctx: &Context, site: &Site<'_>) -> Result<Vec<LoopKey>> {
     site.loops
         .iter()
         .map(|l| {
             let a = match &l.op {
-                OpFields::Loop { axis, .. } => m.ctx.axis(*axis).clone(),
+                OpFields::Loop { axis, .. } => ctx.axis(*axis).clone(),
                 _ => unreachable!("enclosing instructions are Loops"),
             };
             Ok((
@@ -272,7 +272,7 @@ fn loop_keys(m: &Module, site: &Site<'_>) -> Result<Vec<LoopKey>> {
                 a.lo,
                 a.ub,
                 a.step,
-                predicates_json(&m.ctx, &l.predicates)?,
+                predicates_json(ctx, &l.predicates)?,
             ))
         })
         .collect()
@@ -281,22 +281,22 @@ fn loop_keys(m: &Module, site: &Site<'_>) -> Result<Vec<LoopKey>> {
 /// The copies must fire together: same `cc_channel`, same predicates, same
 /// enclosing loops (bounds and predicates). Otherwise the barriers that
 /// lowering inserts around them would not line up between cores.
-fn check_copies_agree(cores: &[Module], sites: &[Site<'_>]) -> std::result::Result<(), String> {
+fn check_copies_agree(ctxs: &[Context], sites: &[Site<'_>]) -> std::result::Result<(), String> {
     let channel = |s: &Site<'_>| match &s.inst.op {
         OpFields::CollectiveCompute { cc_channel, .. } => cc_channel.clone(),
         _ => None,
     };
     let text = |e: crate::Error| e.to_string();
-    let p0 = predicates_json(&cores[0].ctx, &sites[0].inst.predicates).map_err(text)?;
-    let l0 = loop_keys(&cores[0], &sites[0]).map_err(text)?;
+    let p0 = predicates_json(&ctxs[0], &sites[0].inst.predicates).map_err(text)?;
+    let l0 = loop_keys(&ctxs[0], &sites[0]).map_err(text)?;
     for (c, s) in sites.iter().enumerate().skip(1) {
         if channel(s) != channel(&sites[0]) {
             return Err(format!("cc_channel differs between core 0 and core {c}"));
         }
-        if predicates_json(&cores[c].ctx, &s.inst.predicates).map_err(text)? != p0 {
+        if predicates_json(&ctxs[c], &s.inst.predicates).map_err(text)? != p0 {
             return Err(format!("predicates differ between core 0 and core {c}"));
         }
-        if loop_keys(&cores[c], s).map_err(text)? != l0 {
+        if loop_keys(&ctxs[c], s).map_err(text)? != l0 {
             return Err(format!("enclosing loops differ between core 0 and core {c}"));
         }
     }
@@ -312,7 +312,7 @@ fn rank_of(ctx: &Context, v: Option<&IntOrExpr>) -> Option<i64> {
 
 /// After the split `send_to_rank`/`recv_from_rank` are constant core ids in
 /// [0, N) with `recv_from(send_to(c)) = c` (9103).
-fn check_ranks(cores: &[Module], g: &mut Group<'_>) -> Result<()> {
+fn check_ranks(ctxs: &[Context], g: &mut Group<'_>) -> Result<()> {
     let n = g.n();
     let bad = |what: String| {
         fail(
@@ -334,7 +334,7 @@ fn check_ranks(cores: &[Module], g: &mut Group<'_>) -> Result<()> {
         };
         for (key, v, out) in [("send_to_rank", s, &mut send), ("recv_from_rank", r, &mut recv)] {
             let value =
-                rank_of(&cores[c].ctx, v).ok_or_else(|| bad(format!("{key} on core {c} is not a constant core id")))?;
+                rank_of(&ctxs[c], v).ok_or_else(|| bad(format!("{key} on core {c} is not a constant core id")))?;
             if !(0..n as i64).contains(&value) {
                 return Err(bad(format!("{key} on core {c} is {value}, outside [0, {n})")));
             }

@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::passes::core_barriers::renumber_core_barriers;
 use crate::passes::core_list::check_cores;
 use crate::passes::lnc_verifier;
+use crate::pelican::Context;
 use crate::tail::access::element_size;
 
 pub use group::{Kind, KIND_NAMES};
@@ -161,14 +162,14 @@ fn ap_count(a: &Argument) -> Option<i64> {
     a.ap()?.iter().try_fold(1i64, |acc, d| acc.checked_mul(d[1].max(0)))
 }
 
-fn addrs_decided(m: &Module, a: &Argument) -> bool {
+fn addrs_decided(ctx: &Context, a: &Argument) -> bool {
     match a {
-        Argument::Symbolic(s) => s.addrs.iter().all(|&e| m.ctx.as_constant(e).is_some()),
+        Argument::Symbolic(s) => s.addrs.iter().all(|&e| ctx.as_constant(e).is_some()),
         _ => true,
     }
 }
 
-fn facts(cores: &[Module], g: &group::Group<'_>) -> Result<Facts> {
+fn facts(cores: &[Module], ctxs: &[Context], g: &group::Group<'_>) -> Result<Facts> {
     let n = g.n();
     let bad = |what: String| {
         fail(
@@ -211,7 +212,7 @@ fn facts(cores: &[Module], g: &group::Group<'_>) -> Result<Facts> {
                     esize.unwrap_or(0)
                 )));
             }
-            iv_free &= addrs_decided(&cores[c], arg);
+            iv_free &= addrs_decided(&ctxs[c], arg);
             if list == "outs" {
                 dtype = Arc::from(arg.dtype().unwrap_or(&set.dtype));
                 out_dram &= all_of_type(set, "DRAM");
@@ -278,28 +279,49 @@ pub fn lower_local_collectives(cores: &mut [Module], opts: &LowerOptions) -> Res
         if refs.len() == 1 {
             return Ok(Vec::new());
         }
-        lnc_verifier::verify_concretized(&refs, refs.len())?;
+        // Lowering lines barriers up between cores: with collectives to
+        // lower, cores the concretized verifier rejects are refused with its
+        // error. Without any, the pass only renumbers (PassOptions(verify=False)
+        // still lets such cores through).
+        if has_collectives(cores) {
+            lnc_verifier::verify_concretized(&refs, refs.len())?;
+        }
     }
-    for m in cores.iter_mut() {
-        survey::intern_ivs(m)?;
+    // The expression contexts are moved out so the plan can add expressions
+    // while the groups borrow the instructions; they always go back (new
+    // nodes nothing refers to are never written).
+    let mut ctxs: Vec<Context> = cores.iter_mut().map(|m| std::mem::take(&mut m.ctx)).collect();
+    let r = plan_and_check(cores, &mut ctxs, opts);
+    for (m, ctx) in cores.iter_mut().zip(ctxs) {
+        m.ctx = ctx;
     }
-    let (work, report) = plan_and_build(cores, opts)?;
-    for (dst, src) in cores.iter_mut().zip(work) {
-        *dst = src;
-    }
+    let (low, written, report) = r?;
+    build::commit(low, cores);
+    check::mark_written(cores, &written);
     for m in cores.iter_mut() {
         renumber_core_barriers(m);
     }
     Ok(report)
 }
 
-fn plan_and_build(cores: &[Module], opts: &LowerOptions) -> Result<(Vec<Module>, Vec<Lowered>)> {
-    let groups = group::collect(cores)?;
+fn has_collectives(cores: &[Module]) -> bool {
+    cores
+        .iter()
+        .flat_map(|m| m.functions.iter())
+        .any(|f| !group::collectives_of(f).is_empty())
+}
+
+/// A lowering that passed its check, the locations it lets other cores
+/// write, and what it did.
+type Checked = (build::Lowering, Vec<check::Written>, Vec<Lowered>);
+
+fn plan_and_check(cores: &[Module], ctxs: &mut [Context], opts: &LowerOptions) -> Result<Checked> {
+    let groups = group::collect(cores, ctxs)?;
     let facts: Vec<Facts> = groups
         .iter()
         .map(|g| {
             if g.kind.is_lowered() {
-                facts(cores, g)
+                facts(cores, ctxs, g)
             } else {
                 Ok(Facts {
                     count: 0,
@@ -318,7 +340,8 @@ fn plan_and_build(cores: &[Module], opts: &LowerOptions) -> Result<(Vec<Module>,
         .zip(&facts)
         .map(|(g, f)| g.kind == Kind::SEND_RECV && f.sb2sb_shape)
         .collect();
-    let surveys = survey::survey(cores, &groups, &want_bpp)?;
+    let surveys = survey::survey(cores, ctxs, &groups, &want_bpp)?;
+    let users = build::user_names_of(cores, &groups);
     for (g, s) in groups.iter().zip(&surveys) {
         if g.kind.is_lowered() && s.undecided {
             return Err(fail(
@@ -337,11 +360,9 @@ fn plan_and_build(cores: &[Module], opts: &LowerOptions) -> Result<(Vec<Module>,
         .map(|i| initial_plan(&groups[i], &facts[i], &surveys[i], opts))
         .collect();
     loop {
-        let mut work: Vec<Module> = cores.to_vec();
-        let built = build::apply(cores, &groups, &facts, &plans, &mut work)?;
-        match check::windows(&work, &groups, &facts, &built, &surveys)? {
+        let low = build::plan(cores, ctxs, &users, &groups, &facts, &plans)?;
+        match check::windows(cores, ctxs, &groups, &facts, &low, &surveys)? {
             Ok(written) => {
-                check::mark_written(&mut work, &written);
                 let report = groups
                     .iter()
                     .zip(&plans)
@@ -352,7 +373,7 @@ fn plan_and_build(cores: &[Module], opts: &LowerOptions) -> Result<(Vec<Module>,
                         how: p.describe(g.kind),
                     })
                     .collect();
-                return Ok((work, report));
+                return Ok((low, written, report));
             }
             Err(conflicts) => {
                 for c in conflicts {

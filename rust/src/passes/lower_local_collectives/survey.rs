@@ -2,16 +2,17 @@
 //! unrolled, masks evaluated), and what the lowering needs from them: the
 //! loop-IV values of every instance (so created instructions can be checked
 //! instance by instance), whether some mask stays undecided, and the bytes
-//! per partition an SB↔SB `SendRecv` moves (the GPSIMDSB2SB gate).
+//! per partition an SB↔SB `SendRecv` moves (the GPSIMDSB2SB gate). Only each
+//! collective's own loop nest is unrolled, not its whole function. The copies
+//! agree on their predicates and loops (checked when grouping), so core 0's
+//! instances are every core's.
 
-use hashbrown::HashMap;
-
-use super::group::Group;
-use super::{fail, CODE_BAD, LOCATION};
-use crate::bir::{Instruction, Module};
+use super::group::{Group, Site};
+use super::{fail, CODE_BAD};
+use crate::bir::{Instruction, Module, OpFields};
 use crate::error::Result;
-use crate::pelican::{Bindings, Context, Node};
-use crate::tail::{walk_function, FunctionIndex, Limit, Mask};
+use crate::pelican::{eval_mask, AffinePredicate, Bindings, Context, Node};
+use crate::tail::FunctionIndex;
 
 /// Most instances one walk visits (the race checker's limit, contract §3.6).
 pub const MAX_INSTANCES: u64 = 100_000_000;
@@ -19,7 +20,7 @@ pub const MAX_INSTANCES: u64 = 100_000_000;
 /// What the walk found for one group.
 #[derive(Clone, Debug, Default)]
 pub struct Survey {
-    /// Per instance (core 0's order), the values of the enclosing loop IVs,
+    /// Per instance (in execution order), the values of the enclosing loop IVs,
     /// outermost first.
     pub instances: Vec<Vec<i64>>,
     /// Some instance's mask depends on runtime values.
@@ -38,16 +39,6 @@ pub fn bindings(ctx: &Context, axes: &[crate::pelican::AxisId], values: &[i64]) 
         }
     }
     b
-}
-
-/// Intern the AffineIV of every loop axis, so the walk binds every IV and
-/// instances can be told apart by their IV values (an unused node changes
-/// nothing a writer emits).
-pub fn intern_ivs(m: &mut Module) -> Result<()> {
-    for a in 0..m.ctx.axes().len() {
-        m.ctx.affine_iv(a as crate::pelican::AxisId)?;
-    }
-    Ok(())
 }
 
 fn bytes_per_partition(ctx: &Context, index: &FunctionIndex<'_>, inst: &Instruction, b: &Bindings) -> Result<i64> {
@@ -71,65 +62,108 @@ fn bytes_per_partition(ctx: &Context, index: &FunctionIndex<'_>, inst: &Instruct
     Ok(best)
 }
 
-/// Walk every function holding a group on every core. `bpp[g]` asks for the
-/// bytes-per-partition figure of group g.
-pub fn survey(cores: &[Module], groups: &[Group<'_>], bpp: &[bool]) -> Result<Vec<Survey>> {
-    let mut out = vec![Survey::default(); groups.len()];
-    let mut counts = vec![vec![0usize; cores.len()]; groups.len()];
-    let limit = Limit {
-        max: MAX_INSTANCES,
-        code: CODE_BAD,
-        location: LOCATION,
-    };
-    for (c, m) in cores.iter().enumerate() {
-        let mut by_fn: HashMap<&str, HashMap<*const Instruction, usize>> = HashMap::new();
-        for (gi, g) in groups.iter().enumerate() {
-            by_fn
-                .entry(&*g.function)
-                .or_default()
-                .insert(g.sites[c].inst as *const Instruction, gi);
-        }
-        for (fname, sites) in &by_fn {
-            let Some(f) = m.function(fname) else { continue };
-            let index = FunctionIndex::new(f);
-            walk_function(&m.ctx, f, Some(c as i64), limit, &mut |inst| {
-                let Some(&gi) = sites.get(&(inst.inst as *const Instruction)) else {
-                    return Ok(());
-                };
-                counts[gi][c] += 1;
-                let s = &mut out[gi];
-                s.undecided |= inst.mask == Mask::Undecided;
-                if c == 0 {
-                    let axes = groups[gi].sites[0].axes();
-                    let values = axes
-                        .iter()
-                        .map(|&a| {
-                            let id = m.ctx.lookup(&Node::AffineIV { axis: a });
-                            id.and_then(|id| inst.bindings.by_id.get(&id).copied()).unwrap_or(0)
-                        })
-                        .collect();
-                    s.instances.push(values);
-                }
-                if bpp[gi] {
-                    s.max_bpp = s
-                        .max_bpp
-                        .max(bytes_per_partition(&m.ctx, &index, inst.inst, inst.bindings)?);
-                }
-                Ok(())
-            })?;
-        }
+/// Called per instance with its IV values, bindings and undecided mask.
+type Visit<'a> = dyn FnMut(&[i64], &Bindings, bool) -> Result<()> + 'a;
+
+/// The instances of one collective copy: its enclosing loops unrolled (a
+/// Loop's mask evaluated with the outer IVs bound, as the walk of contract
+/// §3.6 does), its own mask at the innermost level. Calls `visit` with the
+/// IV values and whether the mask is undecided.
+fn instances(ctx: &Context, site: &Site<'_>, core: usize, visit: &mut Visit<'_>) -> Result<()> {
+    let mut values = Vec::with_capacity(site.loops.len());
+    let mut b = Bindings::shard(core as i64);
+    let mut count = 0u64;
+    nest(ctx, site, 0, &mut values, &mut b, false, &mut count, visit)
+}
+
+fn mask(ctx: &Context, preds: &[AffinePredicate], b: &Bindings) -> Result<Option<bool>> {
+    if eval_mask(ctx, preds, b)? == 0 {
+        return Ok(None);
     }
-    for (gi, g) in groups.iter().enumerate() {
-        if let Some(c) = (1..cores.len()).find(|&c| counts[gi][c] != counts[gi][0]) {
-            return Err(fail(
-                CODE_BAD,
-                "SPMD copies of a collective agree",
-                format!(
-                    "collective {} of function {} runs {} times on core 0 and {} times on core {c}",
-                    g.name, g.function, counts[gi][0], counts[gi][c]
-                ),
-            ));
+    let mut undecided = false;
+    for p in preds {
+        undecided |= p.eval(ctx, b)?.is_none();
+    }
+    Ok(Some(undecided))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn nest(
+    ctx: &Context,
+    site: &Site<'_>,
+    depth: usize,
+    values: &mut Vec<i64>,
+    b: &mut Bindings,
+    undecided: bool,
+    count: &mut u64,
+    visit: &mut Visit<'_>,
+) -> Result<()> {
+    *count += 1;
+    if *count > MAX_INSTANCES {
+        return Err(fail(
+            CODE_BAD,
+            "a collective has at most 10^8 instances",
+            format!("{} runs more than {MAX_INSTANCES} times", site.inst.name),
+        ));
+    }
+    let Some(l) = site.loops.get(depth) else {
+        return match mask(ctx, &site.inst.predicates, b)? {
+            Some(u) => visit(values, b, undecided || u),
+            None => Ok(()),
+        };
+    };
+    let Some(u) = mask(ctx, &l.predicates, b)? else {
+        return Ok(());
+    };
+    let OpFields::Loop { axis, .. } = &l.op else {
+        return Ok(());
+    };
+    let a = ctx.axis(*axis).clone();
+    let id = ctx.lookup(&Node::AffineIV { axis: *axis });
+    let mut v = a.lo;
+    while a.step > 0 && v < a.ub {
+        if let Some(id) = id {
+            b.by_id.insert(id, v);
         }
+        values.push(v);
+        nest(ctx, site, depth + 1, values, b, undecided || u, count, visit)?;
+        values.pop();
+        v = match v.checked_add(a.step) {
+            Some(x) => x,
+            None => break,
+        };
+    }
+    if let Some(id) = id {
+        b.by_id.remove(&id);
+    }
+    Ok(())
+}
+
+/// Survey every group. `bpp[g]` asks for the bytes-per-partition figure of
+/// group g (over every core's copy and instance).
+pub fn survey(cores: &[Module], ctxs: &[Context], groups: &[Group<'_>], bpp: &[bool]) -> Result<Vec<Survey>> {
+    let mut out = Vec::with_capacity(groups.len());
+    for (gi, g) in groups.iter().enumerate() {
+        let mut s = Survey::default();
+        instances(&ctxs[0], &g.sites[0], 0, &mut |values, _, undecided| {
+            s.instances.push(values.to_vec());
+            s.undecided |= undecided;
+            Ok(())
+        })?;
+        if bpp[gi] {
+            for (c, m) in cores.iter().enumerate() {
+                let f = m.function(&g.function).expect("checked by the verifier");
+                let index = FunctionIndex::new(f);
+                let site = &g.sites[c];
+                let mut best = 0i64;
+                instances(&ctxs[c], site, c, &mut |_, b, _| {
+                    best = best.max(bytes_per_partition(&ctxs[c], &index, site.inst, b)?);
+                    Ok(())
+                })?;
+                s.max_bpp = s.max_bpp.max(best);
+            }
+        }
+        out.push(s);
     }
     Ok(out)
 }

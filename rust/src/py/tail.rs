@@ -72,13 +72,16 @@ fn lower_local_collectives(
         .collect())
 }
 
+/// `(function, k, location, start block, end block)`.
+type ExtendedRow = (String, usize, String, String, String);
+
 /// `extend_shared_lifetimes` (order 81): returns `(function, k, location,
 /// start block, end block)` for every bracketed location.
 #[pyfunction]
 fn extend_shared_lifetimes(
     py: Python<'_>,
     cores: Vec<Py<PyBirModule>>,
-) -> PyResult<Vec<(String, usize, String, String, String)>> {
+) -> PyResult<Vec<ExtendedRow>> {
     let report = in_place(py, &cores, extend::extend_shared_lifetimes)?;
     Ok(report
         .into_iter()

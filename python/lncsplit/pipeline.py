@@ -240,18 +240,17 @@ class Pipeline:
         groups = [out[i : i + n] for i in range(0, len(out), n)]
         if o.memory:
             self._timed("collective_buffer_check", 15, len(out), lambda: self._cc_buffers(groups))
-        self._timed(
-            "lower_local_collectives",
-            80,
-            len(out),
-            lambda: _each(groups, lambda g: tail.lower_local_collectives(g, o)),
-        )
-        self._timed(
-            "extend_shared_lifetimes",
-            81,
-            len(out),
-            lambda: _each(groups, tail.extend_shared_lifetimes),
-        )
+
+        def lower() -> None:
+            for g in groups:
+                tail.lower_local_collectives(g, o)
+
+        def extend() -> None:
+            for g in groups:
+                tail.extend_shared_lifetimes(g)
+
+        self._timed("lower_local_collectives", 80, len(out), lower)
+        self._timed("extend_shared_lifetimes", 81, len(out), extend)
 
     def _cc_buffers(self, groups: list[list[Module]]) -> None:
         from lncsplit import memory

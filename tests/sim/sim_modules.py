@@ -37,14 +37,20 @@ def const(c: int) -> dict[str, Any]:
 
 
 def iv(axis: str, coeff: int, c: int = 0) -> dict[str, Any]:
-    return {"kind": "AffExprKind", "terms": [{"idx": {"kind": "AffIVKind", "axis": axis}, "coeff": coeff}], "c": c}
+    return {
+        "kind": "AffExprKind",
+        "terms": [{"idx": {"kind": "AffIVKind", "axis": axis}, "coeff": coeff}],
+        "c": c,
+    }
 
 
 def modulo(numer: dict[str, Any], denom: int) -> dict[str, Any]:
     return {"kind": "ModuloKind", "numer": numer, "denom": denom}
 
 
-def ap(set_: str, rows: int, cols: int, p0: Any, f0: Any, stride: int = C, dtype: str = DT) -> dict[str, Any]:
+def ap(
+    set_: str, rows: int, cols: int, p0: Any, f0: Any, stride: int = C, dtype: str = DT
+) -> dict[str, Any]:
     return {
         "kind": "symbolic_ap",
         "ap": [[stride, rows], [1, cols]],
@@ -54,7 +60,9 @@ def ap(set_: str, rows: int, cols: int, p0: Any, f0: Any, stride: int = C, dtype
     }
 
 
-def sset(name: str, kind: str, rows: int, cols: int, ty: str, shared: bool = False, dtype: str = DT) -> dict[str, Any]:
+def sset(
+    name: str, kind: str, rows: int, cols: int, ty: str, shared: bool = False, dtype: str = DT
+) -> dict[str, Any]:
     s: dict[str, Any] = {
         "name": name,
         "kind": kind,
@@ -85,14 +93,29 @@ class Builder:
         (self.insts if where is None else where).append(i)
 
     def barrier(self, where: list[dict[str, Any]] | None = None) -> None:
-        self.emit({"name": self.name("cb"), "opcode": "CoreBarrier", "id": self.barriers, "cores": list(range(self.n))}, where)
+        self.emit(
+            {
+                "name": self.name("cb"),
+                "opcode": "CoreBarrier",
+                "id": self.barriers,
+                "cores": list(range(self.n)),
+            },
+            where,
+        )
         self.barriers += 1
 
     def predicate(self) -> list[dict[str, Any]]:
         if self.n == 1 or self.rng.random() < 0.6:
             return []
         k = self.rng.randrange(self.n)
-        return [self.rng.choice([{"expr": shard(self.n, 1, -k), "ge": False}, {"expr": shard(self.n, 1, -k), "ge": True}])]
+        return [
+            self.rng.choice(
+                [
+                    {"expr": shard(self.n, 1, -k), "ge": False},
+                    {"expr": shard(self.n, 1, -k), "ge": True},
+                ]
+            )
+        ]
 
     def tile(self) -> str:
         return self.rng.choice(["t0", "t1", "t2"])
@@ -112,12 +135,12 @@ class Builder:
             where,
         )
 
-    def store(self, where: list[dict[str, Any]] | None = None) -> None:
+    def store(self, where: list[dict[str, Any]] | None = None, tile: str | None = None) -> None:
         self.emit(
             {
                 "name": self.name("store"),
                 "opcode": "DMACopy",
-                "ins": [ap(self.tile(), R, C, const(0), const(0))],
+                "ins": [ap(tile or self.tile(), R, C, const(0), const(0))],
                 "outs": [ap("y", R, C, shard(self.n, R), const(0))],
             },
             where,
@@ -129,9 +152,17 @@ class Builder:
         if op == "TensorTensor":
             ins.append(ap(self.tile(), R, C, const(0), const(0)))
         if op == "TensorScalar":
-            ins.append({"kind": "imm_value", "dtype": "float32", "value": self.rng.choice([1.5, 2.0])})
+            ins.append(
+                {"kind": "imm_value", "dtype": "float32", "value": self.rng.choice([1.5, 2.0])}
+            )
         outs = [ap(self.tile(), R, C if op != "TensorReduce" else 1, const(0), const(0))]
-        i = {"name": self.name(op.lower()), "opcode": op, "ins": ins, "outs": outs, "predicates": self.predicate()}
+        i = {
+            "name": self.name(op.lower()),
+            "opcode": op,
+            "ins": ins,
+            "outs": outs,
+            "predicates": self.predicate(),
+        }
         if self.rng.random() < 0.3:
             i["func"] = self.rng.choice(["relu", "exp"])
         self.emit(i, where)
@@ -260,7 +291,11 @@ class Builder:
                 "opcode": "CollectiveCompute",
                 "ins": [ap("cin", rows_in, cols_in, const(0), const(0), stride=C * n)],
                 "outs": [ap("cout", rows_out, cols_out, const(0), const(0), stride=C * n)],
-                "cc_channel": {"kind": kind, "replica_groups": [list(range(n))], "op": self.rng.choice(["add", "max", "min"])},
+                "cc_channel": {
+                    "kind": kind,
+                    "replica_groups": [list(range(n))],
+                    "op": self.rng.choice(["add", "max", "min"]),
+                },
                 "recv_from_rank": modulo(shard(n, 1, 1), n),
                 "send_to_rank": modulo(shard(n, 1, n - 1), n),
                 "queue": 0,
@@ -303,7 +338,10 @@ class Builder:
                 "replication_resolution": 2,
                 "replication_shift_amnt": R,
                 "replication_num_rows": R,
-                "ins": [ap("ifmap", R, C, const(0), const(0)), ap(self.tile(), R, C, const(0), const(0))],
+                "ins": [
+                    ap("ifmap", R, C, const(0), const(0)),
+                    ap(self.tile(), R, C, const(0), const(0)),
+                ],
                 "outs": [ap("ps", R, C, const(0), const(0))],
             }
         )
@@ -317,11 +355,15 @@ class Builder:
         )
 
 
-def build(seed: int, n: int, ops: int = 12, features: frozenset[str] | None = None) -> lncsplit.Module:
+def build(
+    seed: int, n: int, ops: int = 12, features: frozenset[str] | None = None
+) -> lncsplit.Module:
     """A race-free, simulable symbolic module over ``n`` cores."""
     rng = random.Random(seed)
     b = Builder(n, rng)
-    allowed = features or frozenset({"loop", "shared", "sb2sb", "collective", "replication", "transpose", "barrier"})
+    allowed = features or frozenset(
+        {"loop", "shared", "sb2sb", "collective", "replication", "transpose", "barrier"}
+    )
     b.load()
     b.load()
     private = [b.load, b.store, b.compute, b.compute, b.memset, b.accumulate]
@@ -342,7 +384,24 @@ def build(seed: int, n: int, ops: int = 12, features: frozenset[str] | None = No
         choices.append(b.replicated_matmult)
     for _ in range(ops):
         rng.choice(choices)()
-    b.store()
+    # Finally an opaque op over everything, and its result stored: the last
+    # store always carries data (a moved address shows).
+    b.emit(
+        {
+            "name": b.name("final"),
+            "opcode": "TensorTensor",
+            "ins": [ap(t, R, C, const(0), const(0)) for t in ("t0", "t1", "t2")]
+            + [ap("x", R, C, shard(n, R), const(0))],
+            "outs": [ap("t0", R, C, const(0), const(0))],
+        }
+    )
+    b.store(tile="t0")
+    return assemble(b, f"sim{seed}")
+
+
+def assemble(b: Builder, name: str) -> lncsplit.Module:
+    """The module of a builder's instructions, with every set they may use."""
+    n = b.n
     sets = [
         sset("x", "Input", R * n, C, "DRAM"),
         sset("y", "Output", R * n, C, "DRAM"),
@@ -360,7 +419,7 @@ def build(seed: int, n: int, ops: int = 12, features: frozenset[str] | None = No
     ]
     module = {
         "version": 2,
-        "name": f"sim{seed}_nc_symbolic",
+        "name": f"{name}_nc_symbolic",
         "arch": "gen3",
         "functions": [
             {

@@ -16,7 +16,9 @@ from lncsplit import sim
 from lncsplit.errors import NeuronAssertion
 
 
-def module(sets: list[dict[str, Any]], insts: list[dict[str, Any]], n: int = 1, name: str = "t") -> lncsplit.Module:
+def module(
+    sets: list[dict[str, Any]], insts: list[dict[str, Any]], n: int = 1, name: str = "t"
+) -> lncsplit.Module:
     m: dict[str, Any] = {
         "version": 2,
         "name": f"{name}_nc_symbolic",
@@ -25,6 +27,7 @@ def module(sets: list[dict[str, Any]], insts: list[dict[str, Any]], n: int = 1, 
             {
                 "name": "main",
                 "shard_ids": [n] if n > 1 else [],
+                "registers": ["r0"],
                 "allocations": sets,
                 "basic_blocks": [{"name": "b", "instructions": insts}],
             }
@@ -41,7 +44,13 @@ def rows(n: int = 2) -> lncsplit.Module:
     """Each core copies its 2 rows of x to y."""
     return module(
         [sset("x", "Input", 2 * n, 4, "DRAM"), sset("y", "Output", 2 * n, 4, "DRAM")],
-        [copy("mv", ap("x", 2, 4, shard(n, 2), const(0), 4), ap("y", 2, 4, shard(n, 2), const(0), 4))],
+        [
+            copy(
+                "mv",
+                ap("x", 2, 4, shard(n, 2), const(0), 4),
+                ap("y", 2, 4, shard(n, 2), const(0), 4),
+            )
+        ],
         n,
     )
 
@@ -121,8 +130,17 @@ def test_wrong_inputs_are_9403_naming_the_set(key: tuple[str, str], value: Any, 
 
 def test_a_bfloat16_set_takes_uint16_arrays_bytes_as_they_are() -> None:
     m = module(
-        [sset("x", "Input", 1, 4, "DRAM", dtype="bfloat16"), sset("y", "Output", 1, 4, "DRAM", dtype="bfloat16")],
-        [copy("mv", ap("x", 1, 4, const(0), const(0), 4, "bfloat16"), ap("y", 1, 4, const(0), const(0), 4, "bfloat16"))],
+        [
+            sset("x", "Input", 1, 4, "DRAM", dtype="bfloat16"),
+            sset("y", "Output", 1, 4, "DRAM", dtype="bfloat16"),
+        ],
+        [
+            copy(
+                "mv",
+                ap("x", 1, 4, const(0), const(0), 4, "bfloat16"),
+                ap("y", 1, 4, const(0), const(0), 4, "bfloat16"),
+            )
+        ],
     )
     x = np.array([[0x3F80, 0xFFFF, 1, 0x7FC0]], dtype=np.uint16)
     y = sim.run(m, {("main", "x"): x}).outputs[0][("main", "y")]
@@ -133,7 +151,10 @@ def test_partition_dim_other_than_zero_round_trips() -> None:
     xs = sset("x", "Input", 2, 3, "DRAM")
     xs["tensor_shape"], xs["partition_dim"] = [3, 2], 1
     ys = dict(xs, name="y", kind="Output", locations=[{"name": "y_loc", "type": "DRAM"}])
-    m = module([xs, ys], [copy("mv", ap("x", 2, 3, const(0), const(0), 3), ap("y", 2, 3, const(0), const(0), 3))])
+    m = module(
+        [xs, ys],
+        [copy("mv", ap("x", 2, 3, const(0), const(0), 3), ap("y", 2, 3, const(0), const(0), 3))],
+    )
     x = np.arange(6, dtype=np.uint32).reshape(3, 2)
     assert (sim.run(m, {("main", "x"): x}).outputs[0][("main", "y")] == x).all()
 
@@ -141,7 +162,10 @@ def test_partition_dim_other_than_zero_round_trips() -> None:
 def _copy_module(**extra: Any) -> lncsplit.Module:
     src = extra.pop("src", ap("x", 2, 2, const(0), const(0), 4))
     dst = extra.pop("dst", ap("y", 2, 2, const(0), const(0), 4))
-    return module([sset("x", "Input", 4, 4, "DRAM"), sset("y", "Output", 4, 4, "DRAM")], [copy("c", src, dst, **extra)])
+    return module(
+        [sset("x", "Input", 4, 4, "DRAM"), sset("y", "Output", 4, 4, "DRAM")],
+        [copy("c", src, dst, **extra)],
+    )
 
 
 def test_transpose_enumerates_the_destination_with_its_first_two_dims_swapped() -> None:
@@ -150,15 +174,30 @@ def test_transpose_enumerates_the_destination_with_its_first_two_dims_swapped() 
 
 
 def test_replicate_repeats_the_source_to_fill_the_destination() -> None:
-    m = _copy_module(mode="Replicate", src=ap("x", 1, 4, const(0), const(0), 4), dst=ap("y", 4, 4, const(0), const(0), 4))
+    m = _copy_module(
+        mode="Replicate",
+        src=ap("x", 1, 4, const(0), const(0), 4),
+        dst=ap("y", 4, 4, const(0), const(0), 4),
+    )
     y = sim.run(m, {("main", "x"): X}).outputs[0][("main", "y")]
     assert (y == X[0]).all()
 
 
-@pytest.mark.parametrize(("op", "want"), [("add", X[:2, :2] * 2), ("max", X[:2, :2]), ("min", X[:2, :2])])
+@pytest.mark.parametrize(
+    ("op", "want"), [("add", X[:2, :2] * 2), ("max", X[:2, :2]), ("min", X[:2, :2])]
+)
 def test_accumulate_combines_bit_patterns(op: str, want: Any) -> None:
-    two = [copy("first", ap("x", 2, 2, const(0), const(0), 4), ap("y", 2, 2, const(0), const(0), 4))]
-    two.append(copy("acc", ap("x", 2, 2, const(0), const(0), 4), ap("y", 2, 2, const(0), const(0), 4), accumulate=op))
+    two = [
+        copy("first", ap("x", 2, 2, const(0), const(0), 4), ap("y", 2, 2, const(0), const(0), 4))
+    ]
+    two.append(
+        copy(
+            "acc",
+            ap("x", 2, 2, const(0), const(0), 4),
+            ap("y", 2, 2, const(0), const(0), 4),
+            accumulate=op,
+        )
+    )
     m = module([sset("x", "Input", 4, 4, "DRAM"), sset("y", "Output", 4, 4, "DRAM")], two)
     y = sim.run(m, {("main", "x"): X}).outputs[0][("main", "y")]
     assert (y[:2, :2] == want).all()
@@ -170,7 +209,15 @@ def test_accumulate_add_wraps() -> None:
     assert (sim.run(m, {("main", "x"): big}).outputs[0][("main", "y")][:2, :2] == 2**32 - 1).all()
     two = module(
         [sset("x", "Input", 4, 4, "DRAM"), sset("y", "Output", 4, 4, "DRAM")],
-        [copy(f"a{i}", ap("x", 2, 2, const(0), const(0), 4), ap("y", 2, 2, const(0), const(0), 4), accumulate="add") for i in range(2)],
+        [
+            copy(
+                f"a{i}",
+                ap("x", 2, 2, const(0), const(0), 4),
+                ap("y", 2, 2, const(0), const(0), 4),
+                accumulate="add",
+            )
+            for i in range(2)
+        ],
     )
     assert (sim.run(two, {("main", "x"): big}).outputs[0][("main", "y")][:2, :2] == 2**32 - 2).all()
 
@@ -189,7 +236,11 @@ def test_an_access_out_of_bounds_is_9401_naming_instruction_and_set() -> None:
 
 @pytest.mark.parametrize(
     ("dtype", "value", "bits"),
-    [("float32", 1.5, struct.unpack("<I", struct.pack("<f", 1.5))[0]), ("int32", -1, 2**32 - 1), ("uint32", 7, 7)],
+    [
+        ("float32", 1.5, struct.unpack("<I", struct.pack("<f", 1.5))[0]),
+        ("int32", -1, 2**32 - 1),
+        ("uint32", 7, 7),
+    ],
 )
 def test_memset_writes_its_immediate_in_its_dtype(dtype: str, value: Any, bits: int) -> None:
     ms = {
@@ -203,7 +254,13 @@ def test_memset_writes_its_immediate_in_its_dtype(dtype: str, value: Any, bits: 
 
 
 def test_memset_without_an_immediate_writes_its_value_key_else_zero() -> None:
-    ms = {"name": "ms", "opcode": "Memset", "value": 9, "ins": [], "outs": [ap("y", 1, 4, const(0), const(0), 4)]}
+    ms = {
+        "name": "ms",
+        "opcode": "Memset",
+        "value": 9,
+        "ins": [],
+        "outs": [ap("y", 1, 4, const(0), const(0), 4)],
+    }
     m = module([sset("y", "Output", 1, 4, "DRAM")], [ms])
     assert (sim.run(m).outputs[0][("main", "y")] == 9).all()
 
@@ -237,7 +294,11 @@ def _activation(name: str, **extra: Any) -> lncsplit.Module:
         **extra,
     }
     return module(
-        [sset("x", "Input", 2, 4, "DRAM"), sset("y", "Output", 2, 4, "DRAM"), sset("z", "Output", 1, 2, "DRAM")],
+        [
+            sset("x", "Input", 2, 4, "DRAM"),
+            sset("y", "Output", 2, 4, "DRAM"),
+            sset("z", "Output", 1, 2, "DRAM"),
+        ],
         [act],
     )
 
@@ -245,7 +306,9 @@ def _activation(name: str, **extra: Any) -> lncsplit.Module:
 def test_every_other_opcode_is_blake2b_8_of_its_fields_and_input_bytes() -> None:
     x = np.arange(8, dtype=np.uint32).reshape(2, 4) * 3
     r = sim.run(_activation("act"), {("main", "x"): x})
-    data = _field("opcode", b"Activation") + _field("key:func", b'"relu"') + _field("in", x.tobytes())
+    data = (
+        _field("opcode", b"Activation") + _field("key:func", b'"relu"') + _field("in", x.tobytes())
+    )
     h = int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
     assert r.outputs[0][("main", "y")].tobytes() == _splitmix(h, 0, 32)
     assert r.outputs[0][("main", "z")].tobytes() == _splitmix(h, 1, 8)
@@ -256,11 +319,18 @@ def test_the_opaque_function_ignores_name_and_engine_but_sees_fields_and_inputs(
     assert (sim.run(_activation("renamed", engine="Pool")).outputs[0][("main", "y")] == base).all()
     assert not (sim.run(_activation("act", func="exp")).outputs[0][("main", "y")] == base).all()
     other = np.ones((2, 4), dtype=np.uint32)
-    assert not (sim.run(_activation("act"), {("main", "x"): other}).outputs[0][("main", "y")] == base).all()
+    assert not (
+        sim.run(_activation("act"), {("main", "x"): other}).outputs[0][("main", "y")] == base
+    ).all()
 
 
 def test_gpsimdsb2sb_with_other_than_two_cores_is_9401() -> None:
-    sb = {"name": "p", "opcode": "GPSIMDSB2SB", "ins": [ap("a", 1, 4, const(0), const(0), 4)], "outs": [ap("b", 1, 4, const(0), const(0), 4)]}
+    sb = {
+        "name": "p",
+        "opcode": "GPSIMDSB2SB",
+        "ins": [ap("a", 1, 4, const(0), const(0), 4)],
+        "outs": [ap("b", 1, 4, const(0), const(0), 4)],
+    }
     m = module([sset("a", "Internal", 1, 4, "SB"), sset("b", "Internal", 1, 4, "SB")], [sb], 4)
     with pytest.raises(NeuronAssertion) as e:
         sim.run(m)
@@ -270,11 +340,21 @@ def test_gpsimdsb2sb_with_other_than_two_cores_is_9401() -> None:
 def test_gpsimdsb2sb_copies_to_the_partner_core() -> None:
     insts = [
         copy("ld", ap("x", 1, 4, shard(2, 1), const(0), 4), ap("a", 1, 4, const(0), const(0), 4)),
-        {"name": "p", "opcode": "GPSIMDSB2SB", "ins": [ap("a", 1, 4, const(0), const(0), 4)], "outs": [ap("b", 1, 4, const(0), const(0), 4)]},
+        {
+            "name": "p",
+            "opcode": "GPSIMDSB2SB",
+            "ins": [ap("a", 1, 4, const(0), const(0), 4)],
+            "outs": [ap("b", 1, 4, const(0), const(0), 4)],
+        },
         {"name": "cb", "opcode": "CoreBarrier", "id": 0, "cores": [0, 1]},
         copy("st", ap("b", 1, 4, const(0), const(0), 4), ap("y", 1, 4, shard(2, 1), const(0), 4)),
     ]
-    sets = [sset("x", "Input", 2, 4, "DRAM"), sset("y", "Output", 2, 4, "DRAM"), sset("a", "Internal", 1, 4, "SB"), sset("b", "Internal", 1, 4, "SB")]
+    sets = [
+        sset("x", "Input", 2, 4, "DRAM"),
+        sset("y", "Output", 2, 4, "DRAM"),
+        sset("a", "Internal", 1, 4, "SB"),
+        sset("b", "Internal", 1, 4, "SB"),
+    ]
     r = sim.run(module(sets, insts, 2), {("main", "x"): X[:2]})
     assert (r.outputs[0][("main", "y")][0] == X[1]).all()
     assert (r.outputs[1][("main", "y")][1] == X[0]).all()
@@ -312,16 +392,25 @@ def _racy(barrier: bool) -> lncsplit.Module:
     ]
     if barrier:
         insts.insert(1, {"name": "cb", "opcode": "CoreBarrier", "id": 0, "cores": [0, 1]})
-    return module([sset("s", "Internal", 1, 4, "DRAM", shared=True), sset("y", "Output", 1, 4, "DRAM")], insts, 2)
+    return module(
+        [sset("s", "Internal", 1, 4, "DRAM", shared=True), sset("y", "Output", 1, 4, "DRAM")],
+        insts,
+        2,
+    )
 
 
 def test_bytes_the_core_order_decides_are_dynamic_races() -> None:
     r = sim.run(_racy(False))
     assert len(r.races) == 1
     race = r.races[0]
-    assert race.location == (0, "y_loc") and (race.partition, race.byte) == (0, 0) and race.bytes == 4
+    assert (
+        race.location == (0, "y_loc") and (race.partition, race.byte) == (0, 0) and race.bytes == 4
+    )
     assert race.forward == sim.Writer(0, "r") and race.sync is None
-    assert "depend on the core order" in str(race) and race.to_dict()["witness"] == {"partition": 0, "byte": 0}
+    assert "depend on the core order" in str(race) and race.to_dict()["witness"] == {
+        "partition": 0,
+        "byte": 0,
+    }
     assert (r.outputs[0][("main", "y")] == 0).all()  # the forward order continues
     ordered = sim.run(_racy(True))
     assert not ordered.races and (ordered.outputs[0][("main", "y")] == 5).all()

@@ -7,13 +7,12 @@ import json
 import struct
 from typing import Any
 
+import lncsplit
 import numpy as np
 import pytest
-from sim_modules import ap, const, shard, sset
-
-import lncsplit
 from lncsplit import sim
 from lncsplit.errors import NeuronAssertion
+from sim_modules import ap, const, shard, sset
 
 
 def module(

@@ -14,13 +14,12 @@ import json
 import random
 from typing import Any
 
+import lncsplit
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sim_modules import Builder, assemble, build
-
-import lncsplit
 from lncsplit import _core, sim
+from sim_modules import Builder, assemble, build
 
 props = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 seeds = st.integers(0, 2**32 - 1)

@@ -65,7 +65,8 @@ impl Arg {
 pub enum Kind {
     Copy { replicate: bool },
     Memset { value: [u8; 8] },
-    Opaque(Box<Prefix>),
+    /// The static hash prefix; None when the instruction writes nothing.
+    Opaque(Option<Box<Prefix>>),
 }
 
 /// A compiled instance: what it reads and writes, physically.
@@ -93,8 +94,8 @@ pub struct CoreView<'m> {
     pub index: FunctionIndex<'m>,
     /// (set address, location index) → physical location.
     pub locs: HashMap<(usize, usize), LocId>,
-    /// Static hash prefixes of opaque instructions, by instruction address.
-    pub prefixes: HashMap<usize, Prefix>,
+    /// Static hash prefixes of opaque instructions, by position in the function.
+    pub prefixes: Vec<Option<Prefix>>,
 }
 
 /// What compiling needs besides the core's view.
@@ -123,11 +124,13 @@ fn class_of(inst: &Instruction) -> Class {
 }
 
 impl<'m> CoreView<'m> {
-    /// Compile one instance. `writer` is the instruction's writer id.
+    /// Compile one instance of the instruction at depth-first position `pos`.
+    /// `writer` is its writer id.
     pub fn compile(
         &mut self,
         env: &Env<'_, 'm>,
         inst: &'m Instruction,
+        pos: u32,
         bindings: &Bindings,
         writer: u32,
     ) -> Result<Op> {
@@ -148,7 +151,8 @@ impl<'m> CoreView<'m> {
             Class::Memset => Kind::Memset {
                 value: memset_value(&self.index, inst, &writes).map_err(err)?,
             },
-            Class::Opaque => Kind::Opaque(Box::new(self.prefix(inst, bindings)?)),
+            Class::Opaque if writes.is_empty() => Kind::Opaque(None),
+            Class::Opaque => Kind::Opaque(Some(Box::new(self.prefix(inst, pos, bindings)?))),
         };
         let mut op = Op {
             core,
@@ -164,7 +168,7 @@ impl<'m> CoreView<'m> {
         Ok(op)
     }
 
-    fn prefix(&mut self, inst: &'m Instruction, bindings: &Bindings) -> Result<Prefix> {
+    fn prefix(&mut self, inst: &'m Instruction, pos: u32, bindings: &Bindings) -> Result<Prefix> {
         let cacheable = !matches!(
             &inst.op,
             OpFields::Matmult {
@@ -178,15 +182,15 @@ impl<'m> CoreView<'m> {
                 ..
             }
         );
-        let key = inst as *const Instruction as usize;
+        let slot = pos as usize;
         if cacheable {
-            if let Some(p) = self.prefixes.get(&key) {
+            if let Some(Some(p)) = self.prefixes.get(slot) {
                 return Ok(p.clone());
             }
         }
         let p = Prefix::new(self.ctx, inst, bindings)?;
-        if cacheable {
-            self.prefixes.insert(key, p.clone());
+        if cacheable && slot < self.prefixes.len() {
+            self.prefixes[slot] = Some(p.clone());
         }
         Ok(p)
     }
@@ -418,10 +422,8 @@ pub fn execute(op: &Op, mem: &mut Memory, log: &mut StoreLog<'_>, s: &mut Scratc
                 mem.store(span, &s.a, op.acc, log);
             }
         }
-        Kind::Opaque(prefix) => {
-            if op.writes.is_empty() {
-                return;
-            }
+        Kind::Opaque(None) => {}
+        Kind::Opaque(Some(prefix)) => {
             let mut h = (**prefix).clone();
             let ins = op.reads.iter().filter(|a| a.list == ArgList::Ins);
             let ind = op.reads.iter().filter(|a| a.list == ArgList::IndirectionIns);

@@ -44,8 +44,15 @@ struct SyncAt<'m> {
 pub struct Engine<'m> {
     plan: &'m Plan<'m>,
     mem: Memory,
-    writers: Vec<Writer>,
-    writer_ids: HashMap<(usize, usize), u32>,
+    /// Per core, the function's instructions in depth-first order: writer
+    /// id `1 + offset[c] + pos` is core c's instruction at `pos`.
+    order: Vec<Vec<&'m Instruction>>,
+    offset: Vec<u64>,
+    /// Function-local writer id → index in `result.writers` plus one.
+    global: HashMap<u32, u32>,
+    /// Per location, the cores that read / wrote it in the current interval.
+    touched: Vec<u64>,
+    written: Vec<u64>,
     result: SimResult,
     scratch: Scratch,
 }
@@ -55,8 +62,11 @@ impl<'m> Engine<'m> {
         Engine {
             plan,
             mem: Memory::default(),
-            writers: Vec::new(),
-            writer_ids: HashMap::new(),
+            order: Vec::new(),
+            offset: Vec::new(),
+            global: HashMap::new(),
+            touched: Vec::new(),
+            written: Vec::new(),
             result: SimResult {
                 lnc: plan.lnc,
                 symbolic: plan.symbolic,
@@ -72,28 +82,65 @@ impl<'m> Engine<'m> {
         for f in &first.functions {
             self.function(&f.name, inputs)?;
         }
-        self.result.writers = std::mem::take(&mut self.writers);
         Ok(self.result)
     }
 
-    fn writer_id(&mut self, core: usize, inst: &Instruction) -> u32 {
-        let key = (core, inst as *const Instruction as usize);
-        if let Some(&id) = self.writer_ids.get(&key) {
-            return id;
+    /// The writer id of core `core`'s instruction at `pos` (0 past u32).
+    fn writer_id(&self, core: usize, pos: u32) -> u32 {
+        u32::try_from(1 + self.offset[core] + u64::from(pos)).unwrap_or(NO_WRITER)
+    }
+
+    /// The instruction a function-local writer id names.
+    fn writer(&self, id: u32) -> Option<Writer> {
+        let mut k = u64::from(id).checked_sub(1)?;
+        for (core, insts) in self.order.iter().enumerate() {
+            if let Some(i) = insts.get(k as usize) {
+                return Some(Writer {
+                    core,
+                    instruction: i.name.clone(),
+                });
+            }
+            k -= insts.len() as u64;
         }
-        self.writers.push(Writer {
-            core,
-            instruction: inst.name.clone(),
-        });
-        let id = self.writers.len() as u32;
-        self.writer_ids.insert(key, id);
-        id
+        None
+    }
+
+    /// A function-local writer id as an index into `result.writers` plus one.
+    fn global_writer(&mut self, id: u32) -> u32 {
+        if id == NO_WRITER {
+            return NO_WRITER;
+        }
+        if let Some(&g) = self.global.get(&id) {
+            return g;
+        }
+        let Some(w) = self.writer(id) else {
+            return NO_WRITER;
+        };
+        self.result.writers.push(w);
+        let g = self.result.writers.len() as u32;
+        self.global.insert(id, g);
+        g
+    }
+
+    fn number_instructions(&mut self, functions: &[&'m Function]) {
+        self.order.clear();
+        self.offset.clear();
+        self.global.clear();
+        let mut total = 0u64;
+        for f in functions {
+            let mut v = Vec::new();
+            f.walk(&mut |i| v.push(i));
+            self.offset.push(total);
+            total += v.len() as u64;
+            self.order.push(v);
+        }
     }
 
     /// Run function `name` on every core from fresh memory.
     fn function(&mut self, name: &str, inputs: &[SimInput]) -> Result<()> {
         let n = self.plan.lnc;
         let functions = self.functions_named(name)?;
+        self.number_instructions(&functions);
         self.mem.clear();
         let plan: &'m Plan<'m> = self.plan;
         let cores = Cores {
@@ -119,6 +166,10 @@ impl<'m> Engine<'m> {
         loop {
             journal.clear();
             ops.iter_mut().for_each(Vec::clear);
+            self.touched.clear();
+            self.touched.resize(self.mem.bufs.len(), 0);
+            self.written.clear();
+            self.written.resize(self.mem.bufs.len(), 0);
             let mut syncs = Vec::with_capacity(n);
             for c in 0..n {
                 let log = (n > 1).then_some(&mut journal);
@@ -204,7 +255,7 @@ impl<'m> Engine<'m> {
             ctx: &self.plan.programs[c].ctx,
             index: FunctionIndex::new(f),
             locs,
-            prefixes: HashMap::new(),
+            prefixes: vec![None; self.order[c].len()],
         })
     }
 
@@ -268,17 +319,19 @@ impl<'m> Engine<'m> {
                 };
                 let buf = &self.mem.bufs[id as usize];
                 let esize = crate::bir::dtype::dtype_size(&s.dtype).unwrap_or(1).max(1);
-                let writers = buf
+                let local: Vec<u32> = buf
                     .writers
                     .as_ref()
                     .map(|w| w.iter().step_by(esize as usize).copied().collect())
                     .unwrap_or_default();
+                let bytes = buf.bytes.clone();
+                let writers = local.into_iter().map(|id| self.global_writer(id)).collect();
                 self.result.outputs.push(SimOutput {
                     core: v.core,
                     function: v.index.function.name.clone(),
                     set: s.name.clone(),
                     esize,
-                    bytes: buf.bytes.clone(),
+                    bytes,
                     writers,
                 });
             }
@@ -311,7 +364,7 @@ impl<'m> Engine<'m> {
                 ));
             }
             self.result.steps += 1;
-            let writer = self.writer_id(view.core, i);
+            let writer = self.writer_id(view.core, inst.pos);
             let env = Env {
                 cores,
                 mem: &self.mem,
@@ -327,24 +380,54 @@ impl<'m> Engine<'m> {
                     part: Some(part),
                 }));
             }
-            let op = view.compile(&env, i, inst.bindings, writer)?;
+            let op = view.compile(&env, i, inst.pos, inst.bindings, writer)?;
             let mut log = StoreLog {
                 journal: journal.as_deref_mut(),
                 writer,
                 track: true,
             };
             execute(&op, &mut self.mem, &mut log, &mut self.scratch);
-            if n > 1 && op.writes_anything() {
-                ops.push(op);
+            if n > 1 {
+                self.note_locations(view.core, &op);
+                if op.writes_anything() {
+                    ops.push(op);
+                }
             }
         }
         Ok(None)
     }
 
+    fn note_locations(&mut self, core: usize, op: &Op) {
+        let bit = 1u64.checked_shl(core as u32).unwrap_or(0);
+        for a in op.reads.iter().chain(op.writes.iter()) {
+            for s in &a.spans {
+                self.touched[s.loc as usize] |= bit;
+            }
+        }
+        for a in &op.writes {
+            for s in &a.spans {
+                self.written[s.loc as usize] |= bit;
+            }
+        }
+    }
+
+    /// Whether the core order can matter: some location one core wrote was
+    /// touched by another (cores meet only in shared, proxy and partner
+    /// locations; with no such location both orders end the same).
+    fn cores_meet(&self) -> bool {
+        if self.plan.lnc > 64 {
+            return true;
+        }
+        self.written
+            .iter()
+            .zip(&self.touched)
+            .any(|(&w, &t)| w != 0 && (t & !w != 0 || w.count_ones() > 1))
+    }
+
     /// Replay the interval in the reverse core order and report the bytes
     /// that end different; leave the forward state in memory.
     fn compare_orders(&mut self, ops: &[Vec<Op>], fwd: &Journal, function: &str, k: usize, sync: Option<Arc<str>>) {
-        if ops.iter().filter(|o| !o.is_empty()).count() < 2 {
+        if ops.iter().filter(|o| !o.is_empty()).count() < 2 || !self.cores_meet() {
             return;
         }
         let mut fwd_final = Vec::with_capacity(fwd.old.len());
@@ -425,7 +508,7 @@ impl<'m> Engine<'m> {
             .iter()
             .rev()
             .find(|e| e.span.loc == loc && covers(&e.span, byte))?;
-        self.writers.get((e.writer as usize).checked_sub(1)?).cloned()
+        self.writer(e.writer)
     }
 }
 

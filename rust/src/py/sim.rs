@@ -21,7 +21,11 @@ fn sim_plan(
     py: Python<'_>,
     modules: Vec<PyRef<'_, PyBirModule>>,
     lnc: Option<usize>,
-) -> PyResult<(usize, bool, Vec<(usize, String, String, String, String, Vec<i64>, usize, i64)>)> {
+) -> PyResult<(
+    usize,
+    bool,
+    Vec<(usize, String, String, String, String, Vec<i64>, usize, i64)>,
+)> {
     let refs: Vec<&Module> = modules.iter().map(|m| &m.inner).collect();
     let plan = sim::plan(&refs, lnc).py(py)?;
     let sets = sim::sets(&plan)

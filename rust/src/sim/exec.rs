@@ -63,8 +63,12 @@ impl Arg {
 
 #[derive(Clone)]
 pub enum Kind {
-    Copy { replicate: bool },
-    Memset { value: [u8; 8] },
+    Copy {
+        replicate: bool,
+    },
+    Memset {
+        value: [u8; 8],
+    },
     /// The static hash prefix; None when the instruction writes nothing.
     Opaque(Option<Box<Prefix>>),
 }

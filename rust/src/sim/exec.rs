@@ -27,6 +27,9 @@ use crate::tail::AccOp;
 
 pub const LOCATION: &str = "lncsplit/birsim";
 
+/// Most bytes one access may move (repeated points counted): a resource limit.
+pub const MAX_ACCESS_BYTES: i64 = 1 << 30;
+
 /// Control flow the walk cannot follow: the simulator refuses these.
 const UNRUNNABLE: [&str; 6] = [
     "Call",
@@ -229,6 +232,20 @@ impl<'m> CoreView<'m> {
                 ));
             };
             let esize = a.loc().layout.as_ref().map(|l| l.esize).unwrap_or(1);
+            let bytes = points.count().and_then(|c| c.checked_mul(esize));
+            if bytes.is_none_or(|b| b > MAX_ACCESS_BYTES) {
+                return Err(cannot_run(
+                    self.core,
+                    fname,
+                    inst,
+                    format!(
+                        "{}[{}] (set {}) moves more than {MAX_ACCESS_BYTES} bytes",
+                        a.list.key(),
+                        a.index,
+                        set.name
+                    ),
+                ));
+            }
             let loc = if partner && a.list == ArgList::Outs && a.index == 0 {
                 let r = env
                     .cores

@@ -33,6 +33,9 @@ mod tests;
 
 pub use exec::LOCATION;
 
+/// Most cores a run may have (a resource limit far above any LNC).
+pub const MAX_CORES: usize = 1024;
+
 /// Bytes for one Input set of one core: `P × F·esize`, partition-major.
 #[derive(Clone, Debug)]
 pub struct SimInput {
@@ -145,7 +148,7 @@ pub fn plan<'m>(modules: &[&'m Module], lnc: Option<usize>) -> Result<Plan<'m>> 
             (None, [ub]) => usize::try_from(*ub).unwrap_or(0),
             (None, _) => return Err(refuse(9401, format!("ShardId bounds {ubs:?} differ: pass lnc"))),
         };
-        if n == 0 || ubs.iter().any(|&u| u != n as i64) {
+        if n == 0 || n > MAX_CORES || ubs.iter().any(|&u| u != n as i64) {
             return Err(refuse(
                 9401,
                 format!("lnc {n} does not match the ShardId bounds {ubs:?}"),
@@ -158,6 +161,9 @@ pub fn plan<'m>(modules: &[&'m Module], lnc: Option<usize>) -> Result<Plan<'m>> 
         });
     }
     let n = modules.len();
+    if n > MAX_CORES {
+        return Err(refuse(9401, format!("{n} cores: at most {MAX_CORES}")));
+    }
     if let Some(l) = lnc.filter(|&l| l != n) {
         return Err(refuse(9006, format!("lnc {l} but {n} core modules")));
     }

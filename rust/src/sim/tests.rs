@@ -431,3 +431,30 @@ fn memset_writes_its_immediate_in_its_dtype() {
     let r = run(&[&m], Some(1), &[]).unwrap();
     assert_eq!(output(&r, 0, "y"), [0x80, 0x3f, 0x80, 0x3f]);
 }
+
+#[test]
+fn resource_limits_are_errors_not_crashes() {
+    // 2^60 repeats of one element: refused before any byte moves.
+    let m = module(
+        "huge_nc_symbolic",
+        vec![
+            set("x", "Input", "uint8", &[1, 8], "DRAM"),
+            set("y", "Output", "uint8", &[1, 8], "DRAM"),
+        ],
+        vec![inst(
+            "rep",
+            "Activation",
+            vec![ap(
+                "x",
+                "uint8",
+                json!([[0, 1i64 << 30], [0, 1i64 << 30]]),
+                vec![k(0), k(0)],
+            )],
+            vec![ap("y", "uint8", json!([[8, 1], [1, 8]]), vec![k(0), k(0)])],
+        )],
+    );
+    let e = run(&[&m], Some(1), &[]).unwrap_err().to_string();
+    assert!(e.contains("9401") && e.contains("rep"), "{e}");
+    let e = run(&[&m], Some(1 << 40), &[]).unwrap_err().to_string();
+    assert!(e.contains("9401"), "{e}");
+}

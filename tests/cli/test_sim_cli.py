@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 from cli_helpers import run_cli
-
 from lncsplit.examples import example_paths
 
 

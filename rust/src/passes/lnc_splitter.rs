@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use crate::bir::{Argument, Block, Function, Instruction, IntOrExpr, Module, OpFields};
 use crate::error::{Error, Result};
+use crate::passes::carried_shards;
 use crate::pelican::{eval_mask, Bindings, Context, ExprId, Node};
 
 /// How the per-core copies are made.
@@ -102,26 +103,34 @@ pub fn split_module(orig: &mut Module, opts: &SplitOptions) -> Result<Vec<Module
         return Ok(Vec::new());
     }
     check_shard_bounds(orig, n)?;
+    // ShardIds in fields the model carries unparsed are bound too (contract
+    // §3.1); checked for every core first, so a refusal changes nothing.
+    let carried = carried_shards::check_carried(orig, n)?;
     // All clones are taken before the original is mutated, so every core
     // starts from the same state. With the structural clone, cloning and
     // concretizing are fused per instruction (one pass over memory instead of
     // two, and pruned instructions are never copied).
+    let orig_ro: &Module = orig;
     let make = |c: usize| -> Result<Module> {
-        match opts.clone {
-            CloneMode::Structural => clone_concretized(orig, c as i64),
+        let mut m = match opts.clone {
+            CloneMode::Structural => clone_concretized(orig_ro, c as i64)?,
             CloneMode::Json => {
-                let mut m = clone_module(orig, CloneMode::Json)?;
-                concretize_module(&mut m, c as i64)?;
-                Ok(m)
+                let mut m = clone_module(orig_ro, CloneMode::Json)?;
+                concretize_core(&mut m, c as i64, false)?;
+                m
             }
+        };
+        if carried {
+            carried_shards::bind_carried(&mut m, c as i64)?;
         }
+        Ok(m)
     };
     let clones: Vec<Module> = if opts.parallel {
         (0..n - 1).into_par_iter().map(make).collect::<Result<_>>()?
     } else {
         (0..n - 1).map(make).collect::<Result<_>>()?
     };
-    concretize_module(orig, (n - 1) as i64)?;
+    concretize_core(orig, (n - 1) as i64, carried)?;
     Ok(clones)
 }
 
@@ -204,8 +213,15 @@ pub fn clone_concretized(src: &Module, core: i64) -> Result<Module> {
     Ok(m)
 }
 
-/// concretizeModule: specialize a module to `core`, in the seed's order.
+/// concretizeModule: specialize a module to `core`, in the seed's order;
+/// ShardIds in carried-through fields are bound too.
 pub fn concretize_module(m: &mut Module, core: i64) -> Result<()> {
+    concretize_core(m, core, true)
+}
+
+/// concretizeModule, binding carried-through fields when `carried` (the
+/// split knows from its check whether there are any).
+fn concretize_core(m: &mut Module, core: i64, carried: bool) -> Result<()> {
     // (4a) stamp the core id; (4b) per-core rename and artifact path.
     stamp_core(m, core);
     // (4c) walk, concretize, prune; then clear the shard-id sets.
@@ -220,6 +236,9 @@ pub fn concretize_module(m: &mut Module, core: i64) -> Result<()> {
             drop_dangling_dependencies(&mut f.basic_blocks, &deleted);
         }
         f.shard_ids.clear();
+    }
+    if carried {
+        carried_shards::bind_carried(m, core)?;
     }
     Ok(())
 }

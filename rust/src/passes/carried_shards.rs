@@ -18,8 +18,10 @@
 //! bound with `update_shard_id(core)` (constants folded) and written back in
 //! the wire version it was read in. A ShardId lncsplit cannot bind this way
 //! (a malformed expression, a `ub` ≤ core, a result with no wire form) makes
-//! the split refuse the module with `NeuronAssertion` 9007 naming the field,
-//! **before** any core is made, so the input is left untouched.
+//! the split refuse the module with `NeuronAssertion` 9007 naming the field.
+//! The split binds these fields during its own walk (no extra pass over the
+//! module); core 0's clone also tries the original's core on each of them,
+//! so a refusal comes before the original is touched.
 
 use std::sync::Arc;
 
@@ -51,22 +53,23 @@ const V2_TAGS: [&str; 12] = [
     "CCModKind",
 ];
 
-/// True when some object in `v` is a `{"kind": "ShardIDKind", …}`.
+/// True when some object in `v` is a `{"kind": "ShardIDKind", …}` (also,
+/// conservatively, when `v` nests deeper than [`MAX_DEPTH`]: binding then
+/// refuses it by name).
 pub fn value_has_shard(v: &Value) -> bool {
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Object(o) => {
-                if o.get("kind").and_then(Value::as_str) == Some("ShardIDKind") {
-                    return true;
-                }
-                stack.extend(o.values());
-            }
-            Value::Array(a) => stack.extend(a.iter()),
-            _ => {}
+    has_shard_at(v, 0)
+}
+
+fn has_shard_at(v: &Value, depth: usize) -> bool {
+    match v {
+        Value::Object(o) => {
+            depth > MAX_DEPTH
+                || o.get("kind").and_then(Value::as_str) == Some("ShardIDKind")
+                || o.values().any(|c| has_shard_at(c, depth + 1))
         }
+        Value::Array(a) => depth > MAX_DEPTH || a.iter().any(|c| has_shard_at(c, depth + 1)),
+        _ => false,
     }
-    false
 }
 
 /// The wire version `o` is a pelican expression in, if it is one.
@@ -107,25 +110,28 @@ fn unbindable(site: &str, why: impl std::fmt::Display) -> Error {
     )
 }
 
-/// Walks a module's carried values: binds their ShardIds to `core`, or, in
-/// check mode, binds copies for every core 0…lnc−1 and changes nothing.
-struct Binder {
+/// Binds the ShardIds of one core's carried values. The split calls
+/// [`CarriedBinder::instruction`] on every instruction it keeps, while the
+/// instruction is hot in cache, and [`CarriedBinder::module_level`] once per
+/// core, so a module without carried ShardIds costs no extra walk.
+pub struct CarriedBinder {
     core: i64,
     version: u32,
     scratch: Context,
-    /// Check mode: the number of cores to try; nothing is written.
-    check_lnc: Option<usize>,
-    found: bool,
+    /// Also try binding every carried expression to this core (on a copy):
+    /// the clones check the original's core, so its in-place binding cannot
+    /// fail half way and a refusal leaves the input untouched.
+    probe: Option<i64>,
 }
 
-impl Binder {
-    fn new(m: &Module, core: i64, check_lnc: Option<usize>) -> Self {
-        Binder {
+impl CarriedBinder {
+    /// A binder for `core` of a module read in wire `version`.
+    pub fn new(version: u32, core: i64, probe: Option<i64>) -> Self {
+        CarriedBinder {
             core,
-            version: m.version,
+            version,
             scratch: Context::new(),
-            check_lnc,
-            found: false,
+            probe,
         }
     }
 
@@ -161,57 +167,37 @@ impl Binder {
         let id = ctx
             .from_json(v, version, &mut AnyScope)
             .map_err(|e| unbindable(site, e))?;
+        if let Some(core) = self.probe {
+            let probe = ctx.update_shard_id(id, core).map_err(|e| unbindable(site, e))?;
+            ctx.check_writable(probe, version).map_err(|e| unbindable(site, e))?;
+        }
         let bound = ctx.update_shard_id(id, self.core).map_err(|e| unbindable(site, e))?;
         *v = ctx.to_json(bound, version).map_err(|e| unbindable(site, e))?;
         Ok(())
     }
 
-    /// Check mode: bind a copy of `v` for every core.
-    fn check_value(&mut self, v: &Value, site: &str, lnc: usize) -> Result<()> {
-        self.found = true;
-        for core in 0..lnc as i64 {
-            self.core = core;
-            self.bind_value(&mut v.clone(), site, 0)?;
+    /// One carried value.
+    fn slot(&mut self, v: &mut Value, site: impl FnOnce() -> String) -> Result<()> {
+        if value_has_shard(v) {
+            self.bind_value(v, &site(), 0)?;
         }
         Ok(())
     }
 
-    /// One carried value (`v` is written only outside check mode).
-    fn slot(&mut self, v: &mut Value, site: impl FnOnce() -> String) -> Result<()> {
-        if !value_has_shard(v) {
-            return Ok(());
-        }
-        match self.check_lnc {
-            Some(lnc) => self.check_value(v, &site(), lnc),
-            None => self.bind_value(v, &site(), 0),
-        }
-    }
-
     /// A carried value shared behind an `Arc` (copied on write only).
     fn shared_slot(&mut self, v: &mut Arc<Value>, site: impl FnOnce() -> String) -> Result<()> {
-        if !value_has_shard(v) {
-            return Ok(());
+        if value_has_shard(v) {
+            self.bind_value(Arc::make_mut(v), &site(), 0)?;
         }
-        match self.check_lnc {
-            Some(lnc) => self.check_value(v, &site(), lnc),
-            None => self.bind_value(Arc::make_mut(v), &site(), 0),
-        }
+        Ok(())
     }
 
     /// The unknown keys of one object (copied on write only).
-    fn map(&mut self, extra: &mut Extra, site: impl Fn(&str) -> String) -> Result<()> {
+    pub fn map(&mut self, extra: &mut Extra, site: impl Fn(&str) -> String) -> Result<()> {
         let Some(map) = extra else {
             return Ok(());
         };
         if !map.values().any(value_has_shard) {
-            return Ok(());
-        }
-        if let Some(lnc) = self.check_lnc {
-            for (k, v) in map.iter() {
-                if value_has_shard(v) {
-                    self.check_value(v, &site(k), lnc)?;
-                }
-            }
             return Ok(());
         }
         for (k, v) in Arc::make_mut(map).iter_mut() {
@@ -222,7 +208,10 @@ impl Binder {
         Ok(())
     }
 
-    fn module(&mut self, m: &mut Module) -> Result<()> {
+    /// Module, function, set and location keys, and the module's attributes.
+    /// Blocks and instructions are the split walk's ([`Self::block`],
+    /// [`Self::instruction`]).
+    pub fn module_level(&mut self, m: &mut Module) -> Result<()> {
         self.map(&mut m.extra, |k| format!("module key {k:?}"))?;
         for (k, v) in m.attributes.iter_mut().flatten() {
             self.slot(v, || format!("module attribute {k:?}"))?;
@@ -240,27 +229,22 @@ impl Binder {
                     })?;
                 }
             }
-            for b in &mut f.basic_blocks {
-                self.block(b, fname)?;
-            }
         }
         Ok(())
     }
 
-    fn block(&mut self, b: &mut Block, fname: &str) -> Result<()> {
+    /// A block's own keys (its instructions are visited one by one).
+    pub fn block(&mut self, b: &mut Block) -> Result<()> {
         let bname = &*b.name;
-        self.map(&mut b.extra, |k| {
-            format!("function {fname:?} block {bname:?} key {k:?}")
-        })?;
-        for inst in &mut b.instructions {
-            self.instruction(inst, fname)?;
-        }
-        Ok(())
+        self.map(&mut b.extra, |k| format!("block {bname:?} key {k:?}"))
     }
 
-    fn instruction(&mut self, inst: &mut Instruction, fname: &str) -> Result<()> {
+    /// One instruction's carried fields: unknown keys, dependency kinds,
+    /// unmodelled argument kinds and keys, `cc_channel`, loop-axis keys (the
+    /// instructions of a loop body are visited on their own).
+    pub fn instruction(&mut self, inst: &mut Instruction) -> Result<()> {
         let iname = &*inst.name;
-        let at = |what: &str| format!("function {fname:?} instruction {iname:?} {what}");
+        let at = |what: &str| format!("instruction {iname:?} {what}");
         self.map(&mut inst.extra, |k| at(&format!("key {k:?}")))?;
         for d in inst.dependencies.iter_mut().flatten() {
             if let Some(kind) = &mut d.kind {
@@ -278,16 +262,10 @@ impl Binder {
         match &mut inst.op {
             OpFields::CollectiveCompute {
                 cc_channel: Some(cc), ..
-            } => self.slot(cc, || at("cc_channel"))?,
-            OpFields::Loop { axis_extra, blocks, .. } => {
-                self.map(axis_extra, |k| at(&format!("axis key {k:?}")))?;
-                for b in blocks {
-                    self.block(b, fname)?;
-                }
-            }
-            _ => {}
+            } => self.slot(cc, || at("cc_channel")),
+            OpFields::Loop { axis_extra, .. } => self.map(axis_extra, |k| at(&format!("axis key {k:?}"))),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     fn argument(&mut self, a: &mut Argument, at: &dyn Fn(&str) -> String) -> Result<()> {
@@ -304,6 +282,9 @@ impl Binder {
                 self.map(extra, |k| at(&format!("key {k:?}")))
             }
             Argument::Other { kind, fields } => {
+                if !fields.values().any(value_has_shard) {
+                    return Ok(());
+                }
                 let kind = &**kind;
                 let mut extra = Some(fields.clone());
                 self.map(&mut extra, |k| at(&format!("({kind}) key {k:?}")))?;
@@ -314,18 +295,4 @@ impl Binder {
             }
         }
     }
-}
-
-/// Bind every ShardId in the module's carried-through fields to `core`.
-pub fn bind_carried(m: &mut Module, core: i64) -> Result<()> {
-    Binder::new(m, core, None).module(m)
-}
-
-/// Whether the module carries ShardIds in unmodelled fields. Checks that
-/// every one of them binds on every core 0…lnc−1 (9007 otherwise) and
-/// changes nothing: run it before any core is made.
-pub fn check_carried(m: &mut Module, lnc: usize) -> Result<bool> {
-    let mut b = Binder::new(m, 0, Some(lnc));
-    b.module(m)?;
-    Ok(b.found)
 }

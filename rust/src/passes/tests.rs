@@ -185,25 +185,26 @@ fn carried_shard_ids_are_bound_on_every_core() {
 
 #[test]
 fn unbindable_carried_shard_is_refused_and_the_input_kept() {
-    use crate::passes::carried_shards::{check_carried, UNBINDABLE_SHARD};
-    // A ShardId of ub 2 cannot be bound to core 2 of 3.
+    use crate::passes::carried_shards::UNBINDABLE_SHARD;
+    use crate::passes::lnc_splitter::split_module;
+    // A ShardId of ub 2 cannot be bound to core 2 of 3: core 0's clone probes
+    // core 2, so the original is never touched.
     let mut m = carried_module(json!({"kind": "ShardIDKind", "ub": 2}));
     let before = dump_module(&m, 2).unwrap();
-    match check_carried(&mut m, 3) {
-        Err(crate::error::Error::Neuron { code, detail, .. }) => {
-            assert_eq!(code, UNBINDABLE_SHARD);
-            assert!(detail.contains("instruction \"a\" key \"order\""), "{detail}");
+    for parallel in [false, true] {
+        let opts = SplitOptions {
+            parallel,
+            ..SplitOptions::new(3)
+        };
+        match split_module(&mut m, &opts) {
+            Err(crate::error::Error::Neuron { code, detail, .. }) => {
+                assert_eq!(code, UNBINDABLE_SHARD);
+                assert!(detail.contains("instruction \"a\" key \"order\""), "{detail}");
+            }
+            other => panic!("expected 9007, got {other:?}"),
         }
-        other => panic!("expected 9007, got {other:?}"),
+        assert_eq!(dump_module(&m, 2).unwrap(), before);
     }
-    assert_eq!(dump_module(&m, 2).unwrap(), before);
-}
-
-#[test]
-fn module_without_carried_shards_is_not_walked_again() {
-    use crate::passes::carried_shards::check_carried;
-    let mut m = module();
-    assert!(!check_carried(&mut m, 2).unwrap());
 }
 
 #[test]

@@ -41,7 +41,8 @@ fn temp_path(path: &Path) -> PathBuf {
 fn create_err(path: &Path, tmp: &Path, e: std::io::Error) -> Error {
     let dir = tmp.parent().unwrap_or(Path::new("."));
     if !dir.is_dir() {
-        return io_err(path, format!("directory {} does not exist", dir.display()));
+        let missing = format!("directory {} does not exist", dir.display());
+        return io_err(path, std::io::Error::new(std::io::ErrorKind::NotFound, missing));
     }
     io_err(path, e)
 }

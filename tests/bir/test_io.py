@@ -78,3 +78,24 @@ def test_to_bytes_equals_to_json_encoded() -> None:
     m = _m()
     assert m.to_bytes() == m.to_json().encode()
     assert m.to_bytes(version=2) == m.to_bytes()
+
+
+def test_dump_into_missing_directory_names_that_directory(tmp_path: Path) -> None:
+    # The error names the missing directory, not the temporary file the
+    # atomic write would have created in it.
+    missing = tmp_path / "missing"
+    with pytest.raises(LncsplitIOError) as ei:
+        lncsplit.dump(_m(), missing / "m.json")
+    msg = str(ei.value)
+    assert f"directory {missing} does not exist" in msg
+    assert ".tmp" not in msg
+
+
+def test_from_json_accepts_a_dict() -> None:
+    d = small_module_dict()
+    assert Module.from_json(d).to_json() == Module.from_json(json.dumps(d)).to_json()
+
+
+def test_from_json_rejects_other_types_with_a_type_error() -> None:
+    with pytest.raises(TypeError, match="str, bytes or dict"):
+        Module.from_json(42)  # type: ignore[arg-type]

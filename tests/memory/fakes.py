@@ -82,7 +82,8 @@ class FakeSet:
         for i, d in enumerate(self.tensor_shape):
             if i != pd:
                 size *= d
-        return size
+        # As the Rust view: None when the size does not fit 64 bits.
+        return size if -(1 << 63) <= size < (1 << 63) else None
 
 
 @dataclass

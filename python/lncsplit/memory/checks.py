@@ -43,6 +43,7 @@ class Rule:
     SB2SB_SIZE = "gpsimd_sb2sb_size"
     SB2SB_MEMORY = "gpsimd_sb2sb_memory"
     CC_BUFFER = "cc_buffer"
+    SIZE_OVERFLOW = "size_overflow"
 
     ALL: tuple[str, ...] = (
         SB_PARTITION_RANGE,
@@ -60,6 +61,7 @@ class Rule:
         SB2SB_SIZE,
         SB2SB_MEMORY,
         CC_BUFFER,
+        SIZE_OVERFLOW,
     )
 
 
@@ -138,9 +140,10 @@ class Usage:
     psum_bank_high_water: int = 0
     """Highest PSUM bank used + 1."""
     private_dram_bytes: int = 0
-    """Private (per-core window) DRAM bytes: every non-shared DRAM location."""
+    """Private (per-core window) DRAM bytes: the union of the placed non-shared
+    DRAM locations' byte ranges plus the size of each unplaced one."""
     shared_dram_bytes: int = 0
-    """Bytes of the shared DRAM tensors this core references."""
+    """Bytes of the shared DRAM tensors this core references (same union rule)."""
     cc_buffer_bytes: int = 0
     """Bytes of the DRAM sets CollectiveCompute instructions use."""
     limits: dict[str, int] = field(default_factory=dict)
@@ -396,10 +399,35 @@ def _check_on_chip_shared(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationL
         )
 
 
+def _check_size(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike) -> None:
+    """A size past 64 bits is a violation, not a reason to skip the checks.
+
+    ``bytes_per_partition`` is None only when dtype size × the non-partition
+    dims overflows (an unknown dtype is refused when the module is read).
+    """
+    if s.bytes_per_partition is not None:
+        return
+    pd = s.partition_dim or 0
+    elems = 1
+    for i, d in enumerate(s.tensor_shape):
+        if i != pd:
+            elems *= d
+    ctx.add(
+        fn,
+        loc.name,
+        Rule.SIZE_OVERFLOW,
+        "Tensor size overflow",
+        f"{s.dtype} set {s.name!r} of shape {list(s.tensor_shape)} (partition dim {pd}) has "
+        f"{elems} elements per partition: its bytes per partition do not fit 64 bits, so "
+        f"its {loc.type} footprint cannot be placed",
+    )
+
+
 def check_locations(ctx: _Ctx, fn: FunctionLike) -> None:
-    """Range, partition, bank, alignment and shared-flag checks on every SB/PSUM location."""
+    """Size, range, partition, bank, alignment and shared-flag checks on every location."""
     for s in fn.allocations:
         for loc in s.locations:
+            _check_size(ctx, fn.name, s, loc)
             if loc.type == "SB":
                 _check_sb(ctx, fn.name, s, loc)
                 _check_on_chip_shared(ctx, fn.name, s, loc)
@@ -555,40 +583,74 @@ def check_cc_buffer(ctx: _Ctx, cc_sets: dict[str, int], cc_buffer_mb: int) -> in
 # usage and the module-level DRAM budget
 
 
-def measure(module: ModuleLike, usage: Usage, geo: ArchGeometry) -> None:  # noqa: C901
-    """Fill ``usage`` with the SBUF/PSUM/DRAM use of ``module``."""
-    sb: list[tuple[int, int]] = []
-    banks: list[tuple[int, int]] = []
+class _Measure:
+    """Accumulates one module's footprints for :func:`measure`."""
+
+    def __init__(self, usage: Usage, geo: ArchGeometry) -> None:
+        self.usage = usage
+        self.geo = geo
+        self.sb: list[tuple[int, int]] = []
+        self.banks: list[tuple[int, int]] = []
+        # Placed DRAM byte ranges and unplaced sizes, private and shared.
+        self.dram: dict[bool, list[tuple[int, int]]] = {False: [], True: []}
+        self.dram_unplaced: dict[bool, int] = {False: 0, True: 0}
+
+    def sb_location(self, s: LocationSetLike, loc: LocationLike, bpp: int | None) -> None:
+        u = self.usage
+        u.sbuf_partitions_high_water = max(
+            u.sbuf_partitions_high_water, (loc.base or 0) + s.partitions
+        )
+        if loc.addr is None or bpp is None:
+            u.sbuf_unplaced += 1
+            return
+        self.sb.append((loc.addr, loc.addr + bpp))
+        u.sbuf_high_water = max(u.sbuf_high_water, loc.addr + bpp)
+
+    def psum_location(self, loc: LocationLike, bpp: int | None) -> None:
+        bank = _bank_of(loc, self.geo.psum_bank_size)
+        if bank is None or bpp is None:
+            return
+        n = psum_bank_count(bpp, self.geo.psum_bank_size)
+        self.banks.append((bank, bank + n))
+        self.usage.psum_bank_high_water = max(self.usage.psum_bank_high_water, bank + n)
+
+    def dram_location(self, s: LocationSetLike, loc: LocationLike) -> None:
+        nbytes = tensor_bytes(s)
+        if nbytes is None:
+            return
+        shared = is_shared_location(s, loc)
+        if loc.addr is None:
+            self.dram_unplaced[shared] += nbytes
+        else:
+            self.dram[shared].append((loc.addr, loc.addr + nbytes))
+
+    def finish(self) -> None:
+        u = self.usage
+        u.sbuf_bytes_per_partition = union_length(self.sb)
+        u.psum_banks_used = union_length(self.banks)
+        u.private_dram_bytes = union_length(self.dram[False]) + self.dram_unplaced[False]
+        u.shared_dram_bytes = union_length(self.dram[True]) + self.dram_unplaced[True]
+
+
+def measure(module: ModuleLike, usage: Usage, geo: ArchGeometry) -> None:
+    """Fill ``usage`` with the SBUF/PSUM/DRAM use of ``module``.
+
+    DRAM use (contract §3.4) is the union of the byte ranges of the placed
+    locations — two functions' locations at the same addresses count once —
+    plus the size of each unplaced location; private and shared separately.
+    """
+    acc = _Measure(usage, geo)
     for fn in module.functions:
         for s in fn.allocations:
             bpp = s.bytes_per_partition
             for loc in s.locations:
                 if loc.type == "SB":
-                    usage.sbuf_partitions_high_water = max(
-                        usage.sbuf_partitions_high_water, (loc.base or 0) + s.partitions
-                    )
-                    if loc.addr is None or bpp is None:
-                        usage.sbuf_unplaced += 1
-                        continue
-                    sb.append((loc.addr, loc.addr + bpp))
-                    usage.sbuf_high_water = max(usage.sbuf_high_water, loc.addr + bpp)
+                    acc.sb_location(s, loc, bpp)
                 elif loc.type == "PSUM":
-                    bank = _bank_of(loc, geo.psum_bank_size)
-                    if bank is None or bpp is None:
-                        continue
-                    n = psum_bank_count(bpp, geo.psum_bank_size)
-                    banks.append((bank, bank + n))
-                    usage.psum_bank_high_water = max(usage.psum_bank_high_water, bank + n)
+                    acc.psum_location(loc, bpp)
                 elif loc.type == "DRAM":
-                    nbytes = tensor_bytes(s)
-                    if nbytes is None:
-                        continue
-                    if is_shared_location(s, loc):
-                        usage.shared_dram_bytes += nbytes
-                    else:
-                        usage.private_dram_bytes += nbytes
-    usage.sbuf_bytes_per_partition = union_length(sb)
-    usage.psum_banks_used = union_length(banks)
+                    acc.dram_location(s, loc)
+    acc.finish()
 
 
 def check_dram_budget(ctx: _Ctx, usage: Usage) -> None:

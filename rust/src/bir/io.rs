@@ -35,13 +35,25 @@ fn temp_path(path: &Path) -> PathBuf {
     dir.join(format!(".{base}.{}.{n}.tmp", std::process::id()))
 }
 
+/// The temporary file could not be created: name what the user wrote — the
+/// target, and its directory when that is what is missing — not the
+/// temporary file.
+fn create_err(path: &Path, tmp: &Path, e: std::io::Error) -> Error {
+    let dir = tmp.parent().unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        let missing = format!("directory {} does not exist", dir.display());
+        return io_err(path, std::io::Error::new(std::io::ErrorKind::NotFound, missing));
+    }
+    io_err(path, e)
+}
+
 /// Write `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, f: impl FnOnce(&mut BufWriter<&File>) -> Result<()>) -> Result<()> {
     if path.file_name().is_none() {
         return Err(io_err(path, "not a file path"));
     }
     let tmp = temp_path(path);
-    let file = File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
+    let file = File::create(&tmp).map_err(|e| create_err(path, &tmp, e))?;
     let r = (|| {
         let mut w = BufWriter::with_capacity(1 << 20, &file);
         f(&mut w)?;

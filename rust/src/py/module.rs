@@ -195,8 +195,13 @@ fn with_input_bytes<T>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> T) -> P
     if let Ok(b) = data.cast::<PyBytes>() {
         return Ok(f(b.as_bytes()));
     }
+    if data.is_instance_of::<pyo3::types::PyDict>() {
+        // A parsed document: back to text with Python's json (exact ints).
+        let text = data.py().import("json")?.call_method1("dumps", (data,))?;
+        return Ok(f(text.cast::<PyString>()?.to_str()?.as_bytes()));
+    }
     Err(PyTypeError::new_err(format!(
-        "Module.from_json expects str or bytes, got {}",
+        "Module.from_json expects str, bytes or dict, got {}",
         data.get_type().name()?
     )))
 }

@@ -20,6 +20,7 @@ use crate::bir::dtype::dtype_size;
 use crate::bir::instruction::{Instruction, IntOrExpr, OpFields};
 use crate::bir::Argument;
 use crate::error::{Error, Result};
+use crate::passes::carried_shards::{value_has_shard, CarriedBinder};
 use crate::pelican::{Bindings, Context};
 use crate::tail::access::{Access, ArgList, FunctionIndex};
 use crate::tail::location::Cores;
@@ -103,6 +104,23 @@ pub struct CoreView<'m> {
     pub locs: HashMap<(usize, usize), LocId>,
     /// Static hash prefixes of opaque instructions, by position in the function.
     pub prefixes: Vec<Option<Prefix>>,
+    /// The shard bound on a symbolic run (None for a concretized core).
+    pub shard: Option<i64>,
+    /// The module's wire version (for binding carried expressions).
+    pub version: u32,
+}
+
+/// True when a field the opaque hash or a Memset reads carries a ShardId in
+/// JSON lncsplit does not model (unknown keys, immediates): the split binds
+/// those (`passes::carried_shards`), so a symbolic run must too.
+fn has_carried_shard(inst: &Instruction) -> bool {
+    let extra = inst.extra.as_ref().is_some_and(|x| x.values().any(value_has_shard));
+    extra
+        || inst.ins.iter().any(|a| match a {
+            Argument::Imm { value, .. } => value_has_shard(value),
+            Argument::Other { fields, .. } => fields.values().any(value_has_shard),
+            _ => false,
+        })
 }
 
 /// What compiling needs besides the core's view.
@@ -153,13 +171,23 @@ impl<'m> CoreView<'m> {
         }
         let (reads, writes) = self.arguments(env, inst, bindings, class == Class::Sb2sb)?;
         let acc = crate::tail::accumulate_op(inst).map_err(|e| err(e.to_string()))?;
+        // What the split would write for this core: carried ShardIds bound.
+        let bound = match self.shard {
+            Some(core) if has_carried_shard(inst) => {
+                let mut b = inst.clone();
+                CarriedBinder::new(self.version, core, None).instruction(&mut b)?;
+                Some(b)
+            }
+            _ => None,
+        };
+        let fields: &Instruction = bound.as_ref().unwrap_or(inst);
         let kind = match class {
             Class::Copy | Class::Sb2sb => copy_kind(inst, &reads, &writes).map_err(err)?,
             Class::Memset => Kind::Memset {
-                value: memset_value(&self.index, inst, &writes).map_err(err)?,
+                value: memset_value(&self.index, fields, &writes).map_err(err)?,
             },
             Class::Opaque if writes.is_empty() => Kind::Opaque(None),
-            Class::Opaque => Kind::Opaque(Some(Box::new(self.prefix(inst, pos, bindings)?))),
+            Class::Opaque => Kind::Opaque(Some(Box::new(self.prefix(fields, pos, bindings)?))),
         };
         let mut op = Op {
             core,
@@ -175,7 +203,7 @@ impl<'m> CoreView<'m> {
         Ok(op)
     }
 
-    fn prefix(&mut self, inst: &'m Instruction, pos: u32, bindings: &Bindings) -> Result<Prefix> {
+    fn prefix(&mut self, inst: &Instruction, pos: u32, bindings: &Bindings) -> Result<Prefix> {
         let cacheable = !matches!(
             &inst.op,
             OpFields::Matmult {

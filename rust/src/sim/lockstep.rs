@@ -256,6 +256,8 @@ impl<'m> Engine<'m> {
             index: FunctionIndex::new(f),
             locs,
             prefixes: vec![None; self.order[c].len()],
+            shard: self.shard(c),
+            version: self.plan.programs[c].version,
         })
     }
 

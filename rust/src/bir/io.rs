@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::{load_module, write_module, Module};
 use crate::error::{Error, Result};
 
-fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Io(format!("{}: {e}", path.display()))
+fn io_err(path: &Path, e: std::io::Error) -> Error {
+    Error::io(path, e)
 }
 
 /// Read and parse a module file.
@@ -38,7 +38,10 @@ fn temp_path(path: &Path) -> PathBuf {
 /// Write `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, f: impl FnOnce(&mut BufWriter<&File>) -> Result<()>) -> Result<()> {
     if path.file_name().is_none() {
-        return Err(io_err(path, "not a file path"));
+        return Err(io_err(
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+        ));
     }
     let tmp = temp_path(path);
     let file = File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
@@ -58,10 +61,5 @@ pub fn write_atomic(path: &Path, f: impl FnOnce(&mut BufWriter<&File>) -> Result
 
 /// Serialize a module straight into `path`, atomically.
 pub fn write_module_atomic(m: &Module, path: &Path, version: u32) -> Result<()> {
-    write_atomic(path, |w| {
-        write_module(m, version, w).map_err(|e| match e {
-            Error::Io(msg) => io_err(path, msg),
-            other => other,
-        })
-    })
+    write_atomic(path, |w| write_module(m, version, w).map_err(|e| e.with_path(path)))
 }

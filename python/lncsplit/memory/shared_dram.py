@@ -26,8 +26,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from lncsplit._core import FunctionView, MemoryLocationSetView, MemoryLocationView, Module
 from lncsplit.errors import LncsplitError
-from lncsplit.memory._types import FunctionLike, LocationLike, LocationSetLike, ModuleLike
 from lncsplit.memory.checks import tensor_bytes
 
 logger = logging.getLogger("lncsplit.memory")
@@ -67,30 +67,30 @@ def _align(x: int, a: int) -> int:
     return -(-x // a) * a
 
 
-def _core_of(module: ModuleLike, index: int) -> int:
+def _core_of(module: Module, index: int) -> int:
     c = module.neuron_core_id
     return index if c is None else c
 
 
-def _by_core(core_modules: Sequence[ModuleLike]) -> dict[int, ModuleLike]:
-    out: dict[int, ModuleLike] = {}
+def _by_core(core_modules: Sequence[Module]) -> dict[int, Module]:
+    out: dict[int, Module] = {}
     for i, m in enumerate(core_modules):
         out.setdefault(_core_of(m, i), m)
     return out
 
 
-def is_shared_dram(s: LocationSetLike, loc: LocationLike) -> bool:
+def is_shared_dram(s: MemoryLocationSetView, loc: MemoryLocationView) -> bool:
     """A shared DRAM tensor: a DRAM location whose set is Shared or already flagged."""
     return loc.type == "DRAM" and (
         (s.addr_space or "Local") == "Shared" or bool(loc.is_shared_post_dram_alloc)
     )
 
 
-def _shared_locations(fn: FunctionLike) -> list[tuple[LocationSetLike, LocationLike]]:
+def _shared_locations(fn: FunctionView) -> list[tuple[MemoryLocationSetView, MemoryLocationView]]:
     return [(s, loc) for s in fn.allocations for loc in s.locations if is_shared_dram(s, loc)]
 
 
-def allocate_shared_dram(core_modules: Sequence[ModuleLike], lnc: int) -> None:  # noqa: C901
+def allocate_shared_dram(core_modules: Sequence[Module], lnc: int) -> None:  # noqa: C901
     """Order 82: place each shared DRAM tensor once on core 0; remote-target it elsewhere.
 
     ``core_modules`` are the N per-core modules of one split module (core ``c``
@@ -107,7 +107,7 @@ def allocate_shared_dram(core_modules: Sequence[ModuleLike], lnc: int) -> None: 
     cores = _by_core(core_modules)
     owner = cores.get(OWNER_CORE)
     if owner is not None:
-        pending: list[tuple[LocationSetLike, LocationLike]] = []
+        pending: list[tuple[MemoryLocationSetView, MemoryLocationView]] = []
         top = SHARED_REGION_BASE
         for fn in owner.functions:
             for s, loc in _shared_locations(fn):
@@ -151,22 +151,22 @@ def allocate_shared_dram(core_modules: Sequence[ModuleLike], lnc: int) -> None: 
 class _TargetIndex:
     """Lazy per-(core, function) name → location maps, built once per sync."""
 
-    def __init__(self, cores: dict[int, ModuleLike]) -> None:
+    def __init__(self, cores: dict[int, Module]) -> None:
         self.cores = cores
-        self._fns: dict[int, dict[str, FunctionLike]] = {}
-        self._locs: dict[tuple[int, str], dict[str, LocationLike]] = {}
+        self._fns: dict[int, dict[str, FunctionView]] = {}
+        self._locs: dict[tuple[int, str], dict[str, MemoryLocationView]] = {}
 
-    def function(self, core: int, name: str) -> FunctionLike | None:
+    def function(self, core: int, name: str) -> FunctionView | None:
         if core not in self._fns:
             self._fns[core] = {}
             for fn in self.cores[core].functions:
                 self._fns[core].setdefault(fn.name, fn)
         return self._fns[core].get(name)
 
-    def location(self, core: int, fn: FunctionLike, name: str) -> LocationLike | None:
+    def location(self, core: int, fn: FunctionView, name: str) -> MemoryLocationView | None:
         key = (core, fn.name)
         if key not in self._locs:
-            table: dict[str, LocationLike] = {}
+            table: dict[str, MemoryLocationView] = {}
             for s in fn.allocations:
                 for loc in s.locations:
                     table.setdefault(loc.name, loc)
@@ -174,7 +174,7 @@ class _TargetIndex:
         return self._locs[key].get(name)
 
 
-def sync_shared_allocations(core_modules: Sequence[ModuleLike], lnc: int) -> None:  # noqa: C901
+def sync_shared_allocations(core_modules: Sequence[Module], lnc: int) -> None:  # noqa: C901
     """Order 83: copy addr, bank and base from each shared location's remote target.
 
     Skipped when ``lnc == 1``. For every core, function and location with

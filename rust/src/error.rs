@@ -123,3 +123,39 @@ impl From<std::io::Error> for Error {
         Error::io(PathBuf::new(), source)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_error_keeps_the_os_error_and_names_the_path() {
+        let e = Error::io("m.json", std::io::Error::from(std::io::ErrorKind::NotFound));
+        let Error::Io { path, source } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(path, std::path::Path::new("m.json"));
+        assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+        assert!(e.to_string().starts_with("m.json: "));
+        let os = Error::io("x", std::io::Error::from_raw_os_error(2));
+        let Error::Io { source, .. } = &os else { panic!() };
+        assert_eq!(source.raw_os_error(), Some(2));
+    }
+
+    #[test]
+    fn with_path_names_a_pathless_writer_error_only() {
+        let bare = Error::from(std::io::Error::other("disk full"));
+        assert_eq!(bare.to_string(), "disk full");
+        assert_eq!(
+            bare.with_path(std::path::Path::new("out.json")).to_string(),
+            "out.json: disk full"
+        );
+        let named = Error::io("a.json", std::io::Error::other("x"));
+        assert_eq!(named.with_path(std::path::Path::new("b.json")).to_string(), "a.json: x");
+        let other = Error::bir("bad", "$.name");
+        assert_eq!(
+            other.with_path(std::path::Path::new("b.json")).to_string(),
+            "bad (at $.name)"
+        );
+    }
+}

@@ -598,7 +598,9 @@ class _Measure:
         self.dram: dict[bool, list[tuple[int, int]]] = {False: [], True: []}
         self.dram_unplaced: dict[bool, int] = {False: 0, True: 0}
 
-    def sb_location(self, s: MemoryLocationSetView, loc: MemoryLocationView, bpp: int | None) -> None:
+    def sb_location(
+        self, s: MemoryLocationSetView, loc: MemoryLocationView, bpp: int | None
+    ) -> None:
         u = self.usage
         u.sbuf_partitions_high_water = max(
             u.sbuf_partitions_high_water, (loc.base or 0) + s.partitions

@@ -6,7 +6,6 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use super::errors::IntoPy;
 use super::module::PyBirModule;
 use crate::bir::Module;
 use crate::sim::{self, SimInput, Writer};
@@ -17,8 +16,7 @@ use crate::sim::{self, SimInput, Writer};
 #[pyfunction]
 #[pyo3(signature = (modules, lnc = None))]
 #[allow(clippy::type_complexity)]
-fn sim_plan(
-    py: Python<'_>,
+pub(crate) fn sim_plan(
     modules: Vec<PyRef<'_, PyBirModule>>,
     lnc: Option<usize>,
 ) -> PyResult<(
@@ -26,8 +24,8 @@ fn sim_plan(
     bool,
     Vec<(usize, String, String, String, String, Vec<i64>, usize, i64)>,
 )> {
-    let refs: Vec<&Module> = modules.iter().map(|m| &m.inner).collect();
-    let plan = sim::plan(&refs, lnc).py(py)?;
+    let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
+    let plan = sim::plan(&refs, lnc)?;
     let sets = sim::sets(&plan)
         .into_iter()
         .map(|s| {
@@ -48,8 +46,8 @@ fn sim_plan(
 
 /// True when the module was made by `link` (it must be unlinked first).
 #[pyfunction]
-fn sim_is_linked(module: PyRef<'_, PyBirModule>) -> bool {
-    sim::is_linked(&module.inner)
+pub(crate) fn sim_is_linked(module: PyRef<'_, PyBirModule>) -> bool {
+    sim::is_linked(module.module())
 }
 
 fn writer_tuple(w: &Option<Writer>) -> Option<(usize, String)> {
@@ -63,13 +61,13 @@ fn writer_tuple(w: &Option<Writer>) -> Option<(usize, String)> {
 /// writer id k+1) and `races` (dicts).
 #[pyfunction]
 #[pyo3(signature = (modules, inputs, lnc = None))]
-fn sim_run<'py>(
+pub(crate) fn sim_run<'py>(
     py: Python<'py>,
     modules: Vec<PyRef<'py, PyBirModule>>,
     inputs: Vec<(usize, String, String, PyBackedBytes)>,
     lnc: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let refs: Vec<&Module> = modules.iter().map(|m| &m.inner).collect();
+    let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
     let inputs: Vec<SimInput> = inputs
         .into_iter()
         .map(|(core, function, set, bytes)| SimInput {
@@ -79,7 +77,7 @@ fn sim_run<'py>(
             bytes: bytes.to_vec(),
         })
         .collect();
-    let r = py.detach(|| sim::run(&refs, lnc, &inputs)).py(py)?;
+    let r = py.detach(|| sim::run(&refs, lnc, &inputs))?;
     let d = PyDict::new(py);
     d.set_item("lnc", r.lnc)?;
     d.set_item("symbolic", r.symbolic)?;
@@ -115,11 +113,4 @@ fn sim_run<'py>(
     }
     d.set_item("races", races)?;
     Ok(d)
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(sim_plan, m)?)?;
-    m.add_function(wrap_pyfunction!(sim_is_linked, m)?)?;
-    m.add_function(wrap_pyfunction!(sim_run, m)?)?;
-    Ok(())
 }

@@ -46,7 +46,8 @@ pub struct Prefix(Blake2bVar);
 impl Prefix {
     /// Absorb fields 1–4 of `inst` (its bindings decide expression fields).
     pub fn new(ctx: &Context, inst: &Instruction, bindings: &Bindings) -> Result<Prefix> {
-        let mut h = Blake2bVar::new(8).map_err(|_| crate::error::Error::Io("blake2b".into()))?;
+        let mut h = Blake2bVar::new(8)
+            .map_err(|_| crate::error::Error::neuron(9401, "BLAKE2b refused an 8-byte output", super::LOCATION))?;
         field(&mut h, "opcode", inst.opcode.name().as_bytes());
         for (key, value) in op_keys(ctx, inst, bindings)? {
             field(&mut h, &format!("op:{key}"), value.to_string().as_bytes());

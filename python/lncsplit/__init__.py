@@ -33,7 +33,7 @@ from lncsplit.pipeline import PassOptions, run_pipeline
 from lncsplit.tail import extend_shared_lifetimes, lower_local_collectives
 
 if TYPE_CHECKING:
-    from lncsplit import frontend, memory
+    from lncsplit import frontend, memory, sim
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
 
@@ -48,6 +48,7 @@ _LAZY = {
     "MemoryReport": ("lncsplit.memory", "MemoryReport"),
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
+    "sim": ("lncsplit.sim", None),
 }
 
 
@@ -85,6 +86,7 @@ __all__ = [
     "pelican",
     "process_files",
     "run_pipeline",
+    "sim",
     "split",
     "verify_bir",
     "verify_bir_serdes",

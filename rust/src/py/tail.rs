@@ -5,7 +5,6 @@
 
 use pyo3::prelude::*;
 
-use super::errors::IntoPy;
 use super::module::PyBirModule;
 use crate::bir::Module;
 use crate::error::Error;
@@ -27,15 +26,15 @@ fn distinct(modules: &[Py<PyBirModule>]) -> crate::Result<()> {
     Ok(())
 }
 
+/// Move the Rust modules out of their Python objects (their views go stale:
+/// the pass restructures them).
 fn take_all(py: Python<'_>, mods: &[Py<PyBirModule>]) -> PyResult<Vec<Module>> {
-    mods.iter()
-        .map(|m| Ok(std::mem::take(&mut m.try_borrow_mut(py)?.inner)))
-        .collect()
+    mods.iter().map(|m| Ok(m.try_borrow_mut(py)?.take())).collect()
 }
 
 fn put_back(py: Python<'_>, mods: &[Py<PyBirModule>], owned: Vec<Module>) -> PyResult<()> {
     for (m, inner) in mods.iter().zip(owned) {
-        m.try_borrow_mut(py)?.inner = inner;
+        m.try_borrow_mut(py)?.put(inner);
     }
     Ok(())
 }
@@ -46,18 +45,18 @@ fn in_place<T: Send>(
     cores: &[Py<PyBirModule>],
     pass: impl FnOnce(&mut [Module]) -> crate::Result<T> + Send,
 ) -> PyResult<T> {
-    distinct(cores).py(py)?;
+    distinct(cores)?;
     let mut owned = take_all(py, cores)?;
     let r = py.detach(|| pass(&mut owned));
     put_back(py, cores, owned)?;
-    r.py(py)
+    Ok(r?)
 }
 
 /// `lower_local_collectives` (order 80): returns `(function, name, kind, how)`
 /// for every collective.
 #[pyfunction]
 #[pyo3(signature = (cores, sendrecv_to_gpsimd_max_bpp = 1024))]
-fn lower_local_collectives(
+pub(crate) fn lower_local_collectives(
     py: Python<'_>,
     cores: Vec<Py<PyBirModule>>,
     sendrecv_to_gpsimd_max_bpp: i64,
@@ -78,7 +77,7 @@ type ExtendedRow = (String, usize, String, String, String);
 /// `extend_shared_lifetimes` (order 81): returns `(function, k, location,
 /// start block, end block)` for every bracketed location.
 #[pyfunction]
-fn extend_shared_lifetimes(
+pub(crate) fn extend_shared_lifetimes(
     py: Python<'_>,
     cores: Vec<Py<PyBirModule>>,
 ) -> PyResult<Vec<ExtendedRow>> {
@@ -87,10 +86,4 @@ fn extend_shared_lifetimes(
         .into_iter()
         .map(|e| (e.function, e.k, e.location, e.start_block, e.end_block))
         .collect())
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(lower_local_collectives, m)?)?;
-    m.add_function(wrap_pyfunction!(extend_shared_lifetimes, m)?)?;
-    Ok(())
 }

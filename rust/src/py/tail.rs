@@ -77,10 +77,7 @@ type ExtendedRow = (String, usize, String, String, String);
 /// `extend_shared_lifetimes` (order 81): returns `(function, k, location,
 /// start block, end block)` for every bracketed location.
 #[pyfunction]
-pub(crate) fn extend_shared_lifetimes(
-    py: Python<'_>,
-    cores: Vec<Py<PyBirModule>>,
-) -> PyResult<Vec<ExtendedRow>> {
+pub(crate) fn extend_shared_lifetimes(py: Python<'_>, cores: Vec<Py<PyBirModule>>) -> PyResult<Vec<ExtendedRow>> {
     let report = in_place(py, &cores, extend::extend_shared_lifetimes)?;
     Ok(report
         .into_iter()

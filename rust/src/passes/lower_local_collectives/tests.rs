@@ -531,3 +531,89 @@ fn the_reference_semantics_tell_the_ranks_apart() {
     let b = simulate(&cores, &[1, 2, 3, 0], AccOp::Add);
     assert!(same_memory(&a, &b).is_err());
 }
+
+// ---------------------------------------------------------- physical APs
+
+fn pap(loc: &str, set: Option<&str>, ap: &[[i64; 2]], offset: i64) -> Value {
+    let mut v = json!({"kind": "physical_ap", "ap": ap, "offset": offset, "memref": loc, "dtype": "float32"});
+    if let Some(s) = set {
+        v["memsetref"] = json!(s);
+    }
+    v
+}
+
+#[test]
+fn physical_access_patterns_are_chunked_and_proxied_by_location() {
+    // AllReduce over physical APs: chunks move the byte offset.
+    let ap = [[64, 128], [1, 64]];
+    let mut x = cc(
+        "x",
+        "AllReduce",
+        pap("a_loc", Some("a"), &ap, 0),
+        pap("b_loc", Some("b"), &ap, 0),
+        konst(0),
+        konst(0),
+    );
+    x["cc_channel"]["replica_groups"] = json!([[0, 1, 2, 3]]);
+    let m = module(&[set("a", "DRAM", [128, 64]), set("b", "DRAM", [128, 64])], vec![x]);
+    lower_checked(split_n(m, 4), &[], AccOp::Add, &opts());
+    // SendRecv whose output names only its location: the proxy is found by location.
+    let (send, recv) = ring(2);
+    let half = [[64, 64], [1, 64]];
+    let x = cc(
+        "x",
+        "SendRecv",
+        pap("a_loc", None, &half, 0),
+        pap("b_loc", None, &half, 64 * 64 * 4),
+        send,
+        recv,
+    );
+    let m = module(&[set("a", "DRAM", [128, 64]), set("b", "DRAM", [128, 64])], vec![x]);
+    let out = lower_checked(split_n(m, 2), &[1, 0], AccOp::Add, &opts());
+    let dst = &out[0].functions[0].basic_blocks[0].instructions[1].outs[0];
+    match dst {
+        crate::bir::Argument::Physical(p) => assert_eq!(p.memref.as_deref(), Some("b_loc_remote_1")),
+        other => panic!("{other:?}"),
+    }
+}
+
+// ----------------------------------------------------------- shared sets
+
+#[test]
+fn outputs_in_shared_dram_need_no_proxy() {
+    let shared_b = Set {
+        shared: true,
+        ..set("b", "DRAM", [128, 64])
+    };
+    // Each core receives into its own rows of a shared set.
+    let (send, recv) = ring(2);
+    let ap = [[64, 64], [1, 64]];
+    let x = cc(
+        "x",
+        "SendRecv",
+        sap("a", &ap, vec![shard(2, 64, 0), konst(0)]),
+        sap("b", &ap, vec![shard(2, 64, 0), konst(0)]),
+        send,
+        recv,
+    );
+    let m = module(&[set("a", "DRAM", [128, 64]), shared_b], vec![x]);
+    let out = lower_checked(split_n(m, 2), &[1, 0], AccOp::Add, &opts());
+    assert!(!has_set(&out[0], "b_remote_1"));
+    // An AllReduce whose every core writes the same shared bytes.
+    let shared_b = Set {
+        shared: true,
+        ..set("b", "DRAM", [128, 64])
+    };
+    let ap = [[64, 128], [1, 64]];
+    let mut x = cc(
+        "x",
+        "AllReduce",
+        sap("a", &ap, vec![konst(0), konst(0)]),
+        sap("b", &ap, vec![konst(0), konst(0)]),
+        konst(0),
+        konst(0),
+    );
+    x["cc_channel"]["replica_groups"] = json!([[0, 1]]);
+    let m = module(&[set("a", "DRAM", [128, 64]), shared_b], vec![x]);
+    lower_checked(split_n(m, 2), &[], AccOp::Add, &opts());
+}

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from lncsplit import frontend, memory
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
+    from lncsplit.views.diff import diff
+    from lncsplit.views.explain import explain
 
 __version__ = "0.1.0"
 
@@ -47,6 +49,8 @@ _LAZY = {
     "MemoryReport": ("lncsplit.memory", "MemoryReport"),
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
+    "explain": ("lncsplit.views.explain", "explain"),
+    "diff": ("lncsplit.views.diff", "diff"),
 }
 
 
@@ -87,4 +91,6 @@ __all__ = [
     "verify_bir_serdes",
     "verify_concretized",
     "verify_symbolic",
+    "explain",
+    "diff",
 ]

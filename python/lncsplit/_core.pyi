@@ -287,3 +287,11 @@ def release(modules: list[Module]) -> None:
 
 def has_shard_ids(module: Module) -> bool:
     """True when any expression of the module still contains a ShardId."""
+
+# Inspection views (rust/src/py/views.rs)
+def expr_str(expr: Expr, budget: int = 200) -> str:
+    """The pelican display form of ``expr``, cut at about ``budget`` characters."""
+
+def expr_free_vars(expr: Expr) -> tuple[list[str], bool, bool]:
+    """``(axes, runtime, shard)``: loop axes ``expr`` depends on, whether it reads a runtime
+    value, whether a ShardId is still in it."""

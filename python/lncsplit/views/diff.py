@@ -31,7 +31,7 @@ from lncsplit.views.explain import (
 )
 from lncsplit.views.splitdir import check_cores
 
-__all__ = ["CoreDiff", "Difference", "diff"]
+__all__ = ["CoreDiff", "Difference", "diff", "merged_order"]
 
 ALLOCATIONS = "(allocations)"
 """The pseudo-block memory differences are grouped under."""
@@ -53,6 +53,7 @@ class Difference:
     subject: str
     values: dict[int, str]
     detail: str | None = None
+    instruction: str | None = None
 
     def line(self) -> str:
         """The one-line form: ``kind subject: core 0: … | core 1: …  (detail)``."""
@@ -69,6 +70,7 @@ class Difference:
             "subject": self.subject,
             "values": {str(c): v for c, v in sorted(self.values.items())},
             "detail": self.detail,
+            "instruction": self.instruction,
         }
 
 
@@ -222,7 +224,7 @@ def _memory_index(core: Module) -> dict[tuple[str, str], str]:
 Key = tuple[str, str]
 
 
-def _ordered_keys(indexes: Sequence[dict[Key, Any]], first: list[Key]) -> list[Key]:
+def merged_order(indexes: Sequence[dict[Key, Any]], first: list[Key]) -> list[Key]:
     """Every key once: ``first``'s order when given (the source module's program order), else
     core 0's, with a key first seen on a later core placed right before its successor there
     (so an instruction kept on core 1 only still sits where it sits in the program)."""
@@ -270,7 +272,7 @@ def _presence(
     assert row is not None
     values = {c: ("kept" if r is not None else "pruned") for c, r in enumerate(rows)}
     detail = _presence_detail(explained.get(key), absent)
-    return Difference("presence", key[0], row.block, key[1], values, detail)
+    return Difference("presence", key[0], row.block, key[1], values, detail, key[1])
 
 
 def _address_diffs(key: tuple[str, str], rows: list[_Row | None]) -> list[Difference]:
@@ -283,7 +285,9 @@ def _address_diffs(key: tuple[str, str], rows: list[_Row | None]) -> list[Differ
     for lbl in labels:
         values = {c: r.addrs.get(lbl, "absent") for c, r in present.items()}
         if len(set(values.values())) > 1:
-            out.append(Difference("address", key[0], first.block, f"{key[1]} {lbl}", values))
+            out.append(
+                Difference("address", key[0], first.block, f"{key[1]} {lbl}", values, None, key[1])
+            )
     return out
 
 
@@ -294,7 +298,7 @@ def _instruction_diffs(
 ) -> list[Difference]:
     indexes = [_index(c) for c in cores]
     out: list[Difference] = []
-    for key in _ordered_keys(indexes, order):
+    for key in merged_order(indexes, order):
         rows = [idx.get(key) for idx in indexes]
         p = _presence(key, rows, explained)
         if p is not None:
@@ -306,7 +310,7 @@ def _instruction_diffs(
 def _memory_diffs(cores: Sequence[Module]) -> list[Difference]:
     indexes = [_memory_index(c) for c in cores]
     out = []
-    for key in _ordered_keys(indexes, []):
+    for key in merged_order(indexes, []):
         values = {c: idx.get(key, "absent") for c, idx in enumerate(indexes)}
         if len(set(values.values())) > 1:
             out.append(Difference("memory", key[0], ALLOCATIONS, key[1], values))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -531,8 +531,23 @@ def explain(module: Module, lnc: int, instruction: str, *, expand: bool = False)
     return _Explainer(work, lnc).explain(ref)
 
 
-def explain_all(module: Module, lnc: int, *, expand: bool = False) -> list[Explanation]:
-    """:func:`explain` for every instruction of ``module``, in program order."""
+def explain_all(
+    module: Module,
+    lnc: int,
+    *,
+    expand: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Explanation]:
+    """:func:`explain` for every instruction of ``module``, in program order.
+
+    ``progress(done, total)`` is called as instructions are explained (for a progress bar).
+    """
     work = _prepare(module, lnc, expand)
     ex = _Explainer(work, lnc)
-    return [ex.explain(ref) for ref in walk_instructions(work)]
+    refs = list(walk_instructions(work))
+    out = []
+    for k, ref in enumerate(refs):
+        out.append(ex.explain(ref))
+        if progress is not None and (k % 256 == 255 or k + 1 == len(refs)):
+            progress(k + 1, len(refs))
+    return out

@@ -28,8 +28,11 @@ from .custom_calls import (
 )
 from .hlo import HloComputation, HloInstruction, HloModule, HloOperand, HloParseError, HloShape
 from .lowering import (
+    LoweredHlo,
     LoweringError,
+    NothingToLowerError,
     digit_linear_fit,
+    lower_hlo_text,
     lower_to_symbolic,
     lower_to_symbolic_json,
     offset_expression,
@@ -69,6 +72,9 @@ __all__ = [
     "HloComputation",
     "HloInstruction",
     "HloModule",
+    "LoweredHlo",
+    "NothingToLowerError",
+    "lower_hlo_text",
     "HloOperand",
     "HloParseError",
     "HloShape",

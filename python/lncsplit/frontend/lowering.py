@@ -25,6 +25,7 @@ import itertools
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from .config import canonical_arch
@@ -35,8 +36,11 @@ from .tile_assignment import _prime_factors
 
 __all__ = [
     "HLO_TO_BIR_DTYPE",
+    "LoweredHlo",
     "LoweringError",
+    "NothingToLowerError",
     "digit_linear_fit",
+    "lower_hlo_text",
     "lower_to_symbolic",
     "lower_to_symbolic_json",
     "offset_expression",
@@ -80,6 +84,10 @@ _DTYPE_SIZE = {
 
 class LoweringError(ValueError):
     """An HLO module that cannot be lowered (bad sharding, tuple shape, unknown dtype, ...)."""
+
+
+class NothingToLowerError(LoweringError):
+    """The HLO text has no ``AwsNeuronLNCShardingConstraint`` (or no instruction at all)."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -277,17 +285,23 @@ def _lower_constraint(  # noqa: C901
     dims = instr.shape.dims
     dtype = _bir_dtype(instr)
     offsets, extents = _per_core_tiles(sharding, dims, n, instr.name)
-    ins = [_sym_ap(in_set, dtype, in_dims, in_dims, [_const(0) for _ in in_dims])]
+    if tuple(in_dims) != tuple(dims):
+        raise LoweringError(
+            f"%{instr.name}: operand shape {list(in_dims)} differs from the constraint's "
+            f"{list(dims)}; lncsplit lowers a constraint only over an operand of its own shape"
+        )
     extra = {"hlo_sharding": sharding.to_string(include_metadata=False)}
 
     def make(
         name: str, ext: Sequence[int], addrs: Sequence[JsonDict], preds: list[JsonDict]
     ) -> JsonDict:
+        # The copy reads the same tile of the operand that it writes of the result
+        # (contract §3.5): equal counts, so the simulator's copy semantics apply.
         d: JsonDict = {
             "name": name,
             "opcode": "DMACopy",
             "engine": "DMA",
-            "ins": json.loads(json.dumps(ins)),
+            "ins": [_sym_ap(in_set, dtype, in_dims, ext, json.loads(json.dumps(list(addrs))))],
             "outs": [_sym_ap(out_set, dtype, dims, ext, addrs)],
             "mode": "Copy",
         }
@@ -381,8 +395,6 @@ def lower_to_symbolic_json(hlo_module: HloModule, lnc: int, *, arch: str = "gen3
                 op_dims = op.shape.dims
             if op.opcode == "parameter":
                 op_kind = "Input"
-        if math.prod(op_dims) != math.prod(instr.shape.dims):
-            raise LoweringError(f"%{instr.name}: operand %{op_name} shape differs")
         alloc(op_name, op_kind, dtype, op_dims)
         alloc(instr.name, "Internal", dtype, instr.shape.dims)
         allocations[instr.name]["kind"] = "Internal"
@@ -411,3 +423,57 @@ def lower_to_symbolic(hlo_module: HloModule, lnc: int, *, arch: str = "gen3") ->
 
     d = lower_to_symbolic_json(hlo_module, lnc, arch=arch)
     return lncsplit.Module.from_json(json.dumps(d))
+
+
+@dataclass
+class LoweredHlo:
+    """:func:`lower_hlo_text`'s result: the module's JSON document and notes for the user."""
+
+    document: JsonDict
+    notes: list[str] = field(default_factory=list)
+
+    def module(self) -> Any:
+        """The document loaded as an ``lncsplit.Module``."""
+        lncsplit = importlib.import_module("lncsplit")
+        return lncsplit.Module.from_json(json.dumps(self.document))
+
+
+def lower_hlo_text(text: str, lnc: int, *, arch: str = "gen3") -> LoweredHlo:
+    """Parse HLO text (as ``jax.jit(f).lower(...).compiler_ir("hlo").as_hlo_text()`` prints it)
+    and lower its LNC sharding constraints (:func:`lower_to_symbolic_json`).
+
+    Raises :class:`NothingToLowerError` when the text holds no HLO instruction or no
+    ``AwsNeuronLNCShardingConstraint`` (lncsplit lowers only those: there would be nothing to
+    split). The notes say what was lowered and what was left out.
+    """
+    hlo = HloModule.parse(text)
+    instrs = list(hlo.instructions)
+    if not instrs:
+        raise NothingToLowerError(
+            "no HLO instruction found: is this HLO text as XLA/JAX print it "
+            "(jax.jit(f).lower(...).compiler_ir('hlo').as_hlo_text())?"
+        )
+    constraints = [
+        i
+        for i in instrs
+        if i.opcode == "custom-call" and i.custom_call_target == LNC_SHARDING_CONSTRAINT
+    ]
+    if not constraints:
+        raise NothingToLowerError(
+            f"HLO module {hlo.name or '(unnamed)'} has no {LNC_SHARDING_CONSTRAINT} custom call: "
+            f"nothing to lower (lncsplit lowers only the LNC sharding constraints; "
+            f"{len(instrs)} other instruction(s) found)"
+        )
+    doc = lower_to_symbolic_json(hlo, lnc, arch=arch)
+    made = sum(len(b["instructions"]) for f in doc["functions"] for b in f["basic_blocks"])
+    notes = [
+        f"lowered {len(constraints)} {LNC_SHARDING_CONSTRAINT} custom call(s) of HLO module "
+        f"{hlo.name or '(unnamed)'} to {made} instruction(s) for lnc {lnc}"
+    ]
+    others = len(instrs) - len(constraints)
+    if others:
+        notes.append(
+            f"{others} other HLO instruction(s) are not lowered: lncsplit lowers only the LNC "
+            "sharding constraints (the data each core owns), not the computation"
+        )
+    return LoweredHlo(doc, notes)

@@ -118,3 +118,15 @@ def test_golden_diff_text(path: Path, tmp_path: Path) -> None:
     cores = load_split_dir(write_split(split_example(path), tmp_path / path.stem))
     text = str(lncsplit.diff(cores, lncsplit.load(path))) + "\n"
     check_golden(f"{path.stem}.diff.txt", text)
+
+
+def test_an_instruction_pruned_on_every_core_is_not_a_difference() -> None:
+    doc = json.loads(lncsplit.load(example("01_shard")).to_json())
+    body = doc["functions"][0]["basic_blocks"][0]["instructions"]
+    never = {"kind": "AffExprKind", "terms": [], "c": -1}
+    body.insert(1, {"name": "never", "opcode": "NoOp", "ins": [], "outs": [],
+                    "predicates": [{"expr": never, "ge": True}]})  # fmt: skip
+    src = lncsplit.Module.from_json(json.dumps(doc))
+    d = lncsplit.diff(lncsplit.split([src.clone()], 2), src)
+    assert "never" not in {x.instruction for x in d.differences}
+    assert len(d.presence) == 2

@@ -265,8 +265,8 @@ def _presence(
     key: tuple[str, str], rows: list[_Row | None], explained: dict[tuple[str, str], Explanation]
 ) -> Difference | None:
     present = [c for c, r in enumerate(rows) if r is not None]
-    if len(present) == len(rows):
-        return None
+    if len(present) == len(rows) or not present:
+        return None  # on every core, or pruned on every core: not a difference between them
     absent = [c for c, r in enumerate(rows) if r is None]
     row = rows[present[0]]
     assert row is not None

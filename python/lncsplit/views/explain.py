@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lncsplit import _core
-from lncsplit._core import ArgumentView, Expr, InstructionView, Module, Predicate
+from lncsplit._core import Expr, InstructionView, Module, Predicate
 from lncsplit.errors import LncsplitError
 
 __all__ = [
@@ -365,48 +365,57 @@ def _bind_text(e: Expr, core: int) -> tuple[str, str, int | None]:
     return expr_text(e), expr_text(after), after.eval({"shard": core})
 
 
-def _argument_bindings(label: str, arg: ArgumentView, core: int) -> list[AddressBinding]:
-    out = []
-    exprs: list[tuple[str, Expr]] = [(f"addrs[{d}]", e) for d, e in enumerate(arg.addrs)]
-    for key, e2 in (("tile_addrs", arg.tile_addrs), ("block_addrs", arg.block_addrs)):
-        if e2 is not None:
-            exprs.append((key, e2))
-    for key, e in exprs:
-        before, after, value = _bind_text(e, core)
-        out.append(AddressBinding(label, arg.memsetref, key, before, after, value))
-    return out
+AddressExpr = tuple[str, str | None, str, Expr]
+"""(argument, memsetref, field, expression as written)."""
+
+#: Opcodes whose op-specific fields the splitter binds (contract §3.1).
+_OPS_WITH_BOUND_FIELDS = frozenset({"CollectiveCompute", "Matmult", "MatmultMx", "MatmultSparse"})
 
 
-def _op_field_bindings(inst: InstructionView, core: int) -> list[AddressBinding]:
-    """Shard-dependent op fields (collective ranks, replication): read from the
-    instruction's JSON into a fresh context, bound like the splitter binds them."""
+def _op_field_exprs(inst: InstructionView) -> list[AddressExpr]:
+    """Shard-dependent op fields (collective ranks, replication), read from the instruction's
+    JSON into a fresh context; bound below like the splitter binds them."""
+    if inst.opcode not in _OPS_WITH_BOUND_FIELDS:
+        return []
     from lncsplit.pelican import Context
 
-    out = []
+    out: list[AddressExpr] = []
     fields = inst.fields
     for key in BOUND_OP_FIELDS:
         v = fields.get(key)
         if not isinstance(v, dict):
             continue
         try:
-            e = Context.from_json(v)
+            out.append(("op", None, key, Context.from_json(v)))
         except LncsplitError:
             continue
-        before, after, value = _bind_text(e, core)
-        out.append(AddressBinding("op", None, key, before, after, value))
     return out
 
 
-def _addresses(inst: InstructionView, core: int) -> list[AddressBinding]:
-    out = _op_field_bindings(inst, core)
+def _address_exprs(inst: InstructionView) -> list[AddressExpr]:
+    """Every expression the splitter binds in ``inst``, once per instruction."""
+    out = _op_field_exprs(inst)
     for side, args in (
         ("ins", inst.ins),
         ("outs", inst.outs),
         ("indirection_ins", inst.indirection_ins),
     ):
         for k, a in enumerate(args):
-            if a.kind == "symbolic_ap":
-                out.extend(_argument_bindings(f"{side}[{k}]", a, core))
+            if a.kind != "symbolic_ap":
+                continue
+            label, ms = f"{side}[{k}]", a.memsetref
+            out.extend((label, ms, f"addrs[{d}]", e) for d, e in enumerate(a.addrs))
+            for key, e2 in (("tile_addrs", a.tile_addrs), ("block_addrs", a.block_addrs)):
+                if e2 is not None:
+                    out.append((label, ms, key, e2))
+    return out
+
+
+def _addresses(exprs: list[AddressExpr], core: int) -> list[AddressBinding]:
+    out = []
+    for label, ms, key, e in exprs:
+        before, after, value = _bind_text(e, core)
+        out.append(AddressBinding(label, ms, key, before, after, value))
     return out
 
 
@@ -468,9 +477,9 @@ class _Explainer:
         self.module = module
         self.lnc = lnc
 
-    def core(self, inst: InstructionView, core: int) -> CoreExplanation:
+    def core(self, inst: InstructionView, core: int, exprs: list[AddressExpr]) -> CoreExplanation:
         preds = [_predicate_verdict(p, core) for p in inst.predicates]
-        addresses = _addresses(inst, core)
+        addresses = _addresses(exprs, core)
         if inst.opcode == "Loop":
             children = [ChildVerdict(k.name, k.opcode, _kept(k, core)) for k in _children(inst)]
             kept = not children or any(c.kept for c in children)
@@ -498,7 +507,8 @@ class _Explainer:
         if self.lnc == 1:
             cores = [self.passthrough(inst)]
         else:
-            cores = [self.core(inst, c) for c in range(self.lnc)]
+            exprs = _address_exprs(inst)
+            cores = [self.core(inst, c, exprs) for c in range(self.lnc)]
         return Explanation(
             inst.name, ref.function, ref.block, inst.opcode, self.module.name, self.lnc, cores
         )

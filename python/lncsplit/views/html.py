@@ -246,9 +246,7 @@ def report_data(
         for ex in explain_all(source, n, expand=expand, progress=progress):
             explained[(ex.function, ex.instruction)] = ex
             order.append((ex.function, ex.instruction))
-    diffs = diff(cores)
-    if explained:
-        diffs = diff(cores, source, expand=expand)
+    diffs = diff(cores, source if explained else None, expand=expand)
     report = check_memory(cores)
     maps = memory_maps(cores, report)
     ids = _Ids()

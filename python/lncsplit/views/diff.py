@@ -333,20 +333,29 @@ def _group(diffs: list[Difference], functions: list[str]) -> list[Difference]:
     )
 
 
-def diff(cores: Sequence[Module], source: Module | None = None, *, expand: bool = True) -> CoreDiff:
+def diff(
+    cores: Sequence[Module],
+    source: Module | None = None,
+    *,
+    expand: bool = True,
+    explanations: Sequence[Explanation] | None = None,
+) -> CoreDiff:
     """What differs between ``cores`` (the N core modules of one split, in core order).
 
     With ``source`` (the symbolic module the split started from) each presence difference
     names the predicate that decided it; ``expand`` explains ``source`` after
     ``expand_replication`` as the pipeline does (a module without replication is unchanged).
-    The modules are not modified.
+    ``explanations`` (``explain_all(source, N, expand=expand)``, when the caller already has
+    it) saves explaining twice. The modules are not modified.
     """
     cores = list(cores)
     check_cores(cores)
     explained: dict[tuple[str, str], Explanation] = {}
     order: list[tuple[str, str]] = []
-    if source is not None and len(cores) > 1:
-        for ex in explain_all(source, len(cores), expand=expand):
+    if explanations is None and source is not None and len(cores) > 1:
+        explanations = explain_all(source, len(cores), expand=expand)
+    if explanations is not None:
+        for ex in explanations:
             explained[(ex.function, ex.instruction)] = ex
             order.append((ex.function, ex.instruction))
     diffs = _instruction_diffs(cores, order, explained) + _memory_diffs(cores)

@@ -240,13 +240,12 @@ def report_data(
     check_cores(cores)
     n = len(cores)
     title = title or cores[0].name
-    explained: dict[tuple[str, str], Explanation] = {}
-    order: list[tuple[str, str]] = []
+    explanations = None
     if source is not None and n > 1:
-        for ex in explain_all(source, n, expand=expand, progress=progress):
-            explained[(ex.function, ex.instruction)] = ex
-            order.append((ex.function, ex.instruction))
-    diffs = diff(cores, source if explained else None, expand=expand)
+        explanations = explain_all(source, n, expand=expand, progress=progress)
+    explained = {(ex.function, ex.instruction): ex for ex in explanations or []}
+    order = list(explained)
+    diffs = diff(cores, source, expand=expand, explanations=explanations or [])
     report = check_memory(cores)
     maps = memory_maps(cores, report)
     ids = _Ids()

@@ -37,9 +37,7 @@ impl Context {
                     }
                 }
                 Node::ShardId { .. } => out.shard = true,
-                Node::IntRuntimeValue { .. } | Node::CCGetRank { .. } | Node::IndirectArg { .. } => {
-                    out.runtime = true
-                }
+                Node::IntRuntimeValue { .. } | Node::CCGetRank { .. } | Node::IndirectArg { .. } => out.runtime = true,
                 n => {
                     // Reverse so the first child is visited first.
                     let mut ch = n.children();

@@ -165,8 +165,11 @@ def test_summary_tick_labels_do_not_overlap_with_eight_cores_and_long_names() ->
     report = memory.check_memory(cores)
     fig = memory_figure([], report, title="long names")
     try:
-        fig.canvas.draw()
-        r = fig.canvas.get_renderer()
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        r = canvas.get_renderer()
         for ax in fig.axes:
             boxes = [t.get_window_extent(r) for t in ax.get_xticklabels() if t.get_text()]
             assert len(boxes) == 8

@@ -1,6 +1,7 @@
 """Drawing the memory model: per-core memory maps and the summary bar chart (matplotlib).
 
-matplotlib is an optional extra (``pip install lncsplit[plot]``), imported only when drawing.
+matplotlib is an optional extra (``pip install lncsplit[plot]``), imported only when drawing;
+figures are made without pyplot (no global state), so several threads may draw at once.
 
 - :func:`memory_figure` — one row per core: SBUF (partitions × bytes, each placed allocation a
   labelled rectangle, the reserved bytes shaded), PSUM (partitions × bytes across the banks,
@@ -45,18 +46,16 @@ class PlotUnavailableError(LncsplitError, ImportError):
     """matplotlib is not installed."""
 
 
-def _pyplot() -> Any:
+def _figure(width: float, height: float) -> Any:
+    """A new Figure, without pyplot: no global state, so threads can draw at the same time."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
     except ImportError as e:  # pragma: no cover - exercised only without matplotlib
         raise PlotUnavailableError(
             "plotting the memory report needs matplotlib: pip install 'lncsplit[plot]' "
             "(or pip install matplotlib)"
         ) from e
-    return plt
+    return Figure(figsize=(width, height), layout="constrained")
 
 
 def format_bytes(n: float) -> str:
@@ -268,13 +267,11 @@ def memory_figure(
     title: str | None = None,
     summary: bool = True,
 ) -> Any:
-    """A matplotlib Figure: one row of SBUF/PSUM/DRAM maps per core in ``maps``, then the
-    summary row (when ``summary``). The caller closes it (``plt.close(fig)``)."""
-    plt = _pyplot()
+    """A matplotlib Figure (made without pyplot, so nothing to close): one row of
+    SBUF/PSUM/DRAM maps per core in ``maps``, then the summary row (when ``summary``)."""
     rows = len(maps) + (1 if summary else 0)
-    fig, axes = plt.subplots(
-        max(rows, 1), 3, figsize=(18, 3.6 * max(rows, 1)), squeeze=False, layout="constrained"
-    )
+    fig = _figure(18, 3.6 * max(rows, 1))
+    axes = fig.subplots(max(rows, 1), 3, squeeze=False)
     for r, cm in enumerate(maps):
         for col, draw in enumerate((_draw_sbuf, _draw_psum, _draw_dram)):
             axes[r][col].set_label(f"{_MEMORY_COLUMNS[col].lower()}-core{cm.core}")
@@ -288,11 +285,7 @@ def memory_figure(
 
 
 def _save(fig: Any, target: Any) -> None:
-    plt = _pyplot()
-    try:
-        fig.savefig(target, dpi=90)
-    finally:
-        plt.close(fig)
+    fig.savefig(target, dpi=90)
 
 
 def memory_png(
@@ -330,8 +323,8 @@ def plot_report(
 ) -> None:
     """Draw ``report``'s summary (SBUF, PSUM, DRAM use per core as a % of each core's own
     limit, log scale, the absolute figure on each bar) to ``path``; ``title`` names the input."""
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), squeeze=False, layout="constrained")
+    fig = _figure(15, 4.2)
+    axes = fig.subplots(1, 3, squeeze=False)
     _draw_summary(axes[0], report)
     status = "ok" if report.ok else f"{len(report.violations)} violation(s)"
     head = f"{title}: " if title else ""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,21 +305,12 @@ def write_html_report(
     **kwargs: Any,
 ) -> Path:
     """Read the split output ``split_dir`` and write its report page to ``path`` (atomically:
-    a temporary file in the same directory, then a rename)."""
+    a temporary file beside it, then a rename)."""
     cores = load_split_dir(split_dir)
     kwargs.setdefault("title", str(split_dir))
     text = html_report(cores, source, **kwargs)
+    from lncsplit._atomic import write_file_atomic
+
     out = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is an ordinary file
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_file_atomic(out, text.encode("utf-8"))
     return out

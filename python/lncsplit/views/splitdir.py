@@ -11,8 +11,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from lncsplit._core import Module, load
-from lncsplit.corpus import core_file_name
+from lncsplit._core import Module
 from lncsplit.errors import LncsplitError
 
 __all__ = ["NotASplitOutputError", "check_cores", "find_split_dirs", "load_split_dir"]
@@ -22,52 +21,38 @@ class NotASplitOutputError(LncsplitError, ValueError):
     """A directory that is not one split output, or modules that are not one kernel's cores."""
 
 
-def _core_files(d: Path) -> list[Path]:
-    files = []
-    c = 0
-    while (d / core_file_name(c)).is_file():
-        files.append(d / core_file_name(c))
-        c += 1
-    return files
-
-
 def find_split_dirs(root: str | os.PathLike[str]) -> list[Path]:
-    """Every directory under ``root`` (itself included) holding ``nc00.json``, sorted;
-    hidden directories are skipped."""
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        if core_file_name(0) in filenames:
-            out.append(Path(dirpath))
-    return out
+    """Every split output under ``root`` (itself included), in discovery order."""
+    from lncsplit.discovery import discover_units
+
+    return [Path(u.path) for u in discover_units([root], core_sets=True) if u.kind == "core_set"]
 
 
 def load_split_dir(path: str | os.PathLike[str]) -> list[Module]:
-    """The core modules of the split output ``path``, in core order.
+    """The core modules of the split output ``path``, in core order (the core-set rules of
+    :mod:`lncsplit.discovery`: ``nc00 … nc<N-1>`` without gaps, file c carrying core c).
 
-    Raises :class:`NotASplitOutputError` when ``path`` is not a directory holding ``nc00.json``
-    (naming the split outputs below it, if any) or when the files are not one kernel's cores.
+    Raises :class:`NotASplitOutputError` when ``path`` is not a directory holding ``nc00.json``,
+    naming the split outputs below it, if any.
     """
+    from lncsplit.discovery import discover_units, load_core_set
+
     d = Path(path)
     if not d.is_dir():
         raise NotASplitOutputError(
             f"{d} is not a directory; give the directory of one split output "
             "(it holds nc00.json … nc<N-1>.json)"
         )
-    files = _core_files(d)
-    if not files:
-        below = [p for p in find_split_dirs(d) if p != d]
+    units = [u for u in discover_units([d], core_sets=True) if u.kind == "core_set"]
+    mine = [u for u in units if Path(u.path) == d]
+    if not mine:
         hint = ""
-        if below:
-            shown = ", ".join(str(p) for p in below[:5])
-            more = f" and {len(below) - 5} more" if len(below) > 5 else ""
-            hint = f"; it contains {len(below)} split output(s): {shown}{more}"
-        raise NotASplitOutputError(
-            f"{d} is not one split output: it has no {core_file_name(0)}{hint}"
-        )
-    cores = [load(f) for f in files]
-    check_cores(cores, what=str(d))
-    return cores
+        if units:
+            shown = ", ".join(u.path for u in units[:5])
+            more = f" and {len(units) - 5} more" if len(units) > 5 else ""
+            hint = f"; it contains {len(units)} split output(s): {shown}{more}"
+        raise NotASplitOutputError(f"{d} is not one split output: it has no nc00.json{hint}")
+    return load_core_set(mine[0])
 
 
 def check_cores(cores: Sequence[Module], what: str = "cores") -> None:

@@ -28,10 +28,13 @@ from .custom_calls import (
 )
 from .hlo import HloComputation, HloInstruction, HloModule, HloOperand, HloParseError, HloShape
 from .lowering import (
+    HLO_SUFFIXES,
     LoweredHlo,
     LoweringError,
     NothingToLowerError,
     digit_linear_fit,
+    is_hlo_path,
+    lower_hlo_file,
     lower_hlo_text,
     lower_to_symbolic,
     lower_to_symbolic_json,
@@ -74,6 +77,9 @@ __all__ = [
     "HloModule",
     "LoweredHlo",
     "NothingToLowerError",
+    "HLO_SUFFIXES",
+    "is_hlo_path",
+    "lower_hlo_file",
     "lower_hlo_text",
     "HloOperand",
     "HloParseError",

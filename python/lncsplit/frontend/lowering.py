@@ -24,6 +24,7 @@ import importlib
 import itertools
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,9 @@ __all__ = [
     "LoweringError",
     "NothingToLowerError",
     "digit_linear_fit",
+    "HLO_SUFFIXES",
+    "is_hlo_path",
+    "lower_hlo_file",
     "lower_hlo_text",
     "lower_to_symbolic",
     "lower_to_symbolic_json",
@@ -450,7 +454,7 @@ def lower_hlo_text(text: str, lnc: int, *, arch: str = "gen3") -> LoweredHlo:
     instrs = list(hlo.instructions)
     if not instrs:
         raise NothingToLowerError(
-            "no HLO instruction found: is this HLO text as XLA/JAX print it "
+            "nothing to lower: no HLO instruction found; is this HLO text as XLA/JAX print it "
             "(jax.jit(f).lower(...).compiler_ir('hlo').as_hlo_text())?"
         )
     constraints = [
@@ -460,9 +464,9 @@ def lower_hlo_text(text: str, lnc: int, *, arch: str = "gen3") -> LoweredHlo:
     ]
     if not constraints:
         raise NothingToLowerError(
-            f"HLO module {hlo.name or '(unnamed)'} has no {LNC_SHARDING_CONSTRAINT} custom call: "
-            f"nothing to lower (lncsplit lowers only the LNC sharding constraints; "
-            f"{len(instrs)} other instruction(s) found)"
+            f"nothing to lower: HLO module {hlo.name or '(unnamed)'} has no "
+            f"{LNC_SHARDING_CONSTRAINT} custom call (lncsplit lowers only the LNC sharding "
+            f"constraints; {len(instrs)} other instruction(s) found)"
         )
     doc = lower_to_symbolic_json(hlo, lnc, arch=arch)
     made = sum(len(b["instructions"]) for f in doc["functions"] for b in f["basic_blocks"])
@@ -477,3 +481,18 @@ def lower_hlo_text(text: str, lnc: int, *, arch: str = "gen3") -> LoweredHlo:
             "sharding constraints (the data each core owns), not the computation"
         )
     return LoweredHlo(doc, notes)
+
+
+#: File names read as HLO text (contract §5: explicitly named inputs only).
+HLO_SUFFIXES = (".hlo.txt", ".hlo")
+
+
+def is_hlo_path(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names HLO text (``*.hlo``, ``*.hlo.txt``; case-insensitive)."""
+    return os.fspath(path).lower().endswith(HLO_SUFFIXES)
+
+
+def lower_hlo_file(path: str | os.PathLike[str], lnc: int, *, arch: str = "gen3") -> LoweredHlo:
+    """:func:`lower_hlo_text` of a file (UTF-8)."""
+    with open(path, encoding="utf-8") as f:
+        return lower_hlo_text(f.read(), lnc, arch=arch)

@@ -71,9 +71,7 @@ class _Ids:
         return self.inst.setdefault(key, f"i{len(self.inst)}")
 
 
-def _core_cells(
-    key: tuple[str, str], present: list[bool], ex: Explanation | None
-) -> list[dict[str, Any]]:
+def _core_cells(present: list[bool], ex: Explanation | None) -> list[dict[str, Any]]:
     cells = []
     for c, here in enumerate(present):
         if ex is not None:
@@ -112,6 +110,7 @@ def _instruction_rows(
     for c in cores:
         per_core.append({(r.function, r.name): r for r in walk_instructions(c)})
     differing = {(d.function, d.instruction) for d in diffs.differences if d.instruction}
+    race_index = races.by_instruction()
     rows = []
     for key in merged_order(per_core, order):
         refs = [idx.get(key) for idx in per_core]
@@ -126,9 +125,7 @@ def _instruction_rows(
                 if a.memsetref
             }
         )
-        race_ids = sorted(
-            {k for c in range(len(cores)) for k in races.involving(c, key[0], key[1])}
-        )
+        race_ids = race_index.get(key, [])
         rows.append(
             {
                 "id": ids.instruction(key),
@@ -136,7 +133,7 @@ def _instruction_rows(
                 "name": key[1],
                 "block": first.block if first is not None else (ex.block if ex else ""),
                 "opcode": first.view.opcode if first is not None else (ex.opcode if ex else ""),
-                "cells": _core_cells(key, [r is not None for r in refs], ex),
+                "cells": _core_cells([r is not None for r in refs], ex),
                 "differs": key in differing,
                 "memory": [
                     {"core": c, "set": s, "href": "#" + ids.sets[(c, key[0], s)]}

@@ -42,19 +42,15 @@ class RaceSection:
     mode: str | None = None
     races: list[dict[str, Any]] = field(default_factory=list)
 
-    def involving(self, core: int, function: str, instruction: str) -> list[int]:
-        """Indexes of the races one of whose sides is ``instruction`` on ``core``."""
-        out = []
+    def by_instruction(self) -> dict[tuple[str, str], list[int]]:
+        """``(function, instruction)`` → indexes of the races it is a side of (any core)."""
+        out: dict[tuple[str, str], list[int]] = {}
         for k, r in enumerate(self.races):
             for side in ("a", "b"):
                 s = r.get(side) or {}
-                if (s.get("core"), s.get("function"), s.get("instruction")) == (
-                    core,
-                    function,
-                    instruction,
-                ):
-                    out.append(k)
-                    break
+                key = (str(s.get("function")), str(s.get("instruction")))
+                if k not in out.get(key, []):
+                    out.setdefault(key, []).append(k)
         return out
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from lncsplit.memory._types import LocationLike, LocationSetLike, ModuleLike
+from lncsplit._core import MemoryLocationSetView, MemoryLocationView, Module
 from lncsplit.memory.checks import Usage, Violation, is_shared_location, tensor_bytes
 from lncsplit.memory.report import MemoryReport, check_memory
 
@@ -94,14 +94,14 @@ class CoreMap:
         return [*self.sbuf, *self.psum, *self.dram, *self.shared]
 
 
-def _remote(loc: LocationLike) -> str | None:
+def _remote(loc: MemoryLocationView) -> str | None:
     t = loc.remote_local_target
     if not t:
         return None
     return f"core {t.get('core')} {t.get('name')}"
 
 
-def _psum_start(loc: LocationLike, bank_size: int) -> tuple[int | None, int | None]:
+def _psum_start(loc: MemoryLocationView, bank_size: int) -> tuple[int | None, int | None]:
     """(first byte, first bank): ``addr`` when set; else the first byte of ``bank``."""
     bank = loc.bank if loc.bank is not None and loc.bank >= 0 else None
     if loc.addr is not None:
@@ -112,7 +112,11 @@ def _psum_start(loc: LocationLike, bank_size: int) -> tuple[int | None, int | No
 
 
 def _placement(
-    fn: str, s: LocationSetLike, loc: LocationLike, bank_size: int, rules: tuple[str, ...]
+    fn: str,
+    s: MemoryLocationSetView,
+    loc: MemoryLocationView,
+    bank_size: int,
+    rules: tuple[str, ...],
 ) -> Placement | None:
     bpp = s.bytes_per_partition or 0
 
@@ -140,7 +144,7 @@ def _rules_by_location(usage: Usage) -> dict[tuple[str | None, str | None], tupl
     return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
 
 
-def _core_map(module: ModuleLike, usage: Usage) -> CoreMap:
+def _core_map(module: Module, usage: Usage) -> CoreMap:
     cm = CoreMap(module=module.name, core=usage.core, arch=usage.arch, usage=usage)
     bank_size = usage.limits.get("psum_bank_size", 2048)
     rules = _rules_by_location(usage)
@@ -159,7 +163,7 @@ def _core_map(module: ModuleLike, usage: Usage) -> CoreMap:
 
 
 def memory_maps(
-    modules: Sequence[ModuleLike], report: MemoryReport | None = None, *, arch: str | None = None
+    modules: Sequence[Module], report: MemoryReport | None = None, *, arch: str | None = None
 ) -> list[CoreMap]:
     """One :class:`CoreMap` per module (core), in the report's order.
 

@@ -24,8 +24,8 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
+from lncsplit._core import Module
 from lncsplit.errors import LncsplitError
-from lncsplit.memory._types import ModuleLike
 from lncsplit.memory.maps import CoreMap, Placement, memory_maps
 from lncsplit.memory.report import MemoryReport, check_memory
 
@@ -298,7 +298,7 @@ def memory_png(
 
 
 def plot_memory(
-    modules: Sequence[ModuleLike],
+    modules: Sequence[Module],
     path: str | os.PathLike[str],
     report: MemoryReport | None = None,
     *,

@@ -1,6 +1,6 @@
-//! Bindings for the inspection views (`lncsplit.explain`, `lncsplit.diff`,
-//! the HTML report): the pelican display form of an expression and the loop
-//! axes it still depends on. Thin: the walks live in `crate::pelican`.
+//! Bindings for inspecting a split (`lncsplit.explain`, `lncsplit.diff`, the
+//! HTML report): the pelican display form of an expression and the loop axes
+//! it still depends on. Thin: the walks live in `crate::pelican`.
 
 use pyo3::prelude::*;
 
@@ -10,7 +10,7 @@ use super::pelican::Expr;
 /// kind), cut at about `budget` characters.
 #[pyfunction]
 #[pyo3(signature = (expr, budget = 200))]
-fn expr_str(py: Python<'_>, expr: &Bound<'_, Expr>, budget: usize) -> PyResult<String> {
+pub(crate) fn expr_str(py: Python<'_>, expr: &Bound<'_, Expr>, budget: usize) -> PyResult<String> {
     let e = expr.get();
     e.owner.with_ctx(py, |c| c.display(e.id, budget))
 }
@@ -19,17 +19,11 @@ fn expr_str(py: Python<'_>, expr: &Bound<'_, Expr>, budget: usize) -> PyResult<S
 /// (first-seen order), whether it reads a runtime value, and whether a
 /// ShardId is still in it.
 #[pyfunction]
-fn expr_free_vars(py: Python<'_>, expr: &Bound<'_, Expr>) -> PyResult<(Vec<String>, bool, bool)> {
+pub(crate) fn expr_free_vars(py: Python<'_>, expr: &Bound<'_, Expr>) -> PyResult<(Vec<String>, bool, bool)> {
     let e = expr.get();
     e.owner.with_ctx(py, |c| {
         let fv = c.free_vars(e.id);
         let axes = fv.axes.iter().map(|a| c.axis(*a).name.to_string()).collect();
         (axes, fv.runtime, fv.shard)
     })
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(expr_str, m)?)?;
-    m.add_function(wrap_pyfunction!(expr_free_vars, m)?)?;
-    Ok(())
 }

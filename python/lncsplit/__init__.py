@@ -32,7 +32,7 @@ from lncsplit.passes import (
 from lncsplit.pipeline import PassOptions, run_pipeline
 
 if TYPE_CHECKING:
-    from lncsplit import frontend, memory
+    from lncsplit import frontend, memory, sim
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
     from lncsplit.views.diff import diff
@@ -49,6 +49,7 @@ _LAZY = {
     "MemoryReport": ("lncsplit.memory", "MemoryReport"),
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
+    "sim": ("lncsplit.sim", None),
     "explain": ("lncsplit.views.explain", "explain"),
     "diff": ("lncsplit.views.diff", "diff"),
 }
@@ -86,6 +87,7 @@ __all__ = [
     "pelican",
     "process_files",
     "run_pipeline",
+    "sim",
     "split",
     "verify_bir",
     "verify_bir_serdes",

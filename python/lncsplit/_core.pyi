@@ -308,7 +308,25 @@ def release(modules: list[Module]) -> None:
 def has_shard_ids(module: Module) -> bool:
     """True when any expression of the module still contains a ShardId."""
 
-# Inspection views (rust/src/py/views.rs)
+# --------------------------------------------------------------------------
+# simulator (owner: BirSim, contract §3.8; the API is lncsplit.sim)
+# --------------------------------------------------------------------------
+
+def sim_plan(
+    modules: Sequence[Module], lnc: int | None = None
+) -> tuple[int, bool, list[tuple[int, str, str, str, str, list[int], int, int]]]:
+    """``(lnc, symbolic, sets)``: every Input/Output set of every core as
+    ``(core, function, set, kind, dtype, shape, partition_dim, esize)``."""
+
+def sim_is_linked(module: Module) -> bool: ...
+def sim_run(
+    modules: Sequence[Module],
+    inputs: Sequence[tuple[int, str, str, bytes]],
+    lnc: int | None = None,
+) -> dict[str, Any]:
+    """Run the simulator; inputs and outputs are partition-major bytes."""
+
+# Inspection views (rust/src/py/inspect.rs)
 def expr_str(expr: Expr, budget: int = 200) -> str:
     """The pelican display form of ``expr``, cut at about ``budget`` characters."""
 

@@ -15,6 +15,7 @@ pub(crate) mod inspect;
 pub(crate) mod module;
 pub(crate) mod passes;
 pub(crate) mod pelican;
+pub(crate) mod sim;
 pub(crate) mod views;
 
 use pyo3::prelude::*;
@@ -49,4 +50,8 @@ mod _core {
     use super::passes::{
         concretize, expand_replication, has_shard_ids, release, split, verify_bir, verify_concretized, verify_symbolic,
     };
+
+    // simulator (lncsplit.sim)
+    #[pymodule_export]
+    use super::sim::{sim_is_linked, sim_plan, sim_run};
 }

@@ -53,3 +53,13 @@ def test_hlo_without_lnc_constraints_is_nothing_to_lower() -> None:
 def test_text_that_is_not_hlo_is_nothing_to_lower() -> None:
     with pytest.raises(NothingToLowerError, match="no HLO instruction"):
         lower_hlo_text(json.dumps({"version": 2}), 2)
+
+
+def test_lowered_copies_have_equal_counts_so_the_simulator_runs_them() -> None:
+    """Contract §3.5/§3.8: each lowered copy reads the tile it writes; a copy of unequal counts
+    would be 9401 in the simulator (the whole operand into one tile used to be)."""
+    sim = pytest.importorskip("lncsplit.sim")
+    module = lower_hlo_text(hlo_example_path().read_text(), 2).module()
+    cores = lncsplit.run_pipeline([module.clone()], lncsplit.PassOptions(lnc_size=2))
+    for run in (sim.run(module, None, lnc=2), sim.run(cores, None)):
+        assert run.lnc == 2 and run.steps

@@ -20,11 +20,11 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from lncsplit.cli import gen, info, memory, sim, split, verify
+from lncsplit.cli import diff, explain, gen, info, lower, memory, report, sim, split, verify
 from lncsplit.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, err
 
 #: Every command, in ``--help`` order.
-COMMANDS: list[ModuleType] = [split, verify, info, gen, memory, sim]
+COMMANDS: list[ModuleType] = [split, verify, info, gen, memory, sim, explain, diff, report, lower]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -46,6 +46,8 @@ pub fn trip_count(lo: i64, ub: i64, step: i64) -> i64 {
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Meta {
+    /// Content digest (see `order.rs`): what terms are sorted by.
+    digest: u64,
     has_shard: bool,
     has_runtime: bool,
     depth: u32,
@@ -141,6 +143,12 @@ impl Context {
         self.meta[id as usize].depth
     }
 
+    /// The content digest of a node: equal in every context holding an
+    /// equal expression (ids play no part in it).
+    pub fn digest(&self, id: ExprId) -> u64 {
+        self.meta[id as usize].digest
+    }
+
     // ---------------------------------------------------------------- axes
 
     /// Define a new loop axis. Every call makes a distinct axis, even with the
@@ -208,6 +216,7 @@ impl Context {
 
     fn meta_of(&self, node: &Node) -> Result<Meta> {
         let mut m = Meta {
+            digest: self.content_digest(node),
             has_shard: matches!(node, Node::ShardId { .. }),
             has_runtime: matches!(
                 node,
@@ -378,7 +387,7 @@ impl Context {
     }
 
     /// createAffineExpr: c + Σ coeff·idx. Canonical form: indices merged,
-    /// zero coefficients dropped, terms ordered by id. No other rewriting: an
+    /// zero coefficients dropped, terms in content order (`order.rs`). No other rewriting: an
     /// AffExpr `1·i + 0` stays an AffExpr.
     pub fn aff_expr(&mut self, terms: &[(ExprId, i64)], c: i64) -> Result<ExprId> {
         let mut t: Vec<(ExprId, i64)> = Vec::with_capacity(terms.len());
@@ -397,7 +406,7 @@ impl Context {
             }
             t.push((idx, coeff));
         }
-        t.sort_unstable_by_key(|x| x.0);
+        t.sort_unstable_by(|x, y| self.order(x.0, y.0));
         // merge repeated indices in place, then drop zero coefficients
         let mut w = 0;
         for r in 0..t.len() {
@@ -425,13 +434,14 @@ impl Context {
             .expect("a constant always interns")
     }
 
-    /// createNArySum: terms ordered by id (so a+b ≡ b+a); duplicates kept.
+    /// createNArySum: terms in content order (so a+b ≡ b+a, and the written
+    /// order does not depend on ids); duplicates kept.
     pub fn sum(&mut self, terms: &[ExprId]) -> Result<ExprId> {
         for &t in terms {
             self.check_id(t)?;
         }
         let mut t = terms.to_vec();
-        t.sort_unstable();
+        t.sort_unstable_by(|&x, &y| self.order(x, y));
         self.intern(Node::Sum {
             terms: t.into_boxed_slice(),
         })

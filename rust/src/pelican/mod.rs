@@ -13,6 +13,7 @@ pub mod display;
 pub mod eval;
 pub mod kinds;
 pub mod legality;
+mod order;
 pub mod predicate;
 pub mod wire;
 
@@ -21,7 +22,7 @@ pub use context::{Axis, Context, MAX_DEPTH};
 pub use eval::Bindings;
 pub use kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
 pub use predicate::{eval_mask, eval_mask_batch, AffinePredicate};
-pub use wire::{ContextScope, FreeScope, Scope, Wire};
+pub use wire::{Built, ContextScope, ExprFields, FreeScope, Scope, Tag, Wire};
 
 #[cfg(test)]
 mod tests;

@@ -1,3 +1,7 @@
+//! The previous writer (serde `Serialize` adaptors), kept for tests only: the
+//! typed writer must give exactly its bytes.
+#![allow(dead_code)]
+//!
 //! [`Module`] → BIR-JSON, streamed through serde (no intermediate DOM).
 //!
 //! Key order is fixed: the modelled keys in schema order, then every unknown
@@ -8,11 +12,11 @@
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
-use super::argument::Argument;
-use super::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
-use super::memory::{MemoryLocation, MemoryLocationSet};
-use super::module::{Function, Module};
-use super::Extra;
+use crate::bir::argument::Argument;
+use crate::bir::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
+use crate::bir::memory::{MemoryLocation, MemoryLocationSet};
+use crate::bir::module::{Function, Module};
+use crate::bir::Extra;
 use crate::error::{Error, Result};
 use crate::pelican::{AffinePredicate, Context, ExprId, Wire};
 

@@ -214,7 +214,9 @@ impl PyBirModule {
     #[pyo3(signature = (version = 2))]
     fn to_json<'py>(&self, py: Python<'py>, version: u32) -> PyResult<Bound<'py, PyString>> {
         let m = &self.inner;
-        let bytes = py.detach(|| crate::bir::dump_module(m, version)).py(py)?;
+        let bytes = py
+            .detach(|| crate::bir::dump::dump_module_parallel(m, version))
+            .py(py)?;
         let s = std::str::from_utf8(&bytes).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(PyString::new(py, s))
     }
@@ -223,7 +225,9 @@ impl PyBirModule {
     #[pyo3(signature = (version = 2))]
     fn to_bytes<'py>(&self, py: Python<'py>, version: u32) -> PyResult<Bound<'py, PyBytes>> {
         let m = &self.inner;
-        let bytes = py.detach(|| crate::bir::dump_module(m, version)).py(py)?;
+        let bytes = py
+            .detach(|| crate::bir::dump::dump_module_parallel(m, version))
+            .py(py)?;
         Ok(PyBytes::new(py, &bytes))
     }
 

@@ -41,11 +41,30 @@ fn check_version(version: u32) -> Result<()> {
     Ok(())
 }
 
+/// Blocks with at least this many instructions are written in parallel
+/// chunks by [`dump_module_parallel`].
+const PAR_BLOCK: usize = 16384;
+
 /// Serialize a module to JSON bytes in wire `version` (1 or 2).
 pub fn dump_module(m: &Module, version: u32) -> Result<Vec<u8>> {
+    dump(m, version, usize::MAX)
+}
+
+/// [`dump_module`] with large blocks written on rayon's pool (chunks of
+/// instructions, each with its own expression cache, joined in order): the
+/// same bytes. For one big module written from Python; a corpus run keeps
+/// one file per core and uses [`dump_module`].
+pub fn dump_module_parallel(m: &Module, version: u32) -> Result<Vec<u8>> {
+    dump(m, version, PAR_BLOCK)
+}
+
+/// Blocks of at least `par_block` instructions are written in parallel.
+fn dump(m: &Module, version: u32, par_block: usize) -> Result<Vec<u8>> {
     check_version(version)?;
     let mut o = Out::memory(m.instruction_count().saturating_mul(BYTES_PER_INSTRUCTION) + 4096);
-    Writer::new(&m.ctx, version).module(&mut o, m)?;
+    let mut w = Writer::new(&m.ctx, version);
+    w.par_block = par_block;
+    w.module(&mut o, m)?;
     Ok(o.buf)
 }
 
@@ -137,6 +156,8 @@ macro_rules! opt {
 struct Writer<'c> {
     exprs: ExprWriter<'c>,
     version: u32,
+    /// Blocks this long are written in parallel chunks.
+    par_block: usize,
 }
 
 impl<'c> Writer<'c> {
@@ -144,6 +165,7 @@ impl<'c> Writer<'c> {
         Writer {
             exprs: ExprWriter::new(ctx),
             version,
+            par_block: usize::MAX,
         }
     }
 
@@ -232,16 +254,47 @@ impl<'c> Writer<'c> {
         o.raw(br#"{"name":"#);
         o.str(&b.name);
         o.raw(br#","instructions":["#);
-        for (i, inst) in b.instructions.iter().enumerate() {
+        if b.instructions.len() >= self.par_block.max(2) {
+            self.instructions_parallel(o, &b.instructions)?;
+        } else {
+            self.instructions(o, &b.instructions)?;
+        }
+        o.byte(b']');
+        extras(o, &b.extra);
+        o.byte(b'}');
+        Ok(())
+    }
+
+    fn instructions(&mut self, o: &mut Out, insts: &[Instruction]) -> Result<()> {
+        for (i, inst) in insts.iter().enumerate() {
             if i > 0 {
                 o.byte(b',');
             }
             self.instruction(o, inst)?;
             o.boundary().map_err(io)?;
         }
-        o.byte(b']');
-        extras(o, &b.extra);
-        o.byte(b'}');
+        Ok(())
+    }
+
+    /// Chunks of instructions written on rayon's pool, joined in order.
+    fn instructions_parallel(&mut self, o: &mut Out, insts: &[Instruction]) -> Result<()> {
+        use rayon::prelude::*;
+        let chunk = insts.len().div_ceil(rayon::current_num_threads().max(1));
+        let (ctx, version) = (self.exprs.ctx(), self.version);
+        let parts: Vec<Vec<u8>> = insts
+            .par_chunks(chunk)
+            .map(|c| {
+                let mut part = Out::memory(c.len().saturating_mul(BYTES_PER_INSTRUCTION));
+                Writer::new(ctx, version).instructions(&mut part, c)?;
+                Ok(part.buf)
+            })
+            .collect::<Result<_>>()?;
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                o.byte(b',');
+            }
+            o.raw(p);
+        }
         Ok(())
     }
 
@@ -520,6 +573,7 @@ mod tests {
             let mut streamed = Vec::new();
             write_module(&m, 2, &mut streamed).unwrap();
             assert_eq!(streamed, typed);
+            assert_eq!(dump(&m, 2, 64).unwrap(), typed);
         }
     }
 

@@ -5,9 +5,12 @@
 //! against the loader state ([`LoadScope`]).
 
 use std::fmt;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
+use hashbrown::HashTable;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::seed::{val, visit, DeResult, Key, KeySeed, Kind, SeqK, Visit, I64K, U64K};
@@ -20,6 +23,8 @@ use crate::pelican::{AxisId, Built, Context, ExprFields, ExprId, Scope};
 /// (nearest first), the function's registers, its shard-id set.
 struct LoadScope<'a> {
     axes: &'a [(Arc<str>, AxisId)],
+    /// Counts axis lookups (whether an expression depends on its scope).
+    lookups: &'a mut u64,
     shards: &'a mut Vec<i64>,
     registers: Option<&'a [Arc<str>]>,
     pending: &'a mut Vec<Arc<str>>,
@@ -29,6 +34,7 @@ struct LoadScope<'a> {
 
 impl Scope for LoadScope<'_> {
     fn axis(&mut self, _ctx: &mut Context, name: &str) -> Option<AxisId> {
+        *self.lookups += 1;
         self.axes.iter().rev().find(|(n, _)| &**n == name).map(|(_, a)| *a)
     }
 
@@ -64,6 +70,7 @@ impl State {
         };
         let mut scope = LoadScope {
             axes: &self.axes,
+            lookups: &mut self.axis_lookups,
             shards: &mut self.shards,
             registers: self.registers.as_deref(),
             pending: &mut self.pending_registers,
@@ -105,17 +112,89 @@ impl Kind for IntOrExprK {
     }
 }
 
-/// One pelican expression: streamed (v2) or through the DOM reader (v1).
+/// One pelican expression (an argument's address, a predicate): v2 text
+/// already met in this function and scope is looked up rather than parsed
+/// again (see [`ExprCache`]).
 pub(super) struct ExprK;
 
 impl Kind for ExprK {
+    type Out = ExprId;
+    fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<ExprId, D::Error> {
+        if st.version != 2 || st.locate.is_some() {
+            return NodeK::de(st, d);
+        }
+        let raw = <&RawValue as de::Deserialize>::deserialize(d)?;
+        let text = raw.get();
+        let scope = st.axes.last().map_or(0, |a| a.1 + 1);
+        if let Some(id) = st.exprs.get(text, scope) {
+            return Ok(id);
+        }
+        let lookups = st.axis_lookups;
+        let id = st.reparse::<NodeK, D::Error>(raw)?;
+        // An expression naming no loop axis means the same in every scope.
+        let scope = if st.axis_lookups == lookups { ANY_SCOPE } else { scope };
+        st.exprs.insert(text, scope, id);
+        Ok(id)
+    }
+}
+
+/// Scope tag of an expression that names no loop axis.
+const ANY_SCOPE: u32 = u32::MAX;
+
+/// The expressions of the current function by their exact text: real
+/// modules repeat a few address expressions thousands of times, and finding
+/// the text is much cheaper than parsing it. The text of an expression
+/// naming a loop axis means something else under another loop, so such
+/// entries also record the innermost loop they were read in. Cleared at
+/// every function (ShardId and register notes are per function).
+#[derive(Default)]
+pub(super) struct ExprCache {
+    table: HashTable<(Box<str>, u32, ExprId)>,
+}
+
+fn hash_text(s: &str) -> u64 {
+    foldhash::fast::FixedState::with_seed(0x6578_7072).hash_one(s)
+}
+
+impl ExprCache {
+    /// Longest text worth keeping.
+    const MAX_LEN: usize = 1024;
+
+    fn get(&self, text: &str, scope: u32) -> Option<ExprId> {
+        let (_, s, id) = self.table.find(hash_text(text), |e| &*e.0 == text)?;
+        (*s == ANY_SCOPE || *s == scope).then_some(*id)
+    }
+
+    fn insert(&mut self, text: &str, scope: u32, id: ExprId) {
+        if text.len() > Self::MAX_LEN {
+            return;
+        }
+        let h = hash_text(text);
+        match self.table.find_mut(h, |e| &*e.0 == text) {
+            Some(e) => (e.1, e.2) = (scope, id),
+            None => {
+                self.table
+                    .insert_unique(h, (text.into(), scope, id), |e| hash_text(&e.0));
+            }
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.table.clear();
+    }
+}
+
+/// One pelican expression node: streamed (v2) or through the DOM reader (v1).
+struct NodeK;
+
+impl Kind for NodeK {
     type Out = ExprId;
     fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<ExprId, D::Error> {
         if st.version == 1 {
             let v = <Value as de::Deserialize>::deserialize(d)?;
             return expr_from_value(st, &v);
         }
-        match d.deserialize_map(visit::<ExprK>(st))? {
+        match d.deserialize_map(visit::<NodeK>(st))? {
             Built::Expr(e) => Ok(e),
             Built::Term(..) => Err(st.pelican(Error::wire("missing key \"kind\" in pelican expression", ""))),
         }
@@ -128,7 +207,7 @@ struct TermK;
 impl Kind for TermK {
     type Out = Built;
     fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<Built, D::Error> {
-        d.deserialize_map(visit::<ExprK>(st))
+        d.deserialize_map(visit::<NodeK>(st))
     }
 }
 
@@ -141,7 +220,7 @@ fn text<'de, A: MapAccess<'de>>(st: &mut State, map: &mut A, key: &'static str) 
     r
 }
 
-impl<'de> Visitor<'de> for Visit<'_, ExprK> {
+impl<'de> Visitor<'de> for Visit<'_, NodeK> {
     type Value = Built;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a pelican expression object")
@@ -155,12 +234,12 @@ impl<'de> Visitor<'de> for Visit<'_, ExprK> {
                 "kind" => f.set_kind(text(st, &mut map, "kind")?.into_cow()),
                 "terms" => f.terms = Some(val::<SeqK<TermK>, _>(st, &mut map, "terms")?),
                 "n_terms" => f.n_terms = Some(val::<U64K, _>(st, &mut map, "n_terms")?),
-                "idx" => f.idx = Some(val::<ExprK, _>(st, &mut map, "idx")?),
+                "idx" => f.idx = Some(val::<NodeK, _>(st, &mut map, "idx")?),
                 "coeff" => f.coeff = Some(val::<I64K, _>(st, &mut map, "coeff")?),
                 "c" => f.c = Some(val::<I64K, _>(st, &mut map, "c")?),
-                "var" => f.var = Some(val::<ExprK, _>(st, &mut map, "var")?),
+                "var" => f.var = Some(val::<NodeK, _>(st, &mut map, "var")?),
                 "scale" => f.scale = Some(val::<I64K, _>(st, &mut map, "scale")?),
-                "numer" => f.numer = Some(val::<ExprK, _>(st, &mut map, "numer")?),
+                "numer" => f.numer = Some(val::<NodeK, _>(st, &mut map, "numer")?),
                 "denom" => f.denom = Some(val::<I64K, _>(st, &mut map, "denom")?),
                 "replica_groups_id" => f.replica_groups_id = Some(val::<U64K, _>(st, &mut map, "replica_groups_id")?),
                 "axis" => f.axis = Some(text(st, &mut map, "axis")?.into_cow()),

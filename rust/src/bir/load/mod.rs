@@ -40,6 +40,7 @@ use serde::de::{self, DeserializeSeed};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use self::expr::ExprCache;
 use self::seed::{Kind, Seed, Strings};
 use super::module::Module;
 use crate::error::{Error, Result};
@@ -183,6 +184,10 @@ struct State {
     registers: Option<Vec<Arc<str>>>,
     /// Registers named before `registers` was read, checked at the end.
     pending_registers: Vec<Arc<str>>,
+    /// Expressions of the function by their text.
+    exprs: ExprCache,
+    /// Loop-axis lookups made so far (see `ExprCache`).
+    axis_lookups: u64,
 }
 
 impl State {
@@ -202,6 +207,8 @@ impl State {
             shards: Vec::new(),
             registers: None,
             pending_registers: Vec::new(),
+            exprs: ExprCache::default(),
+            axis_lookups: 0,
         }
     }
 
@@ -240,14 +247,23 @@ impl State {
     /// The error a serde failure stands for: ours if we raised one, else
     /// serde's (syntax or type), with its path relative to where it
     /// happened.
+    /// `nested`: `e` comes from parsing a captured value again, so serde's
+    /// line and column (within that value) would mislead; the path says
+    /// where it is.
     #[cold]
-    fn take_error(&mut self, e: serde_json::Error) -> Error {
+    fn take_error(&mut self, e: serde_json::Error, nested: bool) -> Error {
         if let Some(err) = self.err.take() {
             return err;
         }
+        let mut msg = e.to_string();
+        if nested {
+            if let Some(i) = msg.rfind(" at line ") {
+                msg.truncate(i);
+            }
+        }
         match e.classify() {
-            serde_json::error::Category::Data => Error::bir(e.to_string(), ""),
-            _ => Error::bir(format!("malformed JSON: {e}"), ""),
+            serde_json::error::Category::Data => Error::bir(msg, ""),
+            _ => Error::bir(format!("malformed JSON: {msg}"), ""),
         }
     }
 
@@ -255,7 +271,7 @@ impl State {
     /// the error carried from where it was raised.
     #[cold]
     fn finish(mut self, e: serde_json::Error) -> Error {
-        let err = self.take_error(e);
+        let err = self.take_error(e, false);
         let prefix = render(self.unwind.iter().rev());
         match err {
             Error::BirJson { message, path } => Error::bir(message, prefix + &path),
@@ -296,7 +312,7 @@ impl State {
         match K::de(self, &mut de) {
             Ok(v) => Ok(v),
             Err(e) => {
-                let err = self.take_error(e);
+                let err = self.take_error(e, true);
                 Err(self.fail(err))
             }
         }

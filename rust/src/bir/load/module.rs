@@ -187,6 +187,7 @@ impl<'de> Visitor<'de> for Visit<'_, FunctionK> {
         st.shards.clear();
         st.registers = None;
         st.pending_registers.clear();
+        st.exprs.clear();
         let (mut name, mut allocations, mut blocks) = (None, Vec::new(), Vec::new());
         let mut rest = Map::new();
         while let Some(k) = map.next_key_seed(KeySeed)? {

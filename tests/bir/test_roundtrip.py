@@ -311,3 +311,47 @@ def test_dump_is_a_fixed_point_after_one_load_and_split_clone_modes_agree(seed: 
     assert structural == via_json
     for b in structural:
         assert Module.from_json(b).to_bytes() == b
+
+
+# --------------------------------------------- numbers as written (issue 15.1)
+
+NUMBERS = [
+    "123456789012345678901234567890",
+    "-98765432109876543210987654321",
+    "18446744073709551616",
+    "1.0",
+    "-0.0",
+    "1e5",
+    "2.5E-7",
+    "0.1000000000000000055511151231257827",
+    "1.7976931348623157e309",
+]
+
+
+#: How they are written: every digit as read; only the exponent marker is
+#: normalized to ``e`` with an explicit sign (serde_json's number text).
+WRITTEN = [n.replace("E", "e").replace("e5", "e+5").replace("e309", "e+309") for n in NUMBERS]
+
+
+def test_numbers_in_unknown_keys_are_written_exactly_as_read() -> None:
+    d = small_module_dict()
+    text = json.dumps(d)[:-1] + ', "nums": [' + ", ".join(NUMBERS) + "]}"
+    out = Module.from_json(text).to_bytes()
+    assert b'"nums":[' + ",".join(WRITTEN).encode() + b"]" in out
+    assert Module.from_json(out).to_bytes() == out
+    # ... on every object kind, and through a structural and a JSON clone.
+    inst = d["functions"][0]["basic_blocks"][0]["instructions"][0]
+    inst["big"] = "@@"
+    text = json.dumps(d).replace('"@@"', NUMBERS[0])
+    m = Module.from_json(text)
+    for copy_ in (m, m.clone(), m.clone("json")):
+        assert b'"big":' + NUMBERS[0].encode() in copy_.to_bytes()
+
+
+def test_big_integers_reach_python_as_exact_ints() -> None:
+    d = small_module_dict()
+    d["functions"][0]["basic_blocks"][0]["instructions"][0]["big"] = "@@"
+    m = Module.from_json(json.dumps(d).replace('"@@"', NUMBERS[0]))
+    fields = m.functions[0].blocks[0].instructions[0].fields
+    assert fields["big"] == int(NUMBERS[0])
+    assert isinstance(fields["big"], int)

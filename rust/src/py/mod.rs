@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 
 pub(crate) mod errors;
 pub(crate) mod module;
+pub(crate) mod number;
 pub(crate) mod passes;
 pub(crate) mod pelican;
 

@@ -52,15 +52,7 @@ pub(crate) fn value_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py
     Ok(match v {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
-            }
-        }
+        Value::Number(n) => super::number::number_to_py(py, n)?,
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(a) => {
             let l = PyList::empty(py);

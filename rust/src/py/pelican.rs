@@ -189,15 +189,7 @@ fn json_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
     Ok(match v {
         Value::Null => py.None(),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any().unbind()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any().unbind()
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any().unbind()
-            }
-        }
+        Value::Number(n) => super::number::number_to_py(py, n)?.unbind(),
         Value::String(s) => PyString::new(py, s).into_any().unbind(),
         Value::Array(a) => {
             let l = PyList::empty(py);

@@ -12,6 +12,7 @@ use hashbrown::HashTable;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
 
 use super::{Seg, State};
 use crate::bir::Extra;
@@ -239,7 +240,10 @@ impl<'de, K: Kind> Visitor<'de> for Visit<'_, SeqK<K>> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<Self::Value, A::Error> {
         let st = self.0;
         st.enter()?;
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        // serde_json gives no length hint: short arrays (most of them) are
+        // collected on the stack and moved into a vector of exactly their
+        // length, so a loaded module carries no growth slack.
+        let mut out: SmallVec<[K::Out; 4]> = SmallVec::new();
         loop {
             match seq.next_element_seed(Seed::<K>::new(st)) {
                 Ok(Some(x)) => out.push(x),
@@ -250,12 +254,24 @@ impl<'de, K: Kind> Visitor<'de> for Visit<'_, SeqK<K>> {
                 }
             }
         }
-        // serde_json gives no length hint, so growth left up to 2x slack
-        // (capacity 4 for a 1-element argument list): a loaded module would
-        // otherwise be far larger than its clone.
-        out.shrink_to_fit();
         st.leave();
-        Ok(out)
+        Ok(exact_vec(out))
+    }
+}
+
+/// The items as a vector with no spare capacity.
+pub(super) fn exact_vec<T, const N: usize>(items: SmallVec<[T; N]>) -> Vec<T>
+where
+    [T; N]: smallvec::Array<Item = T>,
+{
+    if items.spilled() {
+        let mut v = items.into_vec();
+        v.shrink_to_fit();
+        v
+    } else {
+        let mut v = Vec::with_capacity(items.len());
+        v.extend(items);
+        v
     }
 }
 

@@ -77,7 +77,7 @@ pub fn write_module<W: Write>(m: &Module, version: u32, mut w: W) -> Result<()> 
 }
 
 fn io(e: std::io::Error) -> Error {
-    Error::Io(e.to_string())
+    Error::from(e)
 }
 
 /// Write one piece of a module with a fresh writer and parse it back.

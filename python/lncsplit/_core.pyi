@@ -284,6 +284,11 @@ def generate_module(
 def generate_corpus(
     dir: str | PathLike[str], modules: int, instructions: int, lnc: int = 2, seed: int = 0
 ) -> list[Path]: ...
+def describe_module(module: Module) -> dict[str, Any]:
+    """The ``lncsplit info`` description, read from the typed model."""
+
+def inferred_lnc(module: Module) -> int | None:
+    """The largest ShardId bound of the module's functions (its N), or None."""
 
 # ----------------------------------------------------------------- passes
 

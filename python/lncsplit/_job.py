@@ -226,17 +226,64 @@ def process_file(
     return res
 
 
+PhaseHook = Callable[[str, str, float], None]
+"""``hook(path, phase, seconds)``: the split of ``path`` entered ``phase``
+(``"load"``, ``"passes"``, ``"write"``) ``seconds`` after it started."""
+
+#: Seconds a file's split runs before its phases are reported.
+PHASE_REPORT_AFTER = 1.0
+
+_phase_hook: PhaseHook | None = None
+
+
+def set_phase_hook(hook: PhaseHook | None) -> None:
+    """Report the phases of every split that takes over
+    :data:`PHASE_REPORT_AFTER` seconds to ``hook`` (None: stop). In-process
+    executors only (a worker process has its own hook)."""
+    global _phase_hook
+    _phase_hook = hook
+
+
+class _Phases:
+    """Times the phases of one file's split; reports the slow ones."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.t0 = self.last = time.perf_counter()
+        self.current = ""
+        self.seconds: dict[str, float] = {}
+
+    def enter(self, phase: str) -> None:
+        now = time.perf_counter()
+        if self.current:
+            self.seconds[self.current] = round(now - self.last, 6)
+        self.current, self.last = phase, now
+        hook = _phase_hook
+        if hook is not None and phase and now - self.t0 > PHASE_REPORT_AFTER:
+            hook(self.path, phase, now - self.t0)
+
+    def finish(self, res: FileResult) -> None:
+        """Close the last phase; a slow file keeps its phase times in ``detail``."""
+        self.enter("")
+        if time.perf_counter() - self.t0 > PHASE_REPORT_AFTER:
+            res.detail["phases"] = self.seconds
+
+
 def _split_into(res: FileResult, path: str, dest: str, options: PassOptions) -> None:
     from lncsplit import Module, _core
     from lncsplit.pipeline import run_pipeline
 
+    phases = _Phases(path)
+    phases.enter("load")
     with open(path, "rb") as f:
         data = f.read()
     res.bytes_in = len(data)
     module = Module.from_json(data)
     del data
     res.instructions_in = module.instruction_count()
+    phases.enter("passes")
     cores = run_pipeline([module], options)
+    phases.enter("write")
     blobs = [m.to_bytes(version=2) for m in cores]
     counts = [m.instruction_count() for m in cores]
     # Free the per-core modules outside the GIL so worker threads overlap.
@@ -245,13 +292,16 @@ def _split_into(res: FileResult, path: str, dest: str, options: PassOptions) -> 
     res.outputs = write_core_files(dest, blobs)
     res.instructions_out = counts
     res.bytes_out = sum(len(b) for b in blobs)
+    phases.finish(res)
 
 
 __all__ = [
+    "PHASE_REPORT_AFTER",
     "CorpusInput",
     "ErrorInfo",
     "FileResult",
     "Job",
+    "PhaseHook",
     "Unit",
     "UnitKind",
     "call_job",
@@ -261,5 +311,6 @@ __all__ = [
     "output_dir",
     "process_file",
     "remove_unit_outputs",
+    "set_phase_hook",
     "strip_json",
 ]

@@ -260,7 +260,11 @@ def _interning_order_module() -> dict[str, Any]:
         "version": 2,
         "name": "order_nc_symbolic",
         "functions": [
-            {"name": "aux", "allocations": allocations, "basic_blocks": block(_pred_inst("a0", SHARD4))},
+            {
+                "name": "aux",
+                "allocations": allocations,
+                "basic_blocks": block(_pred_inst("a0", SHARD4)),
+            },
             {
                 "name": "main",
                 "registers": ["r0"],
@@ -297,7 +301,9 @@ def test_both_clone_modes_give_identical_bytes_whatever_the_interning_order() ->
 
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**32), n=st.integers(1, 400), lnc=st.sampled_from([2, 4]))
-def test_dump_is_a_fixed_point_after_one_load_and_split_clone_modes_agree(seed: int, n: int, lnc: int) -> None:
+def test_dump_is_a_fixed_point_after_one_load_and_split_clone_modes_agree(
+    seed: int, n: int, lnc: int
+) -> None:
     m = generate_module(seed, n, lnc)
     # Functions in reverse order: `main` is read last but written first, so
     # every node it shares with the others is interned in a different order.

@@ -123,6 +123,7 @@ class Progress:
         self.t0 = time.perf_counter()
         self.last = 0.0
         self.shown = False
+        self.counter = label
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:
@@ -132,7 +133,17 @@ class Progress:
             return
         self.last = now
         pct = 100.0 * done / total if total else 100.0
-        sys.stderr.write(f"\r{self.label} {done}/{total} ({pct:5.1f}%) {now - self.t0:6.1f}s")
+        self.counter = f"{self.label} {done}/{total} ({pct:5.1f}%) {now - self.t0:6.1f}s"
+        sys.stderr.write(f"\r{self.counter}\033[K")
+        sys.stderr.flush()
+        self.shown = True
+
+    def phase(self, path: str, phase: str, seconds: float) -> None:
+        """A slow file entered a phase (load, passes, write): shown after the counter."""
+        if not self.enabled:
+            return
+        name = os.path.basename(path)
+        sys.stderr.write(f"\r{self.counter}  {name}: {phase} ({seconds:.1f}s)\033[K")
         sys.stderr.flush()
         self.shown = True
 
@@ -220,8 +231,6 @@ def finish(a: argparse.Namespace, report: CorpusReport) -> int:
 
 def infer_lnc(module: Any) -> int | None:
     """A symbolic module's N: the largest ShardId bound of its functions, or None."""
-    import json
+    from lncsplit import _core
 
-    doc = json.loads(module.to_json())
-    ubs = {ub for f in doc.get("functions", []) for ub in f.get("shard_ids", [])}
-    return max(ubs) if ubs else None
+    return _core.inferred_lnc(module)

@@ -24,58 +24,11 @@ def add_parser(sub: Any) -> None:
     i.set_defaults(run=run)
 
 
-def describe_module(doc: dict[str, Any]) -> dict[str, Any]:
-    """The ``lncsplit info`` description of a module's JSON document."""
-    from collections import Counter
+def describe_module(module: Any) -> dict[str, Any]:
+    """The ``lncsplit info`` description of a module (read from the typed model)."""
+    from lncsplit import _core
 
-    ops: Counter[str] = Counter()
-    functions = []
-    for f in doc.get("functions", []):
-        count = 0
-
-        def walk(blocks: list[dict[str, Any]]) -> None:
-            nonlocal count
-            for b in blocks:
-                for ins in b.get("instructions", []):
-                    count += 1
-                    ops[str(ins.get("opcode"))] += 1
-                    if ins.get("opcode") == "Loop":
-                        walk(ins.get("blocks", []))
-
-        walk(f.get("basic_blocks", []))
-        functions.append(
-            {
-                "name": f.get("name"),
-                "shard_ids": f.get("shard_ids", []),
-                "blocks": len(f.get("basic_blocks", [])),
-                "instructions": count,
-                "memory": [
-                    {
-                        "name": s.get("name"),
-                        "kind": s.get("kind"),
-                        "dtype": s.get("dtype"),
-                        "tensor_shape": s.get("tensor_shape"),
-                        "addr_space": s.get("addr_space", "Local"),
-                        "locations": [
-                            {k: loc.get(k) for k in ("name", "type", "addr") if k in loc}
-                            for loc in s.get("locations", [])
-                        ],
-                    }
-                    for s in f.get("allocations", [])
-                ],
-            }
-        )
-    attrs = doc.get("attributes") or {}
-    return {
-        "name": doc.get("name"),
-        "arch": doc.get("arch", "gen3"),
-        "version": doc.get("version"),
-        "neuron_core_id": attrs.get("neuron_core_id"),
-        "artifact_path": doc.get("artifact_path"),
-        "instructions": sum(f["instructions"] for f in functions),
-        "opcodes": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "functions": functions,
-    }
+    return _core.describe_module(module)
 
 
 def run(a: argparse.Namespace) -> int:
@@ -88,12 +41,10 @@ def run(a: argparse.Namespace) -> int:
     import lncsplit
 
     try:
-        m = lncsplit.load(a.file)
-        doc = json.loads(m.to_json())
+        d = describe_module(lncsplit.load(a.file))
     except Exception as e:  # noqa: BLE001
         err(f"{a.file}: {describe_error(e)}")
         return EXIT_FAILED
-    d = describe_module(doc)
     if a.json:
         print(json.dumps(d, indent=2))
         return EXIT_OK

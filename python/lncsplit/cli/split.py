@@ -18,6 +18,7 @@ from lncsplit.cli._common import (
     positive,
     usage_errors,
 )
+from lncsplit._job import set_phase_hook
 
 
 def add_parser(sub: Any) -> None:
@@ -61,6 +62,7 @@ def run(a: argparse.Namespace) -> int:
         lnc_size=a.lnc, verify=not a.no_verify, expand=not a.no_expand, create_artifact_dirs=True
     )
     progress = Progress(not a.quiet, "split")
+    set_phase_hook(progress.phase if progress.enabled else None)
     try:
         with usage_errors():
             report = process_files(
@@ -74,6 +76,7 @@ def run(a: argparse.Namespace) -> int:
                 batch_size=a.batch_size,
             )
     finally:
+        set_phase_hook(None)
         progress.close()
     for f in report.failed:
         err(f"{f.input}: {format_error(f.error or {})}")

@@ -9,6 +9,7 @@
 
 mod alloc;
 pub(crate) mod convert;
+pub(crate) mod describe;
 pub(crate) mod errors;
 pub(crate) mod module;
 pub(crate) mod passes;
@@ -37,6 +38,10 @@ mod _core {
     use super::views::{
         ArgumentView, BlockView, FunctionView, InstructionView, MemoryLocationSetView, MemoryLocationView,
     };
+
+    // lncsplit info
+    #[pymodule_export]
+    use super::describe::{describe_module, inferred_lnc};
 
     // passes
     #[pymodule_export]

@@ -44,7 +44,7 @@ def pelican_figures(quick: bool) -> list[Figure]:
         Figure(
             "intern_vs_python_dict",
             ir,
-            20.0,
+            bp.TARGETS["intern"],
             "higher",
             "x",
             f"pure-Python dict hash-consing of the same {n} rows",

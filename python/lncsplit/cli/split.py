@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from lncsplit._job import set_phase_hook
 from lncsplit.cli._common import (
     DEFAULT_LNC,
     DEFAULT_OUT,
@@ -18,7 +19,6 @@ from lncsplit.cli._common import (
     positive,
     usage_errors,
 )
-from lncsplit._job import set_phase_hook
 
 
 def add_parser(sub: Any) -> None:

@@ -47,10 +47,11 @@ pub fn trip_count(lo: i64, ub: i64, step: i64) -> i64 {
 #[derive(Clone, Copy, Debug, Default)]
 struct Meta {
     /// Content digest (see `order.rs`): what terms are sorted by.
-    digest: u64,
+    digest: u32,
+    /// At most [`MAX_DEPTH`].
+    depth: u16,
     has_shard: bool,
     has_runtime: bool,
-    depth: u32,
 }
 
 #[derive(Clone)]
@@ -140,12 +141,12 @@ impl Context {
     }
 
     pub fn depth(&self, id: ExprId) -> u32 {
-        self.meta[id as usize].depth
+        self.meta[id as usize].depth as u32
     }
 
     /// The content digest of a node: equal in every context holding an
     /// equal expression (ids play no part in it).
-    pub fn digest(&self, id: ExprId) -> u64 {
+    pub fn digest(&self, id: ExprId) -> u32 {
         self.meta[id as usize].digest
     }
 
@@ -240,9 +241,9 @@ impl Context {
             let cm = self.meta[c as usize];
             m.has_shard |= cm.has_shard;
             m.has_runtime |= cm.has_runtime;
-            m.depth = m.depth.max(cm.depth + 1);
+            m.depth = m.depth.max(cm.depth.saturating_add(1));
         });
-        if m.depth > MAX_DEPTH {
+        if m.depth as u32 > MAX_DEPTH {
             return Err(Error::pelican(
                 format!("expression nested deeper than {MAX_DEPTH} levels"),
                 "lncsplit/pelican",

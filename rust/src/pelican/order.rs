@@ -11,9 +11,10 @@
 //! The order: by kind code first; index leaves and the other childless
 //! nodes by their fields (an AffineIV by its axis name, then its bounds; a
 //! register by its name), so terms read naturally (`i`, `j`, then the
-//! ShardId); nodes with children by a content digest (a hash of the fields
-//! and the children's digests, computed once at intern time), with a
-//! structural comparison on the rare equal digests. Two distinct nodes can
+//! ShardId); nodes with children by a 32-bit content digest (a hash of the
+//! fields and the children's digests, computed once at intern time), with a
+//! structural comparison on equal digests (rare: the order stays total and
+//! by content whatever the digests do). Two distinct nodes can
 //! still compare equal (two loops with the same axis name and bounds): they
 //! are written identically, so the id that breaks the tie never shows in the
 //! bytes.
@@ -58,8 +59,8 @@ impl Context {
     /// The content digest of a node about to be interned: its kind, fields
     /// and the digests of its children (already interned). Equal content
     /// gives an equal digest in every context.
-    pub(super) fn content_digest(&self, node: &Node) -> u64 {
-        let d = |id: ExprId| self.digest(id);
+    pub(super) fn content_digest(&self, node: &Node) -> u32 {
+        let d = |id: ExprId| self.digest(id) as u64;
         let h = mix(0, node.kind() as u64);
         let h = match node {
             Node::CCGetRank {
@@ -120,7 +121,8 @@ impl Context {
                 |h, &a| mix(h, d(a)),
             ),
         };
-        finish(h)
+        let h = finish(h);
+        (h ^ (h >> 32)) as u32
     }
 
     /// The total order AffExpr terms and Sum operands are kept in: content

@@ -50,6 +50,9 @@ struct Meta {
     digest: u32,
     /// At most [`MAX_DEPTH`].
     depth: u16,
+    /// The ExprKind code (the content order compares it first, and the
+    /// metadata is denser in cache than the nodes).
+    kind: u8,
     has_shard: bool,
     has_runtime: bool,
 }
@@ -150,6 +153,12 @@ impl Context {
         self.meta[id as usize].digest
     }
 
+    /// `(kind code, content digest)` of a node, from the metadata alone.
+    pub(super) fn kind_and_digest(&self, id: ExprId) -> (u8, u32) {
+        let m = &self.meta[id as usize];
+        (m.kind, m.digest)
+    }
+
     // ---------------------------------------------------------------- axes
 
     /// Define a new loop axis. Every call makes a distinct axis, even with the
@@ -227,6 +236,7 @@ impl Context {
     fn meta_of(&self, node: &Node) -> Result<Meta> {
         let mut m = Meta {
             digest: self.content_digest(node),
+            kind: node.kind() as u8,
             has_shard: matches!(node, Node::ShardId { .. }),
             has_runtime: matches!(
                 node,

@@ -55,6 +55,16 @@ fn mix_str(mut h: u64, s: &str) -> u64 {
     mix(h, u64::from_le_bytes(last))
 }
 
+/// Kinds ordered by their fields rather than their digest: the childless
+/// ones (CCGetRank, IndirectArg, AffineIV, IntRuntimeValue, SymbolicIdx,
+/// ShardId).
+fn is_field_ordered(kind: u8) -> bool {
+    use super::kinds::ExprKind as K;
+    [K::CCGetRank, K::IndirectArg, K::AffineIV, K::IntRuntimeValue, K::SymbolicIdx, K::ShardId]
+        .iter()
+        .any(|k| *k as u8 == kind)
+}
+
 impl Context {
     /// The content digest of a node about to be interned: its kind, fields
     /// and the digests of its children (already interned). Equal content
@@ -136,11 +146,14 @@ impl Context {
         if a == b {
             return Ordering::Equal;
         }
-        let (na, nb) = (self.node(a), self.node(b));
-        let by_kind = (na.kind() as u8).cmp(&(nb.kind() as u8));
-        if by_kind != Ordering::Equal {
-            return by_kind;
+        let ((ka, da), (kb, db)) = (self.kind_and_digest(a), self.kind_and_digest(b));
+        if ka != kb {
+            return ka.cmp(&kb);
         }
+        if !is_field_ordered(ka) {
+            return da.cmp(&db).then_with(|| self.structural_cmp(self.node(a), self.node(b)));
+        }
+        let (na, nb) = (self.node(a), self.node(b));
         match (na, nb) {
             (
                 Node::CCGetRank {
@@ -175,10 +188,7 @@ impl Context {
                     offset: o2,
                 },
             ) => (l1, u1, s1, o1).cmp(&(l2, u2, s2, o2)),
-            _ => self
-                .digest(a)
-                .cmp(&self.digest(b))
-                .then_with(|| self.structural_cmp(na, nb)),
+            _ => self.structural_cmp(na, nb),
         }
     }
 

@@ -60,9 +60,16 @@ fn mix_str(mut h: u64, s: &str) -> u64 {
 /// ShardId).
 fn is_field_ordered(kind: u8) -> bool {
     use super::kinds::ExprKind as K;
-    [K::CCGetRank, K::IndirectArg, K::AffineIV, K::IntRuntimeValue, K::SymbolicIdx, K::ShardId]
-        .iter()
-        .any(|k| *k as u8 == kind)
+    [
+        K::CCGetRank,
+        K::IndirectArg,
+        K::AffineIV,
+        K::IntRuntimeValue,
+        K::SymbolicIdx,
+        K::ShardId,
+    ]
+    .iter()
+    .any(|k| *k as u8 == kind)
 }
 
 impl Context {
@@ -151,7 +158,9 @@ impl Context {
             return ka.cmp(&kb);
         }
         if !is_field_ordered(ka) {
-            return da.cmp(&db).then_with(|| self.structural_cmp(self.node(a), self.node(b)));
+            return da
+                .cmp(&db)
+                .then_with(|| self.structural_cmp(self.node(a), self.node(b)));
         }
         let (na, nb) = (self.node(a), self.node(b));
         match (na, nb) {

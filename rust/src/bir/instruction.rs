@@ -42,11 +42,13 @@ pub enum OpFields {
         axis_extra: Extra,
         blocks: Vec<Block>,
     },
-    /// IT87.
+    /// IT87. `local_id` is the per-core id a barrier had before `link`
+    /// renumbered it (contract §3.7).
     CoreBarrier {
         id: Option<i64>,
         cores: Option<Vec<i64>>,
         runtime_semaphore: Option<i64>,
+        local_id: Option<i64>,
     },
     /// IT48: the op's own shard-dependent fields.
     CollectiveCompute {
@@ -64,6 +66,11 @@ pub enum OpFields {
     /// IT32.
     DmaCopy {
         mode: Option<Arc<str>>,
+    },
+    /// IT84, as the linker writes it: the called function and the core it runs on.
+    Call {
+        callee: Option<Arc<str>>,
+        core: Option<i64>,
     },
 }
 

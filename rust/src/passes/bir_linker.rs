@@ -372,39 +372,29 @@ fn link_core(c: usize, n: usize, m: &Module, map: &IdMap, first_barrier: i64) ->
     let mut out = Vec::with_capacity(m.functions.len());
     for f in &m.functions {
         let is_main = &*f.name == "main";
+        let last = f.basic_blocks.len().saturating_sub(1);
         let mut blocks: Vec<Block> = f
             .basic_blocks
             .iter()
             .enumerate()
-            .map(|(k, b)| match (is_main, k) {
-                (true, 0) => Block {
+            .map(|(k, b)| {
+                let before = match is_main && k == 0 {
+                    true => vec![bare(sqi_name(c), Opcode::SWITCH_QUEUE_INSTANCE, OpFields::None)],
+                    false => Vec::new(),
+                };
+                let after = match is_main && k == last {
+                    true => completion(c, n),
+                    false => Vec::new(),
+                };
+                Block {
                     name: b.name.clone(),
-                    instructions: copy_instructions(
-                        vec![bare(sqi_name(c), Opcode::SWITCH_QUEUE_INSTANCE, OpFields::None)],
-                        &b.instructions,
-                        Vec::new(),
-                        map,
-                    ),
+                    instructions: copy_instructions(before, &b.instructions, after, map),
                     extra: b.extra.clone(),
-                },
-                _ => copy_block(b, map),
+                }
             })
             .collect();
+        // `cb_return` has no id yet, so it gets the next global id and no local_id.
         renumber_barriers(&mut blocks, &mut next);
-        if is_main {
-            let cb = OpFields::CoreBarrier {
-                id: Some(next),
-                cores: Some((0..n as i64).collect()),
-                runtime_semaphore: None,
-                local_id: None,
-            };
-            next += 1;
-            if let Some(last) = blocks.last_mut() {
-                last.instructions.push(bare(CB_RETURN.into(), Opcode::CORE_BARRIER, cb));
-                last.instructions
-                    .push(bare(return_name(c), Opcode::RETURN, OpFields::None));
-            }
-        }
         out.push(Function {
             name: Arc::from(format!("{}.{}", core_tag(c), f.name)),
             shard_ids: f.shard_ids.clone(),
@@ -415,6 +405,20 @@ fn link_core(c: usize, n: usize, m: &Module, map: &IdMap, first_barrier: i64) ->
         });
     }
     out
+}
+
+/// The end of a core's `main`: `cb_return` over all cores, then `return_nc<cc>`.
+fn completion(c: usize, n: usize) -> Vec<Instruction> {
+    let cb = OpFields::CoreBarrier {
+        id: None,
+        cores: Some((0..n as i64).collect()),
+        runtime_semaphore: None,
+        local_id: None,
+    };
+    vec![
+        bare(CB_RETURN.into(), Opcode::CORE_BARRIER, cb),
+        bare(return_name(c), Opcode::RETURN, OpFields::None),
+    ]
 }
 
 /// A core's module-level fields, as kept under the linked module's `cores`.
@@ -448,11 +452,12 @@ fn merge_contexts(cores: &[&Module]) -> Result<crate::pelican::Context> {
 }
 
 /// `bir_linker`: link the N core modules of one kernel (in core order) into
-/// one module. The cores are not modified.
+/// one module. The cores are not modified. Refused: a core set that is not
+/// one kernel's cores in core order (9006), names or keys `link` inserts
+/// already taken (9502), cores failing the concretized verifier (its error).
 pub fn link(cores: &[&Module]) -> Result<Module> {
     check_cores(cores)?;
     let n = cores.len();
-    lnc_verifier::verify_concretized(cores, n)?;
     let counts: Vec<usize> = cores
         .par_iter()
         .enumerate()
@@ -471,17 +476,24 @@ pub fn link(cores: &[&Module]) -> Result<Module> {
     if u32::try_from(nodes).is_err() {
         return Err(Error::pelican("too many expression nodes in one context", "lncsplit"));
     }
-    let (ctx, per_core) = rayon::join(
-        || merge_contexts(cores),
+    // The verifier reads the cores while they are copied; its verdict decides.
+    let (verdict, (ctx, per_core)) = rayon::join(
+        || lnc_verifier::verify_concretized(cores, n),
         || {
-            cores
-                .par_iter()
-                .zip(starts.par_iter())
-                .enumerate()
-                .map(|(c, (m, (map, first)))| link_core(c, n, m, map, *first))
-                .collect::<Vec<_>>()
+            rayon::join(
+                || merge_contexts(cores),
+                || {
+                    cores
+                        .par_iter()
+                        .zip(starts.par_iter())
+                        .enumerate()
+                        .map(|(c, (m, (map, first)))| link_core(c, n, m, map, *first))
+                        .collect::<Vec<_>>()
+                },
+            )
         },
     );
+    verdict?;
     let mut functions = vec![dispatch_main(n, shared)];
     functions.extend(per_core.into_iter().flatten());
     let c0 = cores[0];

@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 pub(crate) mod errors;
+pub(crate) mod linker;
 pub(crate) mod module;
 pub(crate) mod passes;
 pub(crate) mod pelican;
@@ -14,5 +15,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pelican::register(m)?;
     module::register(m)?;
     passes::register(m)?;
+    linker::register(m)?;
     Ok(())
 }

@@ -22,10 +22,12 @@ const PAR_BLOCK: usize = 4096;
 /// id the core reaches, and only those are rewritten).
 const UNMAPPED: u32 = u32::MAX;
 
-/// One id space mapped into another: a shift, or a table indexed by the old id.
+/// One id space mapped into another: up by an offset (link), down by a
+/// shift (unlink of a slice), or a table indexed by the old id.
 #[derive(Clone, Debug)]
 pub(super) enum Ids {
     Offset(u32),
+    Shift(u32),
     Table(Vec<u32>),
 }
 
@@ -33,9 +35,14 @@ impl Ids {
     #[inline]
     fn get(&self, id: u32) -> u32 {
         match self {
-            Ids::Offset(o) => id + o,
+            Ids::Offset(o) => id.wrapping_add(*o),
+            Ids::Shift(s) => id.wrapping_sub(*s),
             Ids::Table(t) => t.get(id as usize).copied().unwrap_or(UNMAPPED),
         }
+    }
+
+    fn is_identity(&self) -> bool {
+        matches!(self, Ids::Offset(0) | Ids::Shift(0))
     }
 }
 
@@ -55,7 +62,7 @@ impl IdMap {
     }
 
     pub(super) fn is_identity(&self) -> bool {
-        matches!((&self.exprs, &self.axes), (Ids::Offset(0), Ids::Offset(0)))
+        self.exprs.is_identity() && self.axes.is_identity()
     }
 
     #[inline]
@@ -356,20 +363,113 @@ fn reached(src: &Context, fns: &[&Function]) -> (Vec<ExprId>, Vec<AxisId>) {
     (ids(nodes), ids(axes))
 }
 
-/// A fresh context holding exactly what `fns` reach in `src`, copied in
-/// ascending id order (so relative order, and the written order of terms, is
-/// kept), and the map from `src`'s ids into it.
+/// A fresh context holding what `fns` reach in `src`, and the map from
+/// `src`'s ids into it. Relative order is kept either way (so is the written
+/// order of terms). When the smallest self-contained id range holding the
+/// reached nodes is not much larger than them (a module `link` made in
+/// memory: each core's own range), that range is copied and ids shift by an
+/// offset — for core 0 not at all, so its instructions are copied without a
+/// rewrite; otherwise exactly the reached nodes are copied in ascending
+/// order through a table.
 pub(super) fn extract_context(src: &Context, fns: &[&Function]) -> Result<(Context, IdMap)> {
+    extract_context_with(src, fns, true)
+}
+
+/// [`extract_context`], with the slice path allowed or not (tests compare both).
+pub(super) fn extract_context_with(src: &Context, fns: &[&Function], slice: bool) -> Result<(Context, IdMap)> {
     let (nodes, axes) = reached(src, fns);
+    if let Some(r) = slice.then(|| slice_of(src, &nodes, &axes)).flatten() {
+        if let Some(out) = copy_slice(src, r)? {
+            return Ok(out);
+        }
+    }
+    copy_reached(src, &nodes, &axes)
+}
+
+/// Node range `[lo, hi)` and axis range `[alo, ahi)` of a slice.
+#[derive(Clone, Copy)]
+struct Slice {
+    lo: u32,
+    hi: u32,
+    alo: u32,
+    ahi: u32,
+}
+
+/// The smallest self-contained id range holding the reached nodes: it is
+/// extended downwards until every node in it has its children inside it
+/// (children precede parents, so one descending pass does it), with the axis
+/// range its AffineIVs and the reached axes span. None when the range would
+/// be much larger than what is reached (then copying it wastes memory).
+fn slice_of(src: &Context, nodes: &[ExprId], axes: &[AxisId]) -> Option<Slice> {
+    let (mut lo, hi) = match (nodes.first(), nodes.last()) {
+        (Some(&a), Some(&b)) => (a, b + 1),
+        _ => (0, 0),
+    };
+    let (mut alo, mut ahi) = match (axes.first(), axes.last()) {
+        (Some(&a), Some(&b)) => (a, b + 1),
+        _ => (u32::MAX, 0),
+    };
+    let mut id = hi;
+    while id > lo {
+        id -= 1;
+        let node = src.node(id);
+        node.for_each_child(|c| lo = lo.min(c));
+        if let Node::AffineIV { axis } = node {
+            alo = alo.min(*axis);
+            ahi = ahi.max(*axis + 1);
+        }
+    }
+    if alo > ahi {
+        (alo, ahi) = (0, 0);
+    }
+    let wasteful = (hi - lo) as usize > 2 * nodes.len() + 4096;
+    (!wasteful).then_some(Slice { lo, hi, alo, ahi })
+}
+
+/// Copy a self-contained slice one to one (None if the copy would merge two
+/// nodes, which only a context that breaks hash-consing could cause).
+fn copy_slice(src: &Context, r: Slice) -> Result<Option<(Context, IdMap)>> {
+    let mut ctx = Context::with_capacity((r.hi - r.lo) as usize);
+    for a in r.alo..r.ahi {
+        let ax = src.axis(a);
+        ctx.add_axis(&ax.name, ax.lo, ax.ub, ax.step)?;
+    }
+    let mut regs: HashMap<RegId, RegId> = HashMap::new();
+    for id in r.lo..r.hi {
+        let node = src.node(id);
+        if let Node::IntRuntimeValue { reg } | Node::OpaqueFn { name: reg, .. } = node {
+            if !regs.contains_key(reg) {
+                regs.insert(*reg, ctx.intern_name(src.register_name(*reg)));
+            }
+        }
+        let mapped = map_node(
+            node,
+            |c| c - r.lo,
+            |a| a - r.alo,
+            |g| regs.get(&g).copied().unwrap_or(g),
+        );
+        if ctx.insert_canonical(mapped, true)? != id - r.lo {
+            return Ok(None);
+        }
+    }
+    let map = IdMap {
+        exprs: Ids::Shift(r.lo),
+        axes: Ids::Shift(r.alo),
+    };
+    Ok(Some((ctx, map)))
+}
+
+/// Copy exactly the reached nodes, ascending, through a table.
+fn copy_reached(src: &Context, nodes: &[ExprId], axes: &[AxisId]) -> Result<(Context, IdMap)> {
     let mut ctx = Context::with_capacity(nodes.len());
     let mut axis_map = vec![UNMAPPED; src.axes().len()];
-    for a in axes {
+    for &a in axes {
         let ax = src.axis(a);
         axis_map[a as usize] = ctx.add_axis(&ax.name, ax.lo, ax.ub, ax.step)?;
     }
     let mut regs: HashMap<RegId, RegId> = HashMap::new();
     let mut expr_map = vec![UNMAPPED; src.len()];
-    for id in nodes {
+    for &id in nodes {
         let node = src.node(id);
         if let Node::IntRuntimeValue { reg } | Node::OpaqueFn { name: reg, .. } = node {
             if !regs.contains_key(reg) {

@@ -422,3 +422,28 @@ fn call_return_and_switch_queue_instance_round_trip() {
         {"name": "b", "instructions": [{"name": "c", "opcode": "Call", "core": "x"}]}]}]});
     assert!(matches!(module_from_value(bad), Err(Error::BirJson { .. })));
 }
+
+/// The two ways `unlink` copies a core's expressions (a shifted slice, a
+/// table of the reached nodes) give the same bytes.
+#[test]
+fn slice_and_table_extraction_write_the_same_blocks() {
+    let cores = cores_of(9, 3000, 4);
+    let linked = link(&refs(&cores)).unwrap();
+    for c in 0..4 {
+        let tag = format!("nc{c:02}.");
+        let fns: Vec<&Function> = linked.functions.iter().filter(|f| f.name.starts_with(&tag)).collect();
+        let (sctx, smap) = ids::extract_context_with(&linked.ctx, &fns, true).unwrap();
+        let (tctx, tmap) = ids::extract_context_with(&linked.ctx, &fns, false).unwrap();
+        assert_eq!(smap.is_identity(), c == 0);
+        assert!(tctx.len() <= sctx.len());
+        for f in &fns {
+            for b in &f.basic_blocks {
+                let a = crate::bir::dump::block_to_value(&sctx, &ids::copy_block(b, &smap), 2).unwrap();
+                let t = crate::bir::dump::block_to_value(&tctx, &ids::copy_block(b, &tmap), 2).unwrap();
+                let orig = crate::bir::dump::block_to_value(&linked.ctx, b, 2).unwrap();
+                assert_eq!(a, t);
+                assert_eq!(a, orig);
+            }
+        }
+    }
+}

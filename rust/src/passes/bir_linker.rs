@@ -792,7 +792,10 @@ fn unlink_function(m: &Module, f: &Function, name: &str, map: &IdMap, shared: &H
 
 fn unlink_core(m: &Module, lay: &Layout<'_>, c: usize) -> Result<Module> {
     let fns: Vec<&Function> = lay.functions[c].iter().map(|&(i, _)| &m.functions[i]).collect();
-    let (ctx, map) = extract_context(&m.ctx, &fns)?;
+    // A core's own id range is about its share of the arena; a larger slice
+    // would drag other cores' nodes along, so the reached nodes are copied.
+    let budget = 2 * m.ctx.len() / lay.cores.len().max(1) + 4096;
+    let (ctx, map) = extract_context(&m.ctx, &fns, budget)?;
     let functions = fns
         .iter()
         .zip(&lay.functions[c])

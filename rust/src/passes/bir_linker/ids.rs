@@ -365,24 +365,19 @@ fn reached(src: &Context, fns: &[&Function]) -> (Vec<ExprId>, Vec<AxisId>) {
 
 /// A fresh context holding what `fns` reach in `src`, and the map from
 /// `src`'s ids into it. Relative order is kept either way (so is the written
-/// order of terms). When the smallest self-contained id range holding the
-/// reached nodes is not much larger than them (a module `link` made in
+/// order of terms). When the smallest self-contained id range holding what
+/// the instructions reach is at most `budget` nodes (a module `link` made in
 /// memory: each core's own range), that range is copied and ids shift by an
 /// offset — for core 0 not at all, so its instructions are copied without a
 /// rewrite; otherwise exactly the reached nodes are copied in ascending
 /// order through a table.
-pub(super) fn extract_context(src: &Context, fns: &[&Function]) -> Result<(Context, IdMap)> {
-    extract_context_with(src, fns, true)
-}
-
-/// [`extract_context`], with the slice path allowed or not (tests compare both).
-pub(super) fn extract_context_with(src: &Context, fns: &[&Function], slice: bool) -> Result<(Context, IdMap)> {
-    let (nodes, axes) = reached(src, fns);
-    if let Some(r) = slice.then(|| slice_of(src, &nodes, &axes)).flatten() {
+pub(super) fn extract_context(src: &Context, fns: &[&Function], budget: usize) -> Result<(Context, IdMap)> {
+    if let Some(r) = slice_of(src, fns).filter(|r| (r.hi - r.lo) as usize <= budget) {
         if let Some(out) = copy_slice(src, r)? {
             return Ok(out);
         }
     }
+    let (nodes, axes) = reached(src, fns);
     copy_reached(src, &nodes, &axes)
 }
 
@@ -395,35 +390,67 @@ struct Slice {
     ahi: u32,
 }
 
-/// The smallest self-contained id range holding the reached nodes: it is
-/// extended downwards until every node in it has its children inside it
-/// (children precede parents, so one descending pass does it), with the axis
-/// range its AffineIVs and the reached axes span. None when the range would
-/// be much larger than what is reached (then copying it wastes memory).
-fn slice_of(src: &Context, nodes: &[ExprId], axes: &[AxisId]) -> Option<Slice> {
-    let (mut lo, hi) = match (nodes.first(), nodes.last()) {
-        (Some(&a), Some(&b)) => (a, b + 1),
-        _ => (0, 0),
-    };
-    let (mut alo, mut ahi) = match (axes.first(), axes.last()) {
-        (Some(&a), Some(&b)) => (a, b + 1),
-        _ => (u32::MAX, 0),
-    };
-    let mut id = hi;
-    while id > lo {
+/// Smallest and one-past-largest of some ids (`(MAX, 0)` when none).
+#[derive(Clone, Copy)]
+struct Span(u32, u32);
+
+impl Span {
+    const EMPTY: Span = Span(u32::MAX, 0);
+
+    fn add(&mut self, id: u32) {
+        self.0 = self.0.min(id);
+        self.1 = self.1.max(id.saturating_add(1));
+    }
+}
+
+/// The smallest self-contained id range holding everything the functions
+/// reach: from the ids the instructions hold, extended downwards until every
+/// node in it has its children inside it (children precede parents, so one
+/// descending pass does it and takes in every descendant), with the axis
+/// range the Loops and the range's AffineIVs span. None when an id lies
+/// outside the arena.
+fn slice_of(src: &Context, fns: &[&Function]) -> Option<Slice> {
+    let (mut nodes, mut axes) = (Span::EMPTY, Span::EMPTY);
+    for f in fns {
+        f.walk(&mut |i| {
+            held_ids(i, &mut |h| match h {
+                Held::Expr(e) => nodes.add(e),
+                Held::Axis(a) => axes.add(a),
+            })
+        });
+    }
+    if nodes.0 > nodes.1 {
+        nodes = Span(0, 0);
+    }
+    if nodes.1 as usize > src.len() {
+        return None;
+    }
+    let mut id = nodes.1;
+    while id > nodes.0 {
         id -= 1;
         let node = src.node(id);
-        node.for_each_child(|c| lo = lo.min(c));
+        node.for_each_child(|c| nodes.0 = nodes.0.min(c));
         if let Node::AffineIV { axis } = node {
-            alo = alo.min(*axis);
-            ahi = ahi.max(*axis + 1);
+            axes.add(*axis);
         }
     }
-    if alo > ahi {
-        (alo, ahi) = (0, 0);
+    if axes.0 > axes.1 {
+        axes = Span(0, 0);
     }
-    let wasteful = (hi - lo) as usize > 2 * nodes.len() + 4096;
-    (!wasteful).then_some(Slice { lo, hi, alo, ahi })
+    if axes.1 as usize > src.axes().len() {
+        return None;
+    }
+    // A range starting near 0 is taken from 0: then ids need no shift at all.
+    let near = |s: Span| s.0 as usize <= 64 + (s.1 - s.0) as usize / 16;
+    if near(nodes) && near(axes) {
+        (nodes.0, axes.0) = (0, 0);
+    }
+    Some(Slice {
+        lo: nodes.0,
+        hi: nodes.1,
+        alo: axes.0,
+        ahi: axes.1,
+    })
 }
 
 /// Copy a self-contained slice one to one (None if the copy would merge two

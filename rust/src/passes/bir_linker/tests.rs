@@ -432,8 +432,8 @@ fn slice_and_table_extraction_write_the_same_blocks() {
     for c in 0..4 {
         let tag = format!("nc{c:02}.");
         let fns: Vec<&Function> = linked.functions.iter().filter(|f| f.name.starts_with(&tag)).collect();
-        let (sctx, smap) = ids::extract_context_with(&linked.ctx, &fns, true).unwrap();
-        let (tctx, tmap) = ids::extract_context_with(&linked.ctx, &fns, false).unwrap();
+        let (sctx, smap) = ids::extract_context(&linked.ctx, &fns, usize::MAX).unwrap();
+        let (tctx, tmap) = ids::extract_context(&linked.ctx, &fns, 0).unwrap();
         assert_eq!(smap.is_identity(), c == 0);
         assert!(tctx.len() <= sctx.len());
         for f in &fns {

@@ -229,6 +229,15 @@ impl Context {
 
     // ------------------------------------------------------------ interning
 
+    /// The id of a node already in the arena, without interning it (None when
+    /// no expression of this context is structurally equal to `node`).
+    pub fn lookup(&self, node: &Node) -> Option<ExprId> {
+        let nodes = &self.nodes;
+        self.index
+            .find(hash_node(node), |&id| nodes[id as usize] == *node)
+            .copied()
+    }
+
     /// Intern an already-canonical node: return the existing id of a
     /// structurally equal node, or append it.
     fn intern(&mut self, node: Node) -> Result<ExprId> {

@@ -1,0 +1,299 @@
+//! The accesses of one instruction instance (contract §3.6): for every memory
+//! argument, its role and, per location of its set, its footprint.
+//!
+//! An `outs` argument writes (an accumulate when the instruction carries
+//! `accumulate`: an atomic read-modify-write); `ins` and `indirection_ins`
+//! read. `symbolic_ap` and `physical_ap` have exact footprints; a
+//! `register_ap` (its address lives in a register) and an address that stays
+//! undecided with every IV bound cover their whole location.
+
+use hashbrown::HashMap;
+
+use super::footprint::{FootprintError, Layout, Progression};
+use super::location::locations_of;
+use crate::bir::argument::Argument;
+use crate::bir::dtype::dtype_size;
+use crate::bir::instruction::Instruction;
+use crate::bir::memory::{MemoryLocation, MemoryLocationSet};
+use crate::bir::module::Function;
+use crate::error::{Error, Result};
+use crate::pelican::{Bindings, Context};
+
+/// What an access does to its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    Read,
+    Write,
+    /// `accumulate: add|max|min`: two accumulates with the same op commute.
+    Accumulate(AccOp),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccOp {
+    Add,
+    Max,
+    Min,
+}
+
+impl AccOp {
+    pub fn parse(s: &str) -> Option<AccOp> {
+        Some(match s {
+            "add" => AccOp::Add,
+            "max" => AccOp::Max,
+            "min" => AccOp::Min,
+            _ => return None,
+        })
+    }
+}
+
+/// The instruction's `accumulate` op (contract §1.4), if it has one.
+pub fn accumulate_op(inst: &Instruction) -> Result<Option<AccOp>> {
+    let Some(v) = inst.extra.as_ref().and_then(|x| x.get("accumulate")) else {
+        return Ok(None);
+    };
+    v.as_str().and_then(AccOp::parse).map(Some).ok_or_else(|| {
+        Error::neuron_at(
+            9302,
+            format!("accumulate must be \"add\", \"max\" or \"min\", got {v}"),
+            "lncsplit/footprint",
+            format!("instruction {}", inst.name),
+        )
+    })
+}
+
+/// Which argument list an argument is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ArgList {
+    Ins,
+    Outs,
+    IndirectionIns,
+}
+
+impl ArgList {
+    pub fn key(self) -> &'static str {
+        match self {
+            ArgList::Ins => "ins",
+            ArgList::Outs => "outs",
+            ArgList::IndirectionIns => "indirection_ins",
+        }
+    }
+}
+
+/// One location of one set, with its geometry on the accessing core.
+#[derive(Clone, Debug)]
+pub struct LocEntry<'m> {
+    pub name: &'m str,
+    pub mem_type: &'m str,
+    pub loc: Option<&'m MemoryLocation>,
+    pub layout: std::result::Result<Layout, FootprintError>,
+}
+
+/// A set of the function and its locations.
+#[derive(Clone, Debug)]
+pub struct SetEntry<'m> {
+    pub set: &'m MemoryLocationSet,
+    pub locations: Vec<LocEntry<'m>>,
+}
+
+/// One access of an instance to one location.
+#[derive(Clone, Debug)]
+pub struct Access<'i> {
+    pub list: ArgList,
+    pub index: usize,
+    pub role: Role,
+    pub set: &'i SetEntry<'i>,
+    /// Index into `set.locations`.
+    pub location: usize,
+    /// Flat element indices in AP order; None covers the whole location
+    /// (a register address, or runtime values in the address).
+    pub points: Option<Progression>,
+}
+
+impl Access<'_> {
+    pub fn loc(&self) -> &LocEntry<'_> {
+        &self.set.locations[self.location]
+    }
+}
+
+/// How an argument addresses memory.
+enum Shape<'a> {
+    Symbolic(&'a crate::bir::argument::SymbolicAp),
+    Physical(&'a crate::bir::argument::PhysicalAp),
+    Whole,
+}
+
+/// The sets of one function by name, with their layouts computed once.
+pub struct FunctionIndex<'m> {
+    pub function: &'m Function,
+    sets: HashMap<&'m str, SetEntry<'m>>,
+}
+
+impl<'m> FunctionIndex<'m> {
+    pub fn new(function: &'m Function) -> Self {
+        let mut sets = HashMap::with_capacity(function.allocations.len());
+        for set in &function.allocations {
+            let locations = locations_of(set)
+                .into_iter()
+                .map(|(name, mem_type, loc)| LocEntry {
+                    name,
+                    mem_type,
+                    loc,
+                    layout: Layout::of(set, mem_type),
+                })
+                .collect();
+            sets.entry(&*set.name).or_insert(SetEntry { set, locations });
+        }
+        FunctionIndex { function, sets }
+    }
+
+    pub fn set(&self, name: &str) -> Option<&SetEntry<'m>> {
+        self.sets.get(name)
+    }
+
+    /// The set holding the location named `name` (a `physical_ap` with only a `memref`).
+    fn set_of_location(&self, name: &str) -> Option<&SetEntry<'m>> {
+        self.sets.values().find(|s| s.locations.iter().any(|l| l.name == name))
+    }
+
+    /// Append the accesses of `inst` under `bindings` to `out`. `code` is the
+    /// caller's error code for an invalid footprint (9302 in the race checker,
+    /// 9401 in the simulator).
+    pub fn accesses<'i>(
+        &'i self,
+        ctx: &Context,
+        inst: &Instruction,
+        bindings: &Bindings,
+        code: u32,
+        out: &mut Vec<Access<'i>>,
+    ) -> Result<()> {
+        let acc = accumulate_op(inst)?;
+        let lists: [(ArgList, &[Argument]); 3] = [
+            (ArgList::Ins, &inst.ins),
+            (ArgList::Outs, &inst.outs),
+            (ArgList::IndirectionIns, inst.indirection_ins.as_deref().unwrap_or(&[])),
+        ];
+        for (list, args) in lists {
+            let role = match (list, acc) {
+                (ArgList::Outs, Some(op)) => Role::Accumulate(op),
+                (ArgList::Outs, None) => Role::Write,
+                _ => Role::Read,
+            };
+            for (index, arg) in args.iter().enumerate() {
+                let Some((entry, shape)) = self.addressed(arg) else {
+                    continue;
+                };
+                let entry = entry.ok_or_else(|| unknown_set(code, inst, list, index, arg))?;
+                for (location, loc) in entry.locations.iter().enumerate() {
+                    let ferr = |e: FootprintError| footprint_error(code, inst, list, index, &entry.set.name, &e);
+                    let layout = loc.layout.as_ref().map_err(|e| ferr(e.clone()))?;
+                    let points = points(ctx, &shape, layout, entry.set, bindings)?.map_err(ferr)?;
+                    out.push(Access {
+                        list,
+                        index,
+                        role,
+                        set: entry,
+                        location,
+                        points,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The set an argument accesses (None inside when its name resolves to
+    /// nothing) and how it addresses it; None for arguments without memory.
+    #[allow(clippy::type_complexity)]
+    fn addressed<'a>(&self, arg: &'a Argument) -> Option<(Option<&SetEntry<'m>>, Shape<'a>)> {
+        let by_name = |n: &str| self.set(n);
+        match arg {
+            Argument::Symbolic(s) => Some((by_name(s.memsetref.as_deref()?), Shape::Symbolic(s))),
+            Argument::Physical(p) => {
+                let entry = match (&p.memsetref, &p.memref) {
+                    (Some(s), _) => by_name(s),
+                    (None, Some(l)) => self.set_of_location(l),
+                    (None, None) => return None,
+                };
+                Some((entry, Shape::Physical(p)))
+            }
+            Argument::Other { kind, .. } if &**kind == "register_ap" => Some((by_name(arg.memsetref()?), Shape::Whole)),
+            _ => None,
+        }
+    }
+}
+
+/// The points of one argument on one location: `Ok(Ok(None))` when the
+/// address stays undecided (the whole location).
+fn points(
+    ctx: &Context,
+    shape: &Shape<'_>,
+    layout: &Layout,
+    set: &MemoryLocationSet,
+    bindings: &Bindings,
+) -> Result<std::result::Result<Option<Progression>, FootprintError>> {
+    Ok(match shape {
+        Shape::Whole => Ok(None),
+        Shape::Physical(p) => element_size(p.dtype.as_deref(), set).and_then(|es| layout.physical(p, es).map(Some)),
+        Shape::Symbolic(s) => {
+            let mut vals: smallvec::SmallVec<[i64; 4]> = smallvec::SmallVec::with_capacity(s.addrs.len());
+            for &a in &s.addrs {
+                let v = match ctx.as_constant(a) {
+                    Some(c) => Some(c),
+                    None => ctx.eval(a, bindings)?,
+                };
+                match v {
+                    Some(v) => vals.push(v),
+                    None => return Ok(Ok(None)),
+                }
+            }
+            element_size(s.dtype.as_deref(), set).and_then(|es| layout.symbolic(&s.ap, &vals, es).map(Some))
+        }
+    })
+}
+
+fn unknown_set(code: u32, inst: &Instruction, list: ArgList, index: usize, arg: &Argument) -> Error {
+    let name = match arg {
+        Argument::Physical(p) => p.memsetref.as_deref().or(p.memref.as_deref()),
+        _ => arg.memsetref(),
+    }
+    .unwrap_or("?");
+    Error::neuron_at(
+        code,
+        format!(
+            "{}[{index}] of {} names {name}, which is not in its function",
+            list.key(),
+            inst.name
+        ),
+        "lncsplit/footprint",
+        format!("instruction {}, argument {}[{index}]", inst.name, list.key()),
+    )
+}
+
+/// The error for an access whose footprint is invalid, naming instruction,
+/// argument and set.
+pub fn footprint_error(
+    code: u32,
+    inst: &Instruction,
+    list: ArgList,
+    index: usize,
+    set: &str,
+    e: &FootprintError,
+) -> Error {
+    Error::neuron_at(
+        code,
+        format!(
+            "footprint of {}[{index}] of {} leaves set {set}: {}",
+            list.key(),
+            inst.name,
+            e.describe()
+        ),
+        "lncsplit/footprint",
+        format!("instruction {}, argument {}[{index}], set {set}", inst.name, list.key()),
+    )
+}
+
+/// Element size of an argument: its own dtype, else its set's.
+pub fn element_size(arg_dtype: Option<&str>, set: &MemoryLocationSet) -> std::result::Result<i64, FootprintError> {
+    let d = arg_dtype.unwrap_or(&set.dtype);
+    dtype_size(d).ok_or_else(|| FootprintError::UnknownDtype(d.to_string()))
+}

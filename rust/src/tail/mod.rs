@@ -1,0 +1,21 @@
+//! The LNC tail (contract §3.6): what the N per-core programs touch together.
+//!
+//! - `footprint`: the exact bytes an access pattern touches (progressions in AP
+//!   order, run sets, exact intersection)
+//! - `location`: which physical memory an access reaches (private, shared,
+//!   proxy, GPSIMDSB2SB partner)
+//! - `access`: the accesses of one instruction instance, per argument and location
+//! - `walk`: the dynamic order of instruction instances (loops unrolled, masks)
+
+pub mod access;
+pub mod footprint;
+pub mod location;
+pub mod walk;
+
+pub use access::{accumulate_op, AccOp, Access, ArgList, FunctionIndex, Role, SetEntry};
+pub use footprint::{FootprintError, Layout, Progression, RunSet};
+pub use location::{Cores, PhysLoc, Reach, Resolved};
+pub use walk::{walk_function, Instance, Limit, Mask};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,216 @@
+//! The dynamic order of instruction instances in one function (contract §3.6,
+//! "Order between cores"): blocks in order, `Loop` bodies unrolled over their
+//! IVs. An instance exists iff its own mask and every enclosing Loop's mask are
+//! not 0; a mask that stays undecided (runtime values) is reported as such, so
+//! the race checker can count it as may-fire for accesses but not for barriers,
+//! and the simulator can refuse it.
+
+use hashbrown::HashMap;
+
+use crate::bir::instruction::{Block, Instruction, OpFields};
+use crate::bir::module::Function;
+use crate::error::{Error, Result};
+use crate::pelican::{eval_mask, AffinePredicate, AxisId, Bindings, Context, ExprId, Node};
+
+/// Whether an existing instance's mask is known true or only may-fire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mask {
+    True,
+    Undecided,
+}
+
+/// One instance of an instruction, as the walk reaches it.
+pub struct Instance<'a, 'm> {
+    pub inst: &'m Instruction,
+    /// Depth-first (pre-order) index of the instruction in its function, Loops counted.
+    pub pos: u32,
+    /// Index of the top-level block the instance is in.
+    pub block: u32,
+    /// Position, in that block, of its top-level ancestor (itself when not in a Loop).
+    pub top: u32,
+    pub mask: Mask,
+    /// Shard and enclosing loop IVs bound (by the IV's expression id).
+    pub bindings: &'a Bindings,
+}
+
+/// The most instances (iterations included) a walk visits, and the error it
+/// raises past that: the caller's code (9306 in the race checker).
+#[derive(Clone, Copy, Debug)]
+pub struct Limit {
+    pub max: u64,
+    pub code: u32,
+    pub location: &'static str,
+}
+
+/// Walk `function` in execution order with the shard bound to `shard` (None:
+/// left symbolic), calling `visit` on every existing instance of every
+/// instruction (Loops themselves included, before their iterations).
+pub fn walk_function<'m>(
+    ctx: &Context,
+    function: &'m Function,
+    shard: Option<i64>,
+    limit: Limit,
+    visit: &mut dyn FnMut(&Instance<'_, 'm>) -> Result<()>,
+) -> Result<()> {
+    let mut w = Walker {
+        ctx,
+        limit,
+        function: &function.name,
+        count: 0,
+        bindings: Bindings {
+            shard,
+            ..Default::default()
+        },
+        ivs: HashMap::new(),
+    };
+    let mut pos = 0u32;
+    for (b, block) in function.basic_blocks.iter().enumerate() {
+        for (t, inst) in block.instructions.iter().enumerate() {
+            let at = Place {
+                pos,
+                block: b as u32,
+                top: t as u32,
+                undecided: false,
+            };
+            w.instruction(inst, at, visit)?;
+            pos += subtree_size(inst);
+        }
+    }
+    Ok(())
+}
+
+/// Number of instructions in `inst`'s subtree (itself and nested bodies).
+pub fn subtree_size(inst: &Instruction) -> u32 {
+    1 + inst
+        .nested_blocks()
+        .iter()
+        .flat_map(|b| b.instructions.iter())
+        .map(subtree_size)
+        .sum::<u32>()
+}
+
+#[derive(Clone, Copy)]
+struct Place {
+    pos: u32,
+    block: u32,
+    top: u32,
+    /// Some enclosing Loop's mask is undecided.
+    undecided: bool,
+}
+
+struct Walker<'c> {
+    ctx: &'c Context,
+    limit: Limit,
+    function: &'c str,
+    count: u64,
+    bindings: Bindings,
+    /// The AffineIV node of each axis (None when no expression uses it).
+    ivs: HashMap<AxisId, Option<ExprId>>,
+}
+
+impl Walker<'_> {
+    fn tick(&mut self) -> Result<()> {
+        self.count += 1;
+        if self.count > self.limit.max {
+            return Err(Error::neuron_at(
+                self.limit.code,
+                format!("more than {} instruction instances in one function", self.limit.max),
+                self.limit.location,
+                format!("function {}", self.function),
+            ));
+        }
+        Ok(())
+    }
+
+    fn mask(&self, preds: &[AffinePredicate]) -> Result<Option<Mask>> {
+        if eval_mask(self.ctx, preds, &self.bindings)? == 0 {
+            return Ok(None);
+        }
+        let mut m = Mask::True;
+        for p in preds {
+            if p.eval(self.ctx, &self.bindings)?.is_none() {
+                m = Mask::Undecided;
+            }
+        }
+        Ok(Some(m))
+    }
+
+    fn instruction<'m>(
+        &mut self,
+        inst: &'m Instruction,
+        at: Place,
+        visit: &mut dyn FnMut(&Instance<'_, 'm>) -> Result<()>,
+    ) -> Result<()> {
+        self.tick()?;
+        let Some(mask) = self.mask(&inst.predicates)? else {
+            return Ok(());
+        };
+        let mask = if at.undecided { Mask::Undecided } else { mask };
+        visit(&Instance {
+            inst,
+            pos: at.pos,
+            block: at.block,
+            top: at.top,
+            mask,
+            bindings: &self.bindings,
+        })?;
+        if let OpFields::Loop { axis, blocks, .. } = &inst.op {
+            let inner = Place {
+                undecided: mask == Mask::Undecided,
+                ..at
+            };
+            self.iterate(*axis, blocks, inner, visit)?;
+        }
+        Ok(())
+    }
+
+    fn iterate<'m>(
+        &mut self,
+        axis: AxisId,
+        blocks: &'m [Block],
+        at: Place,
+        visit: &mut dyn FnMut(&Instance<'_, 'm>) -> Result<()>,
+    ) -> Result<()> {
+        let a = self.ctx.axis(axis).clone();
+        let iv = *self
+            .ivs
+            .entry(axis)
+            .or_insert_with(|| self.ctx.lookup(&Node::AffineIV { axis }));
+        let saved = iv.and_then(|id| self.bindings.by_id.get(&id).copied());
+        let mut v = a.lo;
+        while a.step > 0 && v < a.ub {
+            self.tick()?;
+            if let Some(id) = iv {
+                self.bindings.by_id.insert(id, v);
+            }
+            self.body(blocks, at, visit)?;
+            v = match v.checked_add(a.step) {
+                Some(n) => n,
+                None => break,
+            };
+        }
+        if let Some(id) = iv {
+            match saved {
+                Some(s) => self.bindings.by_id.insert(id, s),
+                None => self.bindings.by_id.remove(&id),
+            };
+        }
+        Ok(())
+    }
+
+    fn body<'m>(
+        &mut self,
+        blocks: &'m [Block],
+        at: Place,
+        visit: &mut dyn FnMut(&Instance<'_, 'm>) -> Result<()>,
+    ) -> Result<()> {
+        let mut pos = at.pos + 1;
+        for block in blocks {
+            for inst in &block.instructions {
+                self.instruction(inst, Place { pos, ..at }, visit)?;
+                pos += subtree_size(inst);
+            }
+        }
+        Ok(())
+    }
+}

@@ -19,11 +19,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
-from lncsplit._atomic import remove_outputs, write_core_files
+from lncsplit._atomic import LINKED_FILE, remove_outputs, write_core_files
 
 if TYPE_CHECKING:
     from lncsplit.pipeline import PassOptions
@@ -236,13 +236,15 @@ def _split_into(res: FileResult, path: str, dest: str, options: PassOptions) -> 
     module = Module.from_json(data)
     del data
     res.instructions_in = module.instruction_count()
-    cores = run_pipeline([module], options)
+    cores = run_pipeline([module], replace(options, link=False))
     blobs = [m.to_bytes(version=2) for m in cores]
     counts = [m.instruction_count() for m in cores]
+    # ``split --link``: the linked module goes beside the cores, in the same write.
+    extra = {LINKED_FILE: _core.link(cores).to_bytes(version=2)} if options.link else {}
     # Free the per-core modules outside the GIL so worker threads overlap.
     _core.release(cores)
     del cores, module
-    res.outputs = write_core_files(dest, blobs)
+    res.outputs = write_core_files(dest, blobs, extra)
     res.instructions_out = counts
     res.bytes_out = sum(len(b) for b in blobs)
 

@@ -84,4 +84,49 @@ def link_kernels(modules: Sequence[Module], lnc: int) -> list[Module]:
     return [link(modules[i : i + lnc]) for i in range(0, len(modules), lnc)]
 
 
-__all__ = ["is_linked", "link", "link_kernels", "tensor_map", "unlink"]
+def _instructions(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every instruction of the blocks, Loop bodies inline (the verifier's order)."""
+    out: list[dict[str, Any]] = []
+    for b in blocks:
+        for i in b.get("instructions", []):
+            out.append(i)
+            out.extend(_instructions(i.get("blocks", [])))
+    return out
+
+
+def _core_summary(c: int, entry: dict[str, Any], functions: list[dict[str, Any]]) -> dict[str, Any]:
+    tag = f"nc{c:02d}."
+    mine = [f for f in functions if str(f.get("name", "")).startswith(tag)]
+    insts = [i for f in mine for i in _instructions(f.get("basic_blocks", []))]
+    ids = [i.get("id") for i in insts if i.get("opcode") == "CoreBarrier"]
+    return {
+        "core": c,
+        "name": entry.get("name"),
+        "functions": [f["name"][len(tag) :] for f in mine],
+        "instructions": len(insts),
+        "barriers": ids,
+    }
+
+
+def describe_linked(doc: dict[str, Any]) -> dict[str, Any]:
+    """What ``lncsplit info`` shows of a linked module's JSON document: per
+    core its name, functions, instruction count (the linker's own included)
+    and the global ids of its CoreBarriers; the dispatch calls; the barrier
+    count; the shared sets of ``main``."""
+    functions: list[dict[str, Any]] = doc.get("functions", [])
+    main = next((f for f in functions if f.get("name") == "main"), {})
+    dispatch = [
+        {"call": i.get("name"), "callee": i.get("callee"), "core": i.get("core")}
+        for i in _instructions(main.get("basic_blocks", []))
+    ]
+    cores = [_core_summary(c, e, functions) for c, e in enumerate(doc.get("cores", []))]
+    return {
+        "lnc": (doc.get("attributes") or {}).get("lnc"),
+        "cores": cores,
+        "dispatch": dispatch,
+        "barriers": sum(len(c["barriers"]) for c in cores),
+        "shared_sets": [s.get("name") for s in main.get("allocations", [])],
+    }
+
+
+__all__ = ["describe_linked", "is_linked", "link", "link_kernels", "tensor_map", "unlink"]

@@ -40,6 +40,11 @@ def add_parser(sub: Any) -> None:
     add_runner_options(s, "files")
     s.add_argument("--no-verify", action="store_true", help="skip birverifier and lnc_verifier")
     s.add_argument("--no-expand", action="store_true", help="skip expand_replication")
+    s.add_argument(
+        "--link",
+        action="store_true",
+        help="also write the linked module (bir_linker) as linked.json beside the ncNN.json files",
+    )
     s.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary table")
     s.set_defaults(run=run)
 
@@ -58,7 +63,11 @@ def run(a: argparse.Namespace) -> int:
     # Writing outputs creates each core's artifact directory (contract §3.1),
     # for modules that carry an artifact_path.
     options = PassOptions(
-        lnc_size=a.lnc, verify=not a.no_verify, expand=not a.no_expand, create_artifact_dirs=True
+        lnc_size=a.lnc,
+        verify=not a.no_verify,
+        expand=not a.no_expand,
+        create_artifact_dirs=True,
+        link=a.link,
     )
     progress = Progress(not a.quiet, "split")
     try:

@@ -355,7 +355,7 @@ impl Serialize for InstSer<'_> {
                     o.serialize_entry("runtime_semaphore", v)?;
                 }
                 if let Some(v) = local_id {
-                    o.serialize_entry("local_id", v)?;
+                    o.serialize_entry("local_id", &**v)?;
                 }
             }
             OpFields::CollectiveCompute {

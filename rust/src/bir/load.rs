@@ -891,7 +891,7 @@ struct OpAcc {
     rs: Option<IntOrExpr>,
     rn: Option<IntOrExpr>,
     mode: Option<Arc<str>>,
-    cb_local: Option<i64>,
+    cb_local: Option<Box<i64>>,
     callee: Option<Arc<str>>,
     call_core: Option<i64>,
 }
@@ -949,7 +949,7 @@ fn inst_key<'de, A: MapAccess<'de>>(
             acc.cb_sem = Some(src.read::<I64K>(st, "runtime_semaphore")?)
         }
         "cores" if op == Opcode::CORE_BARRIER => acc.cb_cores = Some(src.read::<SeqK<I64K>>(st, "cores")?),
-        "local_id" if op == Opcode::CORE_BARRIER => acc.cb_local = Some(src.read::<I64K>(st, "local_id")?),
+        "local_id" if op == Opcode::CORE_BARRIER => acc.cb_local = Some(Box::new(src.read::<I64K>(st, "local_id")?)),
         "callee" if op == Opcode::CALL => acc.callee = Some(src.read::<StrK>(st, "callee")?),
         "core" if op == Opcode::CALL => acc.call_core = Some(src.read::<I64K>(st, "core")?),
         "cc_channel" if op == Opcode::COLLECTIVE_COMPUTE => {

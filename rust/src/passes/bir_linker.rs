@@ -344,7 +344,7 @@ fn renumber_barriers(blocks: &mut [Block], next: &mut i64) {
         for i in &mut b.instructions {
             match &mut i.op {
                 OpFields::CoreBarrier { id, local_id, .. } => {
-                    *local_id = id.take();
+                    *local_id = id.take().map(Box::new);
                     *id = Some(*next);
                     *next += 1;
                 }
@@ -742,7 +742,7 @@ fn restore_barrier_ids(blocks: &mut [Block]) {
     for b in blocks {
         for i in &mut b.instructions {
             match &mut i.op {
-                OpFields::CoreBarrier { id, local_id, .. } => *id = local_id.take(),
+                OpFields::CoreBarrier { id, local_id, .. } => *id = local_id.take().map(|b| *b),
                 OpFields::Loop { blocks, .. } => restore_barrier_ids(blocks),
                 _ => {}
             }

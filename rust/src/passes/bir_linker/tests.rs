@@ -113,7 +113,7 @@ fn barriers(m: &Module) -> Vec<(String, Option<i64>, Option<i64>)> {
     for f in &m.functions {
         f.walk(&mut |i| {
             if let OpFields::CoreBarrier { id, local_id, .. } = &i.op {
-                v.push((format!("{}:{}", f.name, i.name), *id, *local_id));
+                v.push((format!("{}:{}", f.name, i.name), *id, local_id.as_deref().copied()));
             }
         });
     }
@@ -336,7 +336,7 @@ fn names_and_keys_link_inserts_must_be_free_9502() {
     let mut cores = shared_cores();
     for c in &mut cores {
         if let OpFields::CoreBarrier { local_id, .. } = &mut c.functions[0].basic_blocks[0].instructions[1].op {
-            *local_id = Some(0);
+            *local_id = Some(Box::new(0));
         }
     }
     assert_eq!(code(link(&refs(&cores)).unwrap_err()), NAME_COLLISION);
@@ -412,7 +412,7 @@ fn call_return_and_switch_queue_instance_round_trip() {
             core: Some(3)
         }
     );
-    assert!(matches!(i[2].op, OpFields::CoreBarrier { local_id: Some(0), .. }));
+    assert!(matches!(&i[2].op, OpFields::CoreBarrier { local_id: Some(l), .. } if **l == 0));
     let a = bytes(&m);
     assert_eq!(bytes(&load_module(&a).unwrap()), a);
     let text = String::from_utf8(a).unwrap();

@@ -47,7 +47,7 @@ def cpu_times(makers: list[Callable[[], Callable[[], object]]], rounds: int) -> 
     return total
 
 
-def link_figures(instructions: int = 200_000, rounds: int = 5) -> list[Figure]:
+def link_figures(instructions: int = 200_000, rounds: int = 7) -> list[Figure]:
     base = _core.generate_module(7, instructions, 2)
     cores = lncsplit.split([base.clone()], 2)
     linked = lncsplit.link(cores)

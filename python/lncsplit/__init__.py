@@ -35,7 +35,7 @@ from lncsplit.passes import (
 from lncsplit.pipeline import PassOptions, run_pipeline
 
 if TYPE_CHECKING:
-    from lncsplit import frontend, memory
+    from lncsplit import frontend, memory, sim
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
 
@@ -50,6 +50,7 @@ _LAZY = {
     "MemoryReport": ("lncsplit.memory", "MemoryReport"),
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
+    "sim": ("lncsplit.sim", None),
 }
 
 
@@ -86,6 +87,7 @@ __all__ = [
     "pelican",
     "process_files",
     "run_pipeline",
+    "sim",
     "split",
     "tensor_map",
     "unlink",

@@ -321,3 +321,21 @@ def tensor_map_json(module: Module) -> str:
 
 def is_linked(module: Module) -> bool:
     """True when the module has the layout link writes."""
+
+# --------------------------------------------------------------------------
+# simulator (owner: BirSim, contract §3.8; the API is lncsplit.sim)
+# --------------------------------------------------------------------------
+
+def sim_plan(
+    modules: Sequence[Module], lnc: int | None = None
+) -> tuple[int, bool, list[tuple[int, str, str, str, str, list[int], int, int]]]:
+    """``(lnc, symbolic, sets)``: every Input/Output set of every core as
+    ``(core, function, set, kind, dtype, shape, partition_dim, esize)``."""
+
+def sim_is_linked(module: Module) -> bool: ...
+def sim_run(
+    modules: Sequence[Module],
+    inputs: Sequence[tuple[int, str, str, bytes]],
+    lnc: int | None = None,
+) -> dict[str, Any]:
+    """Run the simulator; inputs and outputs are partition-major bytes."""

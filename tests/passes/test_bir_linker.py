@@ -344,3 +344,14 @@ def test_call_keys_of_the_wrong_type_are_bir_json_errors(key: str, value: Any) -
     with pytest.raises(lncsplit.BirJsonError) as e:
         lncsplit.Module.from_json(json.dumps(d))
     assert e.value.path.endswith(f".{key}")
+
+
+@pytest.mark.parametrize("name", ["01_", "03_", "07_"])
+def test_the_simulator_finds_the_linked_program_equivalent_to_its_cores(name: str) -> None:
+    from lncsplit.examples import example_paths
+
+    path = next(p for p in example_paths() if p.name.startswith(name))
+    cores = lncsplit.run_pipeline([lncsplit.load(path)], lncsplit.PassOptions(lnc_size=2))
+    linked = lncsplit.link(cores)
+    assert lncsplit.sim.equivalent(cores, linked, None)
+    assert lncsplit.sim.equivalent(cores, lncsplit.unlink(linked), None)

@@ -20,11 +20,11 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from lncsplit.cli import gen, info, link, memory, split, unlink, verify
+from lncsplit.cli import gen, info, link, memory, sim, split, unlink, verify
 from lncsplit.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, err
 
 #: Every command, in ``--help`` order.
-COMMANDS: list[ModuleType] = [split, verify, info, gen, memory, link, unlink]
+COMMANDS: list[ModuleType] = [split, verify, info, gen, memory, sim, link, unlink]
 
 
 def build_parser() -> argparse.ArgumentParser:

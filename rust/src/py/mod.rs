@@ -15,6 +15,7 @@ pub(crate) mod linker;
 pub(crate) mod module;
 pub(crate) mod passes;
 pub(crate) mod pelican;
+pub(crate) mod sim;
 pub(crate) mod views;
 
 use pyo3::prelude::*;
@@ -49,4 +50,8 @@ mod _core {
     // bir_linker
     #[pymodule_export]
     use super::linker::{is_linked, link, tensor_map_json, unlink};
+
+    // simulator (lncsplit.sim)
+    #[pymodule_export]
+    use super::sim::{sim_is_linked, sim_plan, sim_run};
 }

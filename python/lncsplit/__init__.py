@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from lncsplit import frontend, memory, sim
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
+    from lncsplit.views.diff import diff
+    from lncsplit.views.explain import explain
 
 __version__ = "0.1.0"
 
@@ -51,6 +53,8 @@ _LAZY = {
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
     "sim": ("lncsplit.sim", None),
+    "explain": ("lncsplit.views.explain", "explain"),
+    "diff": ("lncsplit.views.diff", "diff"),
 }
 
 
@@ -95,4 +99,6 @@ __all__ = [
     "verify_bir_serdes",
     "verify_concretized",
     "verify_symbolic",
+    "explain",
+    "diff",
 ]

@@ -339,3 +339,11 @@ def sim_run(
     lnc: int | None = None,
 ) -> dict[str, Any]:
     """Run the simulator; inputs and outputs are partition-major bytes."""
+
+# Inspection views (rust/src/py/inspect.rs)
+def expr_str(expr: Expr, budget: int = 200) -> str:
+    """The pelican display form of ``expr``, cut at about ``budget`` characters."""
+
+def expr_free_vars(expr: Expr) -> tuple[list[str], bool, bool]:
+    """``(axes, runtime, shard)``: loop axes ``expr`` depends on, whether it reads a runtime
+    value, whether a ShardId is still in it."""

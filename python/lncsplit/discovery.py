@@ -32,7 +32,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 from lncsplit._atomic import LINKED_FILE, core_file_name, core_index
-from lncsplit._job import Unit, strip_json
+from lncsplit._job import Unit, input_stem, strip_json
 from lncsplit.errors import LncsplitError
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def discover_units(
         if os.path.isdir(path):
             units.extend(_walk(path, core_sets))
         elif os.path.exists(path):
-            units.append(Unit(path, strip_json(PurePath(path).name)))
+            units.append(Unit(path, input_stem(PurePath(path).name)))
         else:
             raise FileNotFoundError(f"no such file or directory: {path}")
     if unique_outputs:

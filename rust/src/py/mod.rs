@@ -2,7 +2,8 @@
 //! copies its inputs out of Python objects and runs inside `py.detach`.
 //!
 //! Files by concern: `module.rs` (`Module`, load/dump/generate), `views/`
-//! (the read-only views), `pelican.rs` (`Context`, `Expr`, `Predicate`),
+//! (the read-only views), `inspect.rs` (display form and free variables of an
+//! expression, for explain/diff), `pelican.rs` (`Context`, `Expr`, `Predicate`),
 //! `passes.rs` (split and the verifiers), `linker.rs` (link, unlink, the
 //! tensor map), `convert.rs` (JSON ↔ Python),
 //! `errors.rs` (core errors → Python exceptions), `alloc.rs` (the global
@@ -11,6 +12,7 @@
 mod alloc;
 pub(crate) mod convert;
 pub(crate) mod errors;
+pub(crate) mod inspect;
 pub(crate) mod linker;
 pub(crate) mod module;
 pub(crate) mod passes;
@@ -40,6 +42,10 @@ mod _core {
     use super::views::{
         ArgumentView, BlockView, FunctionView, InstructionView, MemoryLocationSetView, MemoryLocationView,
     };
+
+    // inspecting a split (explain, diff, the report)
+    #[pymodule_export]
+    use super::inspect::{expr_free_vars, expr_str};
 
     // passes
     #[pymodule_export]

@@ -5,6 +5,8 @@ The public API (contract §4): :class:`Module`, :func:`load`, :func:`dump`,
 :func:`verify_concretized`, :class:`PassOptions`, :func:`run_pipeline`,
 :func:`check_memory`, and the submodules :mod:`lncsplit.pelican` and
 :mod:`lncsplit.frontend`. Every error on bad input is a :class:`LncsplitError`.
+
+The linked program (contract §3.7): :func:`link`, :func:`unlink`, :func:`tensor_map`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from lncsplit import pelican
 from lncsplit._core import Module, dump, load
+from lncsplit.bir_linker import link, tensor_map, unlink
 from lncsplit.errors import (
     BirJsonError,
     LncsplitError,
@@ -32,9 +35,11 @@ from lncsplit.passes import (
 from lncsplit.pipeline import PassOptions, run_pipeline
 
 if TYPE_CHECKING:
-    from lncsplit import frontend, memory
+    from lncsplit import frontend, memory, sim
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
+    from lncsplit.views.diff import diff
+    from lncsplit.views.explain import explain
 
 __version__ = "0.1.0"
 
@@ -47,6 +52,9 @@ _LAZY = {
     "MemoryReport": ("lncsplit.memory", "MemoryReport"),
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
+    "sim": ("lncsplit.sim", None),
+    "explain": ("lncsplit.views.explain", "explain"),
+    "diff": ("lncsplit.views.diff", "diff"),
 }
 
 
@@ -77,14 +85,20 @@ __all__ = [
     "dump",
     "expand_replication",
     "frontend",
+    "link",
     "load",
     "memory",
     "pelican",
     "process_files",
     "run_pipeline",
+    "sim",
     "split",
+    "tensor_map",
+    "unlink",
     "verify_bir",
     "verify_bir_serdes",
     "verify_concretized",
     "verify_symbolic",
+    "explain",
+    "diff",
 ]

@@ -11,9 +11,12 @@ import itertools
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 _CORE_FILE = re.compile(r"^nc(\d{2,})\.json$")
+
+#: The linked module ``split --link`` writes beside a split output's core files.
+LINKED_FILE = "linked.json"
 
 _tmp_counter = itertools.count()
 _tmp_lock = threading.Lock()
@@ -88,24 +91,32 @@ def write_file_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def _core_files(dirpath: str) -> list[str]:
+    """The outputs of a split in ``dirpath``: its core files and ``linked.json``."""
     try:
         names = os.listdir(dirpath)
     except OSError:
         return []
-    return [os.path.join(dirpath, n) for n in names if _CORE_FILE.match(n)]
+    return [os.path.join(dirpath, n) for n in names if _CORE_FILE.match(n) or n == LINKED_FILE]
 
 
-def write_core_files(out_dir: str, blobs: Sequence[bytes]) -> list[str]:
+def write_core_files(
+    out_dir: str, blobs: Sequence[bytes], extra: Mapping[str, bytes] | None = None
+) -> list[str]:
     """Write ``blobs[c]`` to ``out_dir/ncCC.json`` for every core, all or nothing.
 
     Every core is written to a temporary file and fsynced before any is
     renamed into place; on failure everything written is removed and the
     error re-raised. Core files of an earlier run beyond ``len(blobs)`` are
     removed on success, so the directory holds exactly this run's cores.
+    ``extra`` (``{"linked.json": bytes}`` for ``split --link``) is written in
+    the same step; a ``linked.json`` of an earlier run not rewritten is removed.
     """
     if not os.path.isdir(out_dir):
         os.makedirs(out_dir, exist_ok=True)
+    extra = extra or {}
     finals = [os.path.join(out_dir, core_file_name(c)) for c in range(len(blobs))]
+    finals += [os.path.join(out_dir, name) for name in extra]
+    blobs = [*blobs, *extra.values()]
     temps: list[str] = []
     renamed: list[str] = []
     try:
@@ -133,7 +144,8 @@ def write_core_files(out_dir: str, blobs: Sequence[bytes]) -> list[str]:
 
 
 def remove_outputs(out_dir: str) -> None:
-    """Remove every ``ncNN.json`` of ``out_dir`` and the directory if then empty."""
+    """Remove every ``ncNN.json`` (and ``linked.json``) of ``out_dir`` and the
+    directory if then empty."""
     for stale in _core_files(out_dir):
         try:
             os.unlink(stale)
@@ -146,6 +158,7 @@ def remove_outputs(out_dir: str) -> None:
 
 
 __all__ = [
+    "LINKED_FILE",
     "core_file_name",
     "core_index",
     "fsync_dir",

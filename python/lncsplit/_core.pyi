@@ -312,3 +312,43 @@ def release(modules: list[Module]) -> None:
 
 def has_shard_ids(module: Module) -> bool:
     """True when any expression of the module still contains a ShardId."""
+
+# ------------------------------------------------------------- bir_linker
+
+def link(cores: list[Module]) -> Module:
+    """bir_linker: the N core modules of one kernel (core order) → one linked module."""
+
+def unlink(module: Module) -> list[Module]:
+    """The exact inverse of link: the N core modules, in core order."""
+
+def tensor_map_json(module: Module) -> str:
+    """The tensor map of a linked module, as JSON text."""
+
+def is_linked(module: Module) -> bool:
+    """True when the module has the layout link writes."""
+
+# --------------------------------------------------------------------------
+# simulator (owner: BirSim, contract §3.8; the API is lncsplit.sim)
+# --------------------------------------------------------------------------
+
+def sim_plan(
+    modules: Sequence[Module], lnc: int | None = None
+) -> tuple[int, bool, list[tuple[int, str, str, str, str, list[int], int, int]]]:
+    """``(lnc, symbolic, sets)``: every Input/Output set of every core as
+    ``(core, function, set, kind, dtype, shape, partition_dim, esize)``."""
+
+def sim_is_linked(module: Module) -> bool: ...
+def sim_run(
+    modules: Sequence[Module],
+    inputs: Sequence[tuple[int, str, str, bytes]],
+    lnc: int | None = None,
+) -> dict[str, Any]:
+    """Run the simulator; inputs and outputs are partition-major bytes."""
+
+# Inspection views (rust/src/py/inspect.rs)
+def expr_str(expr: Expr, budget: int = 200) -> str:
+    """The pelican display form of ``expr``, cut at about ``budget`` characters."""
+
+def expr_free_vars(expr: Expr) -> tuple[list[str], bool, bool]:
+    """``(axes, runtime, shard)``: loop axes ``expr`` depends on, whether it reads a runtime
+    value, whether a ShardId is still in it."""

@@ -19,11 +19,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
-from lncsplit._atomic import remove_outputs, write_core_files
+from lncsplit._atomic import LINKED_FILE, remove_outputs, write_core_files
 
 if TYPE_CHECKING:
     from lncsplit.pipeline import PassOptions
@@ -191,6 +191,21 @@ def strip_json(name: str) -> str:
     return name[:-5] if name.lower().endswith(".json") and len(name) > 5 else name
 
 
+#: Explicitly named inputs read as HLO text and lowered first (contract §5). The same as
+#: ``lncsplit.frontend.HLO_SUFFIXES`` (a test checks it): this leaf module does not import the
+#: front end until it reads such a file.
+HLO_SUFFIXES = (".hlo.txt", ".hlo")
+
+
+def input_stem(name: str) -> str:
+    """The output name of an explicitly named input: ``m.json``, ``m.hlo``, ``m.hlo.txt`` → ``m``."""
+    low = name.lower()
+    for suffix in HLO_SUFFIXES:
+        if low.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return strip_json(name)
+
+
 def output_dir(out: str | os.PathLike[str], rel: str) -> str:
     """``OUT/<rel>`` for a unit's relative name."""
     return os.path.join(os.fspath(out), *rel.split("/"))
@@ -205,20 +220,24 @@ def process_file(
     inp: Unit | str | os.PathLike[str],
     out: str | os.PathLike[str],
     options: PassOptions,
+    detail: bool = False,
 ) -> FileResult:
     """The split job for one file: read → pipeline → write every core atomically.
 
-    Never raises for a bad input: the error is returned in the result
+    A ``*.hlo``/``*.hlo.txt`` file is HLO text, lowered first (``lower_hlo_text`` with N =
+    ``options.lnc_size``). With ``detail`` the result's ``detail`` lists, per core, the
+    instructions the split pruned and the dependency edges dropped with them
+    (``--report-detail``). Never raises for a bad input: the error is returned in the result
     (``status="error"``) and no output of the file remains. Only
     ``KeyboardInterrupt``/``SystemExit`` propagate.
     """
     if not isinstance(inp, Unit):
-        inp = Unit(os.fspath(inp), strip_json(PurePath(inp).name))
+        inp = Unit(os.fspath(inp), input_stem(PurePath(inp).name))
     t0 = time.perf_counter()
     res = FileResult(input=inp.path)
     dest = output_dir(out, inp.rel)
     try:
-        _split_into(res, inp.path, dest, options)
+        _split_into(res, inp.path, dest, options, detail)
     except Exception as e:  # noqa: BLE001 - a failed file never stops the run
         remove_outputs(dest)
         res.fail(error_info(e))
@@ -269,27 +288,50 @@ class _Phases:
             res.detail["phases"] = self.seconds
 
 
-def _split_into(res: FileResult, path: str, dest: str, options: PassOptions) -> None:
-    from lncsplit import Module, _core
+def _read_module(res: FileResult, path: str, options: PassOptions) -> Any:
+    from lncsplit import Module
+
+    with open(path, "rb") as f:
+        data = f.read()
+    res.bytes_in = len(data)
+    if path.lower().endswith(HLO_SUFFIXES):
+        from lncsplit.frontend import lower_hlo_text
+
+        text = data.decode("utf-8")
+        return lower_hlo_text(text, options.lnc_size, arch=options.arch or "gen3").module()
+    return Module.from_json(data)
+
+
+def _split_into(
+    res: FileResult, path: str, dest: str, options: PassOptions, detail: bool = False
+) -> None:
+    from lncsplit import _core
     from lncsplit.pipeline import run_pipeline
 
     phases = _Phases(path)
     phases.enter("load")
-    with open(path, "rb") as f:
-        data = f.read()
-    res.bytes_in = len(data)
-    module = Module.from_json(data)
-    del data
+    module = _read_module(res, path, options)
     res.instructions_in = module.instruction_count()
+    snapshot = None
+    if detail:
+        from lncsplit.views.detail import SplitSnapshot
+
+        snapshot = SplitSnapshot.of(module, expand=options.expand)
     phases.enter("passes")
-    cores = run_pipeline([module], options)
+    cores = run_pipeline([module], replace(options, link=False))
+    if snapshot is not None:
+        from lncsplit.views.detail import split_detail
+
+        res.detail = {"cores": split_detail(snapshot, cores)}
     phases.enter("write")
     blobs = [m.to_bytes(version=2) for m in cores]
     counts = [m.instruction_count() for m in cores]
+    # ``split --link``: the linked module goes beside the cores, in the same write.
+    extra = {LINKED_FILE: _core.link(cores).to_bytes(version=2)} if options.link else {}
     # Free the per-core modules outside the GIL so worker threads overlap.
     _core.release(cores)
     del cores, module
-    res.outputs = write_core_files(dest, blobs)
+    res.outputs = write_core_files(dest, blobs, extra)
     res.instructions_out = counts
     res.bytes_out = sum(len(b) for b in blobs)
     phases.finish(res)
@@ -308,6 +350,7 @@ __all__ = [
     "error_info",
     "failed_result",
     "guarded",
+    "input_stem",
     "output_dir",
     "process_file",
     "remove_unit_outputs",

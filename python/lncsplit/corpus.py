@@ -79,6 +79,7 @@ def process_files(
     scheduler: Any = None,
     progress: ProgressFn | None = None,
     batch_size: int | None = None,
+    detail: bool = False,
 ) -> CorpusReport:
     """Split every input file into ``out``; returns the :class:`CorpusReport`.
 
@@ -98,6 +99,8 @@ def process_files(
         progress: called as ``progress(done, total)`` after every file.
         batch_size: files per Dask task (default: up to 200, fewer when the
             corpus is small so every worker gets work).
+        detail: each file's report entry lists, per core, the pruned
+            instructions and the dependency edges dropped with them.
 
     A failed file never stops the run: it gets an ``"error"`` entry and no
     output. Raises only for usage errors (missing inputs, conflicting
@@ -113,7 +116,7 @@ def process_files(
         out_s = os.path.abspath(out_s)  # the workers write it
     return run_units(
         units,
-        partial(process_file, out=out_s, options=opts),
+        partial(process_file, out=out_s, options=opts, detail=detail),
         jobs=njobs,
         executor=resolved,
         scheduler=scheduler,

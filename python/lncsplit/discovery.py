@@ -16,7 +16,9 @@ those that follow) finds them here, with the same rules:
   discovery error of that unit (reported, its job never runs). Each core
   file must carry its own ``neuron_core_id``, equal to its index — checked by
   :func:`load_core_set` when the modules are read. An ``nc00.json`` alone
-  without ``neuron_core_id`` is an N = 1 output (contract §5).
+  without ``neuron_core_id`` is an N = 1 output (contract §5). A
+  ``linked.json`` beside core files (``split --link``) belongs to that split
+  output and is not a unit of its own.
 
 Safety rules for untrusted trees (contract §6) belong here too, so every
 command gets them at once.
@@ -29,8 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
-from lncsplit._atomic import core_file_name, core_index
-from lncsplit._job import Unit, strip_json
+from lncsplit._atomic import LINKED_FILE, core_file_name, core_index
+from lncsplit._job import Unit, input_stem, strip_json
 from lncsplit.errors import LncsplitError
 
 if TYPE_CHECKING:
@@ -71,7 +73,7 @@ def discover_units(
         if os.path.isdir(path):
             units.extend(_walk(path, core_sets))
         elif os.path.exists(path):
-            units.append(Unit(path, strip_json(PurePath(path).name)))
+            units.append(Unit(path, input_stem(PurePath(path).name)))
         else:
             raise FileNotFoundError(f"no such file or directory: {path}")
     if unique_outputs:
@@ -92,6 +94,8 @@ def _walk(root: str, core_sets: bool) -> list[Unit]:
             rel = rel_dir if rel_dir != "." else Path(os.path.abspath(root)).name
             found.append(("" if rel_dir == "." else rel_dir, core_set_unit(dirpath, rel, cores)))
         taken = set(cores.values())
+        if cores:  # `split --link` writes linked.json into the split output: part of it
+            taken.add(LINKED_FILE)
         for fn in names:
             if fn in taken:
                 continue

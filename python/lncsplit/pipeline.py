@@ -12,6 +12,8 @@ The pipeline runs the passes in their compiler order::
     83 sync_shared_allocations
     90 memory checks         (lncsplit's order for the seed-002 checks)
     91 lnc_verifier           (concretized again, now with shared addresses)
+    100 bir_linker            (only with ``PassOptions(link=True)``: one linked
+                               module per kernel, after every check)
 
 With N == 1 the modules pass through untouched (only the read-only checks
 2–3 run); with N > 1 an input that already has ``neuron_core_id`` is refused
@@ -33,6 +35,7 @@ from typing import Any, Literal
 
 from lncsplit import passes
 from lncsplit._core import Module
+from lncsplit.bir_linker import link_kernels
 from lncsplit.errors import LncsplitError, NeuronAssertion
 
 
@@ -51,6 +54,8 @@ class PassOptions:
         cc_buffer_mb: per-core collective-compute buffer (MB) for the checks.
         create_artifact_dirs: create each core's artifact directory.
         verify_serdes: run verify_bir_serdes on every input module.
+        link: after every check, link each kernel's cores (``bir_linker``):
+            ``run_pipeline`` then returns one linked module per input module.
     """
 
     lnc_size: int = 1
@@ -63,6 +68,7 @@ class PassOptions:
     cc_buffer_mb: int = 500
     create_artifact_dirs: bool = False
     verify_serdes: bool = False
+    link: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.lnc_size, int) or self.lnc_size < 1:
@@ -164,6 +170,17 @@ class Pipeline:
             self.hook(PassEvent(name, order, dt, count))
 
     def run(self, modules: Sequence[Module]) -> list[Module]:
+        """Run every enabled pass; returns the M·N per-core modules, or with
+        ``link`` the M linked modules (one per input module, in input order)."""
+        out = self._run_passes(modules)
+        if not self.options.link:
+            return out
+        linked: list[Module] = []
+        n = self.options.lnc_size
+        self._timed("bir_linker", 100, len(out), lambda: linked.extend(link_kernels(out, n)))
+        return linked
+
+    def _run_passes(self, modules: Sequence[Module]) -> list[Module]:
         """Run every enabled pass; returns the M·N per-core modules.
 
         With ``lnc_size == 1`` the modules pass through untouched (contract
@@ -287,7 +304,8 @@ def _each(items: Sequence[Any], fn: Callable[[Any], None]) -> None:
 def run_pipeline(
     modules: Sequence[Module], options: PassOptions, hook: PassHook | None = None
 ) -> list[Module]:
-    """Run the pass pipeline on symbolic modules; returns the per-core modules.
+    """Run the pass pipeline on symbolic modules; returns the per-core modules
+    (with ``options.link``, one linked module per input module instead).
 
     ``hook`` (optional) is called after every pass with a :class:`PassEvent`
     (name, order, seconds) — a progress and timing hook.

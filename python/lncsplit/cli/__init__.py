@@ -20,11 +20,37 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from lncsplit.cli import gen, info, memory, split, verify
+from lncsplit.cli import (
+    diff,
+    explain,
+    gen,
+    info,
+    link,
+    lower,
+    memory,
+    report,
+    sim,
+    split,
+    unlink,
+    verify,
+)
 from lncsplit.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, err
 
 #: Every command, in ``--help`` order.
-COMMANDS: list[ModuleType] = [split, verify, info, gen, memory]
+COMMANDS: list[ModuleType] = [
+    split,
+    verify,
+    info,
+    gen,
+    memory,
+    sim,
+    explain,
+    diff,
+    report,
+    lower,
+    link,
+    unlink,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

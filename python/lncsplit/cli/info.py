@@ -41,7 +41,11 @@ def run(a: argparse.Namespace) -> int:
     import lncsplit
 
     try:
-        d = describe_module(lncsplit.load(a.file))
+        m = lncsplit.load(a.file)
+        d = describe_module(m)
+        if lncsplit.bir_linker.is_linked(m):
+            # Linked modules only (rare): the linker's summary reads the JSON.
+            d["linked"] = lncsplit.bir_linker.describe_linked(json.loads(m.to_json()))
     except Exception as e:  # noqa: BLE001
         err(f"{a.file}: {describe_error(e)}")
         return EXIT_FAILED
@@ -73,5 +77,24 @@ def run(a: argparse.Namespace) -> int:
                 f"  {s['name']:<24} {s['kind'] or '-':<9} {s['dtype'] or '-':<9} {shape:<12} "
                 f"{s['addr_space']:<7} {types:<5} {len(s['locations'])} loc"
             )
+    if "linked" in d:
+        lines += linked_lines(d["linked"])
     print("\n".join(lines))
     return EXIT_OK
+
+
+def linked_lines(d: dict[str, Any]) -> list[str]:
+    """The text of a linked module's description (contract §3.7): cores, dispatch, barriers."""
+    lines = [f"linked        {d['lnc']} cores, {d['barriers']} CoreBarriers (global ids)"]
+    for c in d["cores"]:
+        ids = c["barriers"]
+        span = f"ids {ids[0]}..{ids[-1]}" if ids else "none"
+        lines.append(
+            f"  core {c['core']}: {c['name']}, functions {', '.join(c['functions'])}, "
+            f"{c['instructions']} instructions, barriers {span}"
+        )
+    lines.append("dispatch")
+    lines += [f"  {x['call']} -> {x['callee']} (core {x['core']})" for x in d["dispatch"]]
+    if d["shared_sets"]:
+        lines.append("shared sets   " + ", ".join(d["shared_sets"]))
+    return lines

@@ -10,6 +10,7 @@ from lncsplit.cli._common import (
     DEFAULT_LNC,
     DEFAULT_OUT,
     Progress,
+    UsageError,
     add_runner_options,
     check_paths,
     err,
@@ -28,8 +29,8 @@ def add_parser(sub: Any) -> None:
         "inputs",
         nargs="*",
         metavar="INPUT",
-        help="module files or directories (searched recursively for *.json); "
-        "none: the example corpus shipped with lncsplit",
+        help="module files or directories (searched recursively for *.json); files named "
+        "*.hlo/*.hlo.txt are XLA/JAX HLO text, lowered first; none: the example corpus",
     )
     s.add_argument(
         "--lnc",
@@ -41,6 +42,17 @@ def add_parser(sub: Any) -> None:
     add_runner_options(s, "files")
     s.add_argument("--no-verify", action="store_true", help="skip birverifier and lnc_verifier")
     s.add_argument("--no-expand", action="store_true", help="skip expand_replication")
+    s.add_argument(
+        "--link",
+        action="store_true",
+        help="also write the linked module (bir_linker) as linked.json beside the ncNN.json files",
+    )
+    s.add_argument(
+        "--report-detail",
+        action="store_true",
+        help="in --report, list per file and core the pruned instructions and the dependency "
+        "edges dropped with them",
+    )
     s.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary table")
     s.set_defaults(run=run)
 
@@ -55,11 +67,17 @@ def run(a: argparse.Namespace) -> int:
 
         a.inputs = [str(examples_dir())]
     check_paths(a.inputs)
+    if a.report_detail and not a.report:
+        raise UsageError("--report-detail adds to the --report file: give --report FILE too")
     executor = executor_of(a)
     # Writing outputs creates each core's artifact directory (contract §3.1),
     # for modules that carry an artifact_path.
     options = PassOptions(
-        lnc_size=a.lnc, verify=not a.no_verify, expand=not a.no_expand, create_artifact_dirs=True
+        lnc_size=a.lnc,
+        verify=not a.no_verify,
+        expand=not a.no_expand,
+        create_artifact_dirs=True,
+        link=a.link,
     )
     progress = Progress(not a.quiet, "split")
     set_phase_hook(progress.phase if progress.enabled else None)
@@ -74,6 +92,7 @@ def run(a: argparse.Namespace) -> int:
                 scheduler=a.scheduler,
                 progress=progress,
                 batch_size=a.batch_size,
+                detail=a.report_detail,
             )
     finally:
         set_phase_hook(None)

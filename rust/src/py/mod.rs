@@ -2,8 +2,10 @@
 //! copies its inputs out of Python objects and runs inside `py.detach`.
 //!
 //! Files by concern: `module.rs` (`Module`, load/dump/generate), `views/`
-//! (the read-only views), `pelican.rs` (`Context`, `Expr`, `Predicate`),
-//! `passes.rs` (split and the verifiers), `convert.rs` (JSON ↔ Python),
+//! (the read-only views), `inspect.rs` (display form and free variables of an
+//! expression, for explain/diff), `pelican.rs` (`Context`, `Expr`, `Predicate`),
+//! `passes.rs` (split and the verifiers), `linker.rs` (link, unlink, the
+//! tensor map), `convert.rs` (JSON ↔ Python),
 //! `errors.rs` (core errors → Python exceptions), `alloc.rs` (the global
 //! allocator). The `_core` module below lists every name it exports.
 
@@ -11,9 +13,12 @@ mod alloc;
 pub(crate) mod convert;
 pub(crate) mod describe;
 pub(crate) mod errors;
+pub(crate) mod inspect;
+pub(crate) mod linker;
 pub(crate) mod module;
 pub(crate) mod passes;
 pub(crate) mod pelican;
+pub(crate) mod sim;
 pub(crate) mod views;
 
 use pyo3::prelude::*;
@@ -43,9 +48,21 @@ mod _core {
     #[pymodule_export]
     use super::describe::{describe_module, inferred_lnc};
 
+    // inspecting a split (explain, diff, the report)
+    #[pymodule_export]
+    use super::inspect::{expr_free_vars, expr_str};
+
     // passes
     #[pymodule_export]
     use super::passes::{
         concretize, expand_replication, has_shard_ids, release, split, verify_bir, verify_concretized, verify_symbolic,
     };
+
+    // bir_linker
+    #[pymodule_export]
+    use super::linker::{is_linked, link, tensor_map_json, unlink};
+
+    // simulator (lncsplit.sim)
+    #[pymodule_export]
+    use super::sim::{sim_is_linked, sim_plan, sim_run};
 }

@@ -381,6 +381,7 @@ impl<'c> Writer<'c> {
                 id,
                 cores,
                 runtime_semaphore,
+                local_id,
             } => {
                 opt!(o, "id", *id, int);
                 if let Some(c) = cores {
@@ -388,6 +389,7 @@ impl<'c> Writer<'c> {
                     ints(o, c);
                 }
                 opt!(o, "runtime_semaphore", *runtime_semaphore, int);
+                opt!(o, "local_id", local_id.as_deref().copied(), int);
             }
             OpFields::CollectiveCompute {
                 cc_channel,
@@ -410,6 +412,10 @@ impl<'c> Writer<'c> {
                 self.int_or_expr(o, br#","replication_num_rows":"#, replication_num_rows)?;
             }
             OpFields::DmaCopy { mode } => opt!(o, "mode", mode, str),
+            OpFields::Call { callee, core } => {
+                opt!(o, "callee", callee, str);
+                opt!(o, "core", *core, int);
+            }
         }
         Ok(())
     }
@@ -585,7 +591,9 @@ mod tests {
           "basic_blocks":[{"name":"b","instructions":[{"name":"L","opcode":"Loop","axis":{"name":"i","ub":4,"u":"\t"},
           "blocks":[{"name":"bb","instructions":[{"name":"a","opcode":"DMACopy","mode":"Copy","ins":[
           {"kind":"symbolic_ap","ap":[[1,2]],"memsetref":"t","addrs":[{"terms":[{"AxisLabel":"i","coef":3}],"c":1,"op":"Mod","op_param":2}]},
-          {"kind":"imm_value","value":2.25},{"kind":"register_ap","r":[1]}],"dependencies":["L",["L","Flow"],["L"]]}]}]}]}]}]}"#;
+          {"kind":"imm_value","value":2.25},{"kind":"register_ap","r":[1]}],"dependencies":["L",["L","Flow"],["L"]]},
+          {"name":"cb","opcode":"CoreBarrier","id":1,"cores":[0,1],"runtime_semaphore":2,"local_id":0},
+          {"name":"call","opcode":"Call","callee":"main","core":1}]}]}]}]}]}"#;
         let m = load_module(text.as_bytes()).unwrap();
         for v in [1, 2] {
             assert_eq!(

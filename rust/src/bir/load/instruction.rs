@@ -76,6 +76,9 @@ struct OpAcc {
     barrier_id: Option<i64>,
     barrier_cores: Option<Vec<i64>>,
     barrier_semaphore: Option<i64>,
+    barrier_local_id: Option<Box<i64>>,
+    callee: Option<Arc<str>>,
+    call_core: Option<i64>,
     cc_channel: Option<Value>,
     recv_from_rank: Option<IntOrExpr>,
     send_to_rank: Option<IntOrExpr>,
@@ -98,6 +101,7 @@ impl OpAcc {
                 id: self.barrier_id,
                 cores: self.barrier_cores,
                 runtime_semaphore: self.barrier_semaphore,
+                local_id: self.barrier_local_id,
             },
             Opcode::COLLECTIVE_COMPUTE => OpFields::CollectiveCompute {
                 cc_channel: self.cc_channel.map(Box::new),
@@ -111,6 +115,10 @@ impl OpAcc {
                 replication_num_rows: self.replication_num_rows,
             },
             Opcode::DMA_COPY => OpFields::DmaCopy { mode: self.mode },
+            Opcode::CALL => OpFields::Call {
+                callee: self.callee,
+                core: self.call_core,
+            },
             _ => OpFields::None,
         }
     }
@@ -169,6 +177,11 @@ fn inst_key<'de, A: MapAccess<'de>>(
             acc.barrier_semaphore = Some(src.read::<I64K>(st, "runtime_semaphore")?)
         }
         "cores" if op == Opcode::CORE_BARRIER => acc.barrier_cores = Some(src.read::<SeqK<I64K>>(st, "cores")?),
+        "local_id" if op == Opcode::CORE_BARRIER => {
+            acc.barrier_local_id = Some(Box::new(src.read::<I64K>(st, "local_id")?))
+        }
+        "callee" if op == Opcode::CALL => acc.callee = Some(src.read::<SharedStrK>(st, "callee")?),
+        "core" if op == Opcode::CALL => acc.call_core = Some(src.read::<I64K>(st, "core")?),
         "cc_channel" if op == Opcode::COLLECTIVE_COMPUTE => {
             let v = src.read::<ValueK>(st, "cc_channel")?;
             if !v.is_object() {

@@ -17,18 +17,30 @@ and the executors (which run a job on each unit and collect
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
-from lncsplit._atomic import remove_outputs, write_core_files
+from lncsplit._atomic import remove_dirs, remove_outputs, write_core_files
+from lncsplit.errors import LncsplitError
+from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
 
 if TYPE_CHECKING:
+    from lncsplit._core import Module
     from lncsplit.pipeline import PassOptions
 
 UnitKind = Literal["file", "core_set"]
+
+
+class InputError(LncsplitError):
+    """An input path that is not read (contract §6): missing, not a regular
+    file (a FIFO, socket or device), larger than ``--max-file-size``, or a
+    symbolic link that leads out of the inputs. The message names the path."""
+
+
 ErrorInfo = dict[str, Any]
 """``{"type": str, "code": int | str | None, "message": str}`` (contract §5)."""
 
@@ -206,39 +218,100 @@ def process_file(
     out: str | os.PathLike[str],
     options: PassOptions,
 ) -> FileResult:
-    """The split job for one file: read → pipeline → write every core atomically.
+    """The split job for one file: read → pipeline → artifact directories → every core.
 
     Never raises for a bad input: the error is returned in the result
     (``status="error"``) and no output of the file remains. Only
-    ``KeyboardInterrupt``/``SystemExit`` propagate.
+    ``KeyboardInterrupt``/``SystemExit`` propagate, after removing what this
+    file had written (contract §6: whole files or none).
+
+    With ``options.create_artifact_dirs``, each core's ``artifact_path`` is
+    created under ``options.artifact_root`` (default: ``out``), after the
+    pipeline succeeded and before the cores are written (contract §3.1, §6).
     """
     if not isinstance(inp, Unit):
         inp = Unit(os.fspath(inp), strip_json(PurePath(inp).name))
     t0 = time.perf_counter()
     res = FileResult(input=inp.path)
     dest = output_dir(out, inp.rel)
+    created: list[str] = []
     try:
-        _split_into(res, inp.path, dest, options)
+        _split_into(res, inp.path, dest, os.fspath(out), options, created)
     except Exception as e:  # noqa: BLE001 - a failed file never stops the run
+        remove_dirs(created)
         remove_outputs(dest)
         res.fail(error_info(e))
+    except BaseException:
+        remove_dirs(created)
+        raise
     res.seconds = time.perf_counter() - t0
     return res
 
 
-def _split_into(res: FileResult, path: str, dest: str, options: PassOptions) -> None:
+def read_input(path: str) -> bytes:
+    """The bytes of an input file, which must be a regular file.
+
+    Opened non-blocking and checked with ``fstat`` before reading, so a FIFO
+    or a device that replaced the file after discovery is refused without
+    blocking (contract §6).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(not_regular_message(path, st.st_mode))
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+def file_kind(mode: int) -> str:
+    """``"a FIFO"``, ``"a socket"``, ``"a character device"``… for an ``st_mode``."""
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def not_regular_message(path: str, mode: int) -> str:
+    """The error of an input that is not a regular file."""
+    return f"{path} is {file_kind(mode)}, not a regular file: not read"
+
+
+def load_input(path: str) -> Module:
+    """``Module.from_json`` of :func:`read_input` — how every command reads an input."""
+    from lncsplit import Module
+
+    return Module.from_json(read_input(path))
+
+
+def _split_into(
+    res: FileResult, path: str, dest: str, out: str, options: PassOptions, created: list[str]
+) -> None:
+    from dataclasses import replace
+
     from lncsplit import Module, _core
+    from lncsplit.passes import create_artifact_dirs_under
     from lncsplit.pipeline import run_pipeline
 
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_input(path)
     res.bytes_in = len(data)
     module = Module.from_json(data)
     del data
     res.instructions_in = module.instruction_count()
-    cores = run_pipeline([module], options)
+    cores = run_pipeline([module], replace(options, create_artifact_dirs=False))
     blobs = [m.to_bytes(version=2) for m in cores]
     counts = [m.instruction_count() for m in cores]
+    if options.create_artifact_dirs and options.lnc_size > 1:
+        root = options.artifact_root if options.artifact_root is not None else out
+        created.extend(create_artifact_dirs_under(cores, root))
     # Free the per-core modules outside the GIL so worker threads overlap.
     _core.release(cores)
     del cores, module
@@ -248,8 +321,10 @@ def _split_into(res: FileResult, path: str, dest: str, options: PassOptions) -> 
 
 
 __all__ = [
+    "DEFAULT_MAX_FILE_SIZE",
     "CorpusInput",
     "ErrorInfo",
+    "InputError",
     "FileResult",
     "Job",
     "Unit",
@@ -257,9 +332,13 @@ __all__ = [
     "call_job",
     "error_info",
     "failed_result",
+    "file_kind",
     "guarded",
+    "load_input",
+    "not_regular_message",
     "output_dir",
     "process_file",
+    "read_input",
     "remove_unit_outputs",
     "strip_json",
 ]

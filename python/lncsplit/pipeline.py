@@ -49,7 +49,10 @@ class PassOptions:
         memory: run the shared-DRAM allocation/sync and the memory checks.
         arch: override the modules' arch for the memory checks.
         cc_buffer_mb: per-core collective-compute buffer (MB) for the checks.
-        create_artifact_dirs: create each core's artifact directory.
+        create_artifact_dirs: create each core's artifact directory, under
+            ``artifact_root``, once every pass succeeded (N > 1 only).
+        artifact_root: where artifact directories go (default: the current
+            directory; absolute ``artifact_path`` s are re-rooted there).
         verify_serdes: run verify_bir_serdes on every input module.
     """
 
@@ -63,6 +66,7 @@ class PassOptions:
     cc_buffer_mb: int = 500
     create_artifact_dirs: bool = False
     verify_serdes: bool = False
+    artifact_root: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.lnc_size, int) or self.lnc_size < 1:
@@ -192,7 +196,6 @@ class Pipeline:
                     n,
                     clone=o.clone,
                     parallel=o.parallel,
-                    create_artifact_dirs=o.create_artifact_dirs,
                 )
             )
 
@@ -207,6 +210,9 @@ class Pipeline:
             self._memory(out)
             if o.verify:
                 self._timed("lnc_verifier", 91, len(out), lambda: self._verify_groups(out))
+        if o.create_artifact_dirs:
+            # Only once every pass succeeded (contract §6).
+            passes.create_artifact_dirs_under(out, o.artifact_root)
         return out
 
     def _checks_before_split(self, mods: list[Module]) -> None:

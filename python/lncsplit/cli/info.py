@@ -10,7 +10,6 @@ from lncsplit.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
     UsageError,
-    check_paths,
     describe_error,
     err,
 )
@@ -80,15 +79,14 @@ def describe_module(doc: dict[str, Any]) -> dict[str, Any]:
 
 def run(a: argparse.Namespace) -> int:
     """Describe one module file (``--json``: as JSON)."""
-    check_paths([a.file])
     if os.path.isdir(a.file):
         raise UsageError(f"{a.file} is a directory; info takes one module file")
     import json
 
-    import lncsplit
+    from lncsplit._job import load_input
 
     try:
-        m = lncsplit.load(a.file)
+        m = load_input(a.file)  # a regular file only (contract §6)
         doc = json.loads(m.to_json())
     except Exception as e:  # noqa: BLE001
         err(f"{a.file}: {describe_error(e)}")

@@ -69,9 +69,20 @@ def plot_report(report: MemoryReport, path: str | os.PathLike[str]) -> None:
         status = "ok" if report.ok else f"{len(report.violations)} violation(s)"
         fig.suptitle(f"LNC memory, lnc {report.lnc}: {status}")
         fig.tight_layout()
-        fig.savefig(os.fspath(path))
+        _save_atomic(fig, os.fspath(path))
     finally:
         plt.close(fig)
+
+
+def _save_atomic(fig: Any, path: str) -> None:
+    """Render in memory, then write whole or not at all (contract §6)."""
+    import io
+
+    from lncsplit._atomic import write_file_atomic
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format=os.path.splitext(path)[1][1:].lower() or "png")
+    write_file_atomic(path, buf.getvalue())
 
 
 __all__ = ["PlotUnavailableError", "plot_report"]

@@ -14,8 +14,14 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Io(format!("{}: {e}", path.display()))
 }
 
-/// Read and parse a module file.
+/// Read and parse a module file: a regular file only (contract §6).
 pub fn read_module(path: &Path) -> Result<Module> {
+    // `stat` before `open`: opening a FIFO blocks until a writer appears, and
+    // a device may never end.
+    let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
+    if !meta.is_file() {
+        return Err(io_err(path, "not a regular file: not read"));
+    }
     let bytes = std::fs::read(path).map_err(|e| io_err(path, e))?;
     load_module(&bytes)
 }

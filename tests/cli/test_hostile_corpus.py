@@ -95,14 +95,18 @@ def many(root: Path, n: int) -> Path:
     return root
 
 
-def wait_for_output(out: Path, proc: subprocess.Popen[str], timeout: float = 60) -> None:
-    """Until the first core file of a running split appears."""
-    deadline = time.monotonic() + timeout
+def wait_for_output(out: Path, proc: subprocess.Popen[str], pattern: str = "nc01.json") -> bool:
+    """Until a file matching ``pattern`` appears under ``out`` (True), or the
+    first complete core set after a while (False)."""
+    deadline = time.monotonic() + 60
+    fallback = time.monotonic() + 10
     while time.monotonic() < deadline and proc.poll() is None:
-        if any(out.rglob("nc01.json")):
-            return
-        time.sleep(0.005)
-    pytest.fail("the split never wrote an output")
+        if any(out.rglob(pattern)):
+            return True
+        if time.monotonic() > fallback and any(out.rglob("nc01.json")):
+            return False
+        time.sleep(0.002)
+    pytest.fail("the split ended or never wrote an output")
 
 
 def popen_split(*args: str | Path) -> subprocess.Popen[str]:
@@ -141,7 +145,9 @@ def mount_tmpfs(tmp_path: Path) -> Iterator[Any]:
 
 @pytest.mark.parametrize(
     ("artifact_path", "under_out"),
-    [("art/k", "art/k"), ("/abs/k", "abs/k"), ("a/../b/./k", "b/k"), ("", "")],
+    # ABS is an absolute path inside the test's directory: were it created as
+    # is, the test would see it without littering the filesystem root.
+    [("art/k", "art/k"), ("ABS/k", "ABS/k"), ("a/../b/./k", "b/k"), ("./", "")],
 )
 def test_artifact_path_is_resolved_under_out(
     artifact_path: str, under_out: str, tmp_path: Path, monkeypatch: Any
@@ -149,24 +155,31 @@ def test_artifact_path_is_resolved_under_out(
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
+    absolute = str(tmp_path / "abs")
+    artifact_path = artifact_path.replace("ABS", absolute)
     doc = example()
     doc["artifact_path"] = artifact_path
     out = tmp_path / "out"
     assert split(write(tmp_path / "in" / "m.json", doc), "--out", out) == 0
-    art = out / under_out if under_out else out
+    art = out / under_out.replace("ABS", absolute.lstrip("/"))
     assert (art / "nc00").is_dir() and (art / "nc01").is_dir()
-    assert listing(cwd) == [] and not Path("/abs/k").exists()
+    assert listing(cwd) == [] and not Path(absolute).exists()
     # The path written into each core stays <artifact_path>/nc<cc> (contract §3.1).
     core1 = json.loads((out / "m" / "nc01.json").read_text())
     assert core1["artifact_path"] == f"{artifact_path.rstrip('/')}/nc01"
 
 
 @pytest.mark.parametrize(
-    "artifact_path", ["../escape", "/../escape", "a/../../escape", "x/nc00.json"]
+    # Taken literally (relative to the cwd, tmp/cwd) each would be tmp/escape.
+    "artifact_path",
+    ["../escape", "/..TMP/escape", "a/../../escape", "x/nc00.json"],
 )
 def test_artifact_path_leaving_out_is_a_per_file_error(
-    artifact_path: str, tmp_path: Path, capsys: Any
+    artifact_path: str, tmp_path: Path, capsys: Any, monkeypatch: Any
 ) -> None:
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    artifact_path = artifact_path.replace("TMP", str(tmp_path))
     doc = example()
     doc["artifact_path"] = artifact_path
     bad = write(tmp_path / "in" / "bad.json", doc)
@@ -176,7 +189,7 @@ def test_artifact_path_leaving_out_is_a_per_file_error(
     err = capsys.readouterr().err
     assert "bad.json" in err and "1648" in err and artifact_path in err
     assert listing(out) == ["good", "good/nc00.json", "good/nc01.json"]
-    assert not (tmp_path / "escape").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "in", "out"]
 
 
 def test_artifact_path_through_a_symlink_out_of_out_is_refused(tmp_path: Path) -> None:
@@ -190,8 +203,15 @@ def test_artifact_path_through_a_symlink_out_of_out_is_refused(tmp_path: Path) -
     assert listing(tmp_path / "elsewhere") == [] and listing(out) == ["link"]
 
 
-def test_artifact_dirs_are_created_only_after_the_pipeline_succeeded(tmp_path: Path) -> None:
-    doc = partial_barrier_module()  # the lnc_verifier refuses it (1201)
+@pytest.mark.parametrize("failure", ["before the split", "after the split"])
+def test_artifact_dirs_are_created_only_after_the_pipeline_succeeded(
+    failure: str, tmp_path: Path
+) -> None:
+    if failure == "before the split":
+        doc = partial_barrier_module()  # the symbolic lnc_verifier refuses it (1201, order 4)
+    else:
+        doc = example()  # the memory checks refuse it (order 90)
+        doc["functions"][0]["allocations"][0]["tensor_shape"] = [1 << 40, 1 << 40]
     doc["artifact_path"] = "art"
     out = tmp_path / "out"
     assert split(write(tmp_path / "m.json", doc), "--out", out) == 1
@@ -217,14 +237,17 @@ def test_module_names_never_choose_output_paths(tmp_path: Path) -> None:
 
 
 def test_split_api_resolves_artifact_dirs_under_its_root(tmp_path: Path, monkeypatch: Any) -> None:
-    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
     doc = example()
-    doc["artifact_path"] = "/abs/k"
+    doc["artifact_path"] = f"{tmp_path}/k"  # absolute: re-rooted under the cwd
     cores = lncsplit.split(
         [lncsplit.Module.from_json(json.dumps(doc))], 2, create_artifact_dirs=True
     )
-    assert [m.artifact_path for m in cores] == ["/abs/k/nc00", "/abs/k/nc01"]
-    assert listing(tmp_path) == ["abs", "abs/k", "abs/k/nc00", "abs/k/nc01"]
+    assert [m.artifact_path for m in cores] == [f"{tmp_path}/k/nc00", f"{tmp_path}/k/nc01"]
+    rerooted = tmp_path / "cwd" / str(tmp_path).lstrip("/") / "k"
+    assert (rerooted / "nc00").is_dir() and (rerooted / "nc01").is_dir()
+    assert not (tmp_path / "k").exists()
     doc["artifact_path"] = "../up"
     with pytest.raises(NeuronAssertion) as e:
         lncsplit.split(
@@ -503,7 +526,7 @@ def test_sigkill_then_rerun_completes_the_tree(tmp_path: Path) -> None:
     corpus = many(tmp_path / "in", 150)
     out = tmp_path / "out"
     proc = popen_split(corpus, "--out", out, "--jobs", "2")
-    wait_for_output(out, proc)
+    wait_for_output(out, proc, ".nc*.tmp")  # mid-write, most of the time
     proc.kill()
     proc.communicate(timeout=60)
     for p in out.rglob("nc*.json"):  # whatever was renamed into place is whole
@@ -534,20 +557,30 @@ def test_a_rerun_removes_temporaries_of_dead_writers_only(tmp_path: Path) -> Non
 
 
 def test_two_concurrent_runs_into_one_out_do_not_corrupt_each_other(tmp_path: Path) -> None:
-    corpus = many(tmp_path / "in", 40)
-    assert split(corpus, "--out", tmp_path / "ref") == 0
+    # Two runs whose outputs differ (with and without expand_replication):
+    # each unit must end up wholly one run's, never a mix of both.
+    corpus = tmp_path / "in"
+    replication = next(p for p in example_paths() if p.name.startswith("06_"))
+    for k in range(40):
+        write(corpus / f"m{k:02d}.json", replication.read_text())
+    runs = [(), ("--no-expand",)]
+    refs = []
+    for k, extra in enumerate(runs):
+        assert split(corpus, "--out", tmp_path / f"ref{k}", *extra) == 0
+        refs.append(tree_of(tmp_path / f"ref{k}" / "m00"))
+    assert refs[0] != refs[1]
     out = tmp_path / "out"
-    procs = [popen_split(corpus, "--out", out, "--jobs", "1") for _ in range(2)]
+    procs = [popen_split(corpus, "--out", out, "--jobs", "2", *extra) for extra in runs]
     for p in procs:
         p.communicate(timeout=300)
         assert p.returncode == 0
     assert len(assert_whole_outputs(out)) == 40
-    ref = {
-        e: (tmp_path / "ref" / e).read_bytes()
-        for e in listing(tmp_path / "ref")
-        if e.endswith(".json")
-    }
-    assert {e: (out / e).read_bytes() for e in listing(out) if e.endswith(".json")} == ref
+    for k in range(40):
+        assert tree_of(out / f"m{k:02d}") in refs
+
+
+def tree_of(unit_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(unit_dir.iterdir())}
 
 
 def test_sigint_cancels_pending_files_and_exits_130(tmp_path: Path) -> None:

@@ -17,6 +17,8 @@ Ctrl-C (``KeyboardInterrupt``) cancels the units not started yet, lets the
 running ones finish (each writes whole files or none), and raises
 :class:`RunInterrupted` carrying the partial report: the finished units as
 they ended, the others as ``Interrupted`` errors (contract §5: exit 130).
+Under Dask the batches already running on workers are abandoned: their
+outputs are whole but not listed as done.
 """
 
 from __future__ import annotations
@@ -193,16 +195,28 @@ class RunInterrupted(KeyboardInterrupt):
         self.report = report
 
     def describe(self) -> str:
-        """``interrupted: 12 of 200 files done (11 ok, 1 failed), 188 not started``."""
+        """``interrupted: 12 of 200 files done (11 ok, 1 failed), 188 not processed; …``."""
         r = self.report
         started = [f for f in r.files if not (f.error and f.error.get("type") == INTERRUPTED)]
         ok = sum(f.ok for f in started)
         noun = "files" if all(f.kind == "file" for f in r.files) else "inputs"
         return (
             f"interrupted: {len(started)} of {len(r.files)} {noun} done ({ok} ok, "
-            f"{len(started) - ok} failed), {len(r.files) - len(started)} not started; "
+            f"{len(started) - ok} failed), {len(r.files) - len(started)} not processed; "
             "every output written is complete"
         )
+
+
+_NEVER = ("InternalError", "unit was never processed")
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where Dask runs: the scheduler, units per task, connect timeout."""
+
+    scheduler: Any
+    batch_size: int | None
+    connect_timeout: float | None
 
 
 def run_units(
@@ -275,7 +289,7 @@ def run_units(
     except KeyboardInterrupt:
         interrupted = True
     with lock:
-        missing = (INTERRUPTED, "not started: the run was interrupted") if interrupted else None
+        missing = (INTERRUPTED, "not processed: the run was interrupted") if interrupted else None
         files = [
             r if r is not None else failed_result(items[i], *(missing or _NEVER))
             for i, r in enumerate(results)
@@ -293,18 +307,6 @@ def run_units(
     if interrupted:
         raise RunInterrupted(report)
     return report
-
-
-_NEVER = ("InternalError", "unit was never processed")
-
-
-@dataclass(frozen=True)
-class _Where:
-    """Where Dask runs: the scheduler, units per task, connect timeout."""
-
-    scheduler: Any
-    batch_size: int | None
-    connect_timeout: float | None
 
 
 def _dispatch(

@@ -287,6 +287,23 @@ def test_a_fifo_is_an_error_without_being_opened(tmp_path: Path) -> None:
     assert r.returncode == 1 and "FIFO" in r.stdout
 
 
+def test_load_refuses_a_fifo_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.json")
+    code = (
+        "import lncsplit, sys\n"
+        "try:\n    lncsplit.load(sys.argv[1])\n"
+        "except lncsplit.LncsplitError as e:\n    print(e)"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "pipe.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "not a regular file" in r.stdout, r.stderr
+    assert listing(tmp_path) == ["pipe.json"]
+
+
 def test_a_device_node_is_an_error_without_being_opened(tmp_path: Path) -> None:
     corpus = tmp_path / "in"
     write(corpus / "good.json", example())
@@ -591,7 +608,7 @@ def test_sigint_cancels_pending_files_and_exits_130(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err
-    assert "interrupted:" in err and "not started" in err
+    assert "interrupted:" in err and "not processed" in err
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["summary"]["interrupted"] is True
     done = [f for f in report["files"] if f["status"] == "ok"]

@@ -8,13 +8,15 @@ and its error (docs/cli.md, "Resource limits", has the table):
 - input size — ``--max-file-size`` (default :data:`DEFAULT_MAX_FILE_SIZE`,
   4 GiB), checked with ``stat`` before reading (discovery); peak memory is
   linear in the file size;
-- JSON nesting — 256 levels (``MAX_NESTING``, ``rust/src/bir/load.rs``);
-  numbers must fit 64 bits ("number out of range"): ``BirJsonError`` with
-  the JSON path;
-- pelican expressions — 256 levels deep (``MAX_DEPTH``,
-  ``rust/src/pelican/context.rs``); a shared sub-expression written as a
-  tree of more than 2^24 nodes (``MAX_TREE_NODES``,
-  ``rust/src/pelican/wire.rs``) is refused before writing;
+- JSON nesting — 128 levels inside one value (serde_json's recursion
+  limit), 256 overall (``MAX_NESTING``, ``rust/src/bir/load.rs``); numbers
+  must fit 64 bits ("number out of range"): ``BirJsonError`` with the JSON
+  path;
+- pelican expressions — bounded by the JSON nesting when read, 256 levels
+  (``MAX_DEPTH``, ``rust/src/pelican/context.rs``) when built from Python;
+  an expression whose shared sub-expressions would be written as a tree of
+  more than 2^24 nodes (``MAX_TREE_NODES``, ``rust/src/pelican/wire.rs``) is
+  refused before writing;
 - ShardIds carried in unknown fields — 512 levels (``carried_shards.rs``);
 - replication — ``rows × replication_resolution`` must fit the partitions
   (9002), so expand_replication makes at most 128 copies;

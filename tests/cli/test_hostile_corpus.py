@@ -23,6 +23,8 @@ from typing import Any
 import lncsplit
 import pytest
 from cli_helpers import partial_barrier_module
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lncsplit import _atomic
 from lncsplit.cli import main
 from lncsplit.errors import NeuronAssertion
@@ -234,6 +236,30 @@ def test_module_names_never_choose_output_paths(tmp_path: Path) -> None:
     assert listing(out) == ["m", "m/nc00.json", "m/nc01.json"]
     assert json.loads((out / "m" / "nc01.json").read_text())["name"] == "../../evil/x_nc01/.."
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["..", ".", "", "a", "b", "nc00", "x.json", "\u00e9"]), max_size=8
+    ).map("/".join),
+    st.booleans(),
+)
+def test_resolve_under_never_leaves_its_root(path: str, absolute: bool) -> None:
+    root = "/r/out"
+    path = "/" + path if absolute else path
+    try:
+        target = _atomic.resolve_under(root, path)
+    except _atomic.PathEscapeError:
+        # Refused exactly when the '..'s climb above the root.
+        depth, low = 0, 0
+        for comp in path.split("/"):
+            depth += {"..": -1, ".": 0, "": 0}.get(comp, 1)
+            low = min(low, depth)
+        assert low < 0
+        return
+    assert target == root or target.startswith(root + "/")
+    assert os.path.normpath(target) == target or target == root
 
 
 def test_split_api_resolves_artifact_dirs_under_its_root(tmp_path: Path, monkeypatch: Any) -> None:

@@ -32,9 +32,11 @@ from lncsplit.passes import (
 from lncsplit.pipeline import PassOptions, run_pipeline
 
 if TYPE_CHECKING:
-    from lncsplit import frontend, memory
+    from lncsplit import frontend, memory, sim
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
+    from lncsplit.views.diff import diff
+    from lncsplit.views.explain import explain
 
 __version__ = "0.1.0"
 
@@ -47,6 +49,9 @@ _LAZY = {
     "MemoryReport": ("lncsplit.memory", "MemoryReport"),
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
+    "sim": ("lncsplit.sim", None),
+    "explain": ("lncsplit.views.explain", "explain"),
+    "diff": ("lncsplit.views.diff", "diff"),
 }
 
 
@@ -82,9 +87,12 @@ __all__ = [
     "pelican",
     "process_files",
     "run_pipeline",
+    "sim",
     "split",
     "verify_bir",
     "verify_bir_serdes",
     "verify_concretized",
     "verify_symbolic",
+    "explain",
+    "diff",
 ]

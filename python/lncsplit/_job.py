@@ -203,6 +203,21 @@ def strip_json(name: str) -> str:
     return name[:-5] if name.lower().endswith(".json") and len(name) > 5 else name
 
 
+#: Explicitly named inputs read as HLO text and lowered first (contract §5). The same as
+#: ``lncsplit.frontend.HLO_SUFFIXES`` (a test checks it): this leaf module does not import the
+#: front end until it reads such a file.
+HLO_SUFFIXES = (".hlo.txt", ".hlo")
+
+
+def input_stem(name: str) -> str:
+    """The output name of an explicitly named input: ``m.json``, ``m.hlo``, ``m.hlo.txt`` → ``m``."""
+    low = name.lower()
+    for suffix in HLO_SUFFIXES:
+        if low.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return strip_json(name)
+
+
 def output_dir(out: str | os.PathLike[str], rel: str) -> str:
     """``OUT/<rel>`` for a unit's relative name."""
     return os.path.join(os.fspath(out), *rel.split("/"))
@@ -217,10 +232,14 @@ def process_file(
     inp: Unit | str | os.PathLike[str],
     out: str | os.PathLike[str],
     options: PassOptions,
+    detail: bool = False,
 ) -> FileResult:
     """The split job for one file: read → pipeline → artifact directories → every core.
 
-    Never raises for a bad input: the error is returned in the result
+    A ``*.hlo``/``*.hlo.txt`` file is HLO text, lowered first (``lower_hlo_text`` with N =
+    ``options.lnc_size``). With ``detail`` the result's ``detail`` lists, per core, the
+    instructions the split pruned and the dependency edges dropped with them
+    (``--report-detail``). Never raises for a bad input: the error is returned in the result
     (``status="error"``) and no output of the file remains. Only
     ``KeyboardInterrupt``/``SystemExit`` propagate, after removing what this
     file had written (contract §6: whole files or none).
@@ -230,13 +249,13 @@ def process_file(
     pipeline succeeded and before the cores are written (contract §3.1, §6).
     """
     if not isinstance(inp, Unit):
-        inp = Unit(os.fspath(inp), strip_json(PurePath(inp).name))
+        inp = Unit(os.fspath(inp), input_stem(PurePath(inp).name))
     t0 = time.perf_counter()
     res = FileResult(input=inp.path)
     dest = output_dir(out, inp.rel)
     created: list[str] = []
     try:
-        _split_into(res, inp.path, dest, os.fspath(out), options, created)
+        _split_into(res, inp.path, _Dest(dest, os.fspath(out), created), options, detail)
     except Exception as e:  # noqa: BLE001 - a failed file never stops the run
         remove_dirs(created)
         remove_outputs(dest)
@@ -292,30 +311,60 @@ def load_input(path: str) -> Module:
     return Module.from_json(read_input(path))
 
 
-def _split_into(
-    res: FileResult, path: str, dest: str, out: str, options: PassOptions, created: list[str]
-) -> None:
-    from dataclasses import replace
-
-    from lncsplit import Module, _core
-    from lncsplit.passes import create_artifact_dirs_under
-    from lncsplit.pipeline import run_pipeline
+def _read_module(res: FileResult, path: str, options: PassOptions) -> Any:
+    from lncsplit import Module
 
     data = read_input(path)
     res.bytes_in = len(data)
-    module = Module.from_json(data)
-    del data
+    if path.lower().endswith(HLO_SUFFIXES):
+        from lncsplit.frontend import lower_hlo_text
+
+        text = data.decode("utf-8")
+        return lower_hlo_text(text, options.lnc_size, arch=options.arch or "gen3").module()
+    return Module.from_json(data)
+
+
+@dataclass(frozen=True)
+class _Dest:
+    """Where one file's outputs go: its directory, the root of its artifact
+    directories, and the list of directories created for it (for cleanup)."""
+
+    dir: str
+    out: str
+    created: list[str]
+
+
+def _split_into(
+    res: FileResult, path: str, dest: _Dest, options: PassOptions, detail: bool = False
+) -> None:
+    from dataclasses import replace
+
+    from lncsplit import _core
+    from lncsplit.passes import create_artifact_dirs_under
+    from lncsplit.pipeline import run_pipeline
+
+    module = _read_module(res, path, options)
     res.instructions_in = module.instruction_count()
+    snapshot = None
+    if detail:
+        from lncsplit.views.detail import SplitSnapshot
+
+        snapshot = SplitSnapshot.of(module, expand=options.expand)
     cores = run_pipeline([module], replace(options, create_artifact_dirs=False))
+    if snapshot is not None:
+        from lncsplit.views.detail import split_detail
+
+        res.detail = {"cores": split_detail(snapshot, cores)}
     blobs = [m.to_bytes(version=2) for m in cores]
     counts = [m.instruction_count() for m in cores]
     if options.create_artifact_dirs and options.lnc_size > 1:
-        root = options.artifact_root if options.artifact_root is not None else out
-        created.extend(create_artifact_dirs_under(cores, root))
+        # Only now that the pipeline succeeded, and under --out (contract §6).
+        root = options.artifact_root if options.artifact_root is not None else dest.out
+        dest.created.extend(create_artifact_dirs_under(cores, root))
     # Free the per-core modules outside the GIL so worker threads overlap.
     _core.release(cores)
     del cores, module
-    res.outputs = write_core_files(dest, blobs)
+    res.outputs = write_core_files(dest.dir, blobs)
     res.instructions_out = counts
     res.bytes_out = sum(len(b) for b in blobs)
 
@@ -334,6 +383,7 @@ __all__ = [
     "failed_result",
     "file_kind",
     "guarded",
+    "input_stem",
     "load_input",
     "not_regular_message",
     "output_dir",

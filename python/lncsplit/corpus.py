@@ -92,6 +92,7 @@ def process_files(
     scheduler: Any = None,
     progress: ProgressFn | None = None,
     batch_size: int | None = None,
+    detail: bool = False,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     connect_timeout: float | None = None,
 ) -> CorpusReport:
@@ -113,6 +114,8 @@ def process_files(
         progress: called as ``progress(done, total)`` after every file.
         batch_size: files per Dask task (default: up to 200, fewer when the
             corpus is small so every worker gets work).
+        detail: each file's report entry lists, per core, the pruned
+            instructions and the dependency edges dropped with them.
         max_file_size: a larger input is an error entry, never read.
         connect_timeout: seconds to wait for a Dask ``scheduler`` (default 10).
 
@@ -135,7 +138,7 @@ def process_files(
         out_s = os.path.abspath(out_s)  # the workers write it
     return run_units(
         units,
-        partial(process_file, out=out_s, options=opts),
+        partial(process_file, out=out_s, options=opts, detail=detail),
         jobs=njobs,
         executor=resolved,
         scheduler=scheduler,

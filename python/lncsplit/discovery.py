@@ -49,6 +49,7 @@ from lncsplit._job import (
     ErrorInfo,
     InputError,
     Unit,
+    input_stem,
     not_regular_message,
     strip_json,
 )
@@ -133,7 +134,7 @@ class _Walker:
     visited: set[tuple[int, int]] = field(default_factory=set)
 
     def input_units(self, path: str) -> list[Unit]:
-        rel = strip_json(PurePath(path).name)
+        rel = input_stem(PurePath(path).name)
         try:
             st = os.stat(path)
         except FileNotFoundError:

@@ -518,6 +518,8 @@ def test_report_in_a_missing_directory_is_refused_before_any_work(tmp_path: Path
     assert listing(tmp_path) == []
     r = cli("memory", example_paths()[0], "--plot", tmp_path / "no" / "p.png")
     assert r.returncode == 2 and "--plot" in r.stderr and listing(tmp_path) == []
+    r = cli("report", example_paths()[0], "--html", tmp_path / "no" / "r.html")
+    assert r.returncode == 2 and "--html" in r.stderr and listing(tmp_path) == []
 
 
 def test_unreachable_scheduler_is_one_line_after_the_connect_timeout(tmp_path: Path) -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builders import ARCHES, arg, inst, module, mset, one
-from fakes import make_module
+from builders import ARCHES, arg, inst, make_module, module, mset, one
 from lncsplit.memory import check_memory, geometry
 from lncsplit.memory.checks import (
     COREV1_PSUM_ALIGN,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import sys
 import time
@@ -178,12 +179,17 @@ def describe_error(e: BaseException) -> str:
 
 
 def check_paths(paths: Sequence[str]) -> None:
-    """Kept for commands written against the first template: it checks nothing.
+    """Files named by *options* (``--source``, ``--inputs NPZ``, ``--compare``…)
+    must exist: a usage error otherwise (a bad option, exit 2).
 
-    A missing INPUT is not a usage error (contract §5): discovery reports it as
-    a failed unit and the other inputs are still processed (exit 1).
+    Not for the positional INPUTs: a missing INPUT is a per-path failure
+    (contract §5: exit 1, the other inputs still processed), which discovery
+    reports (:func:`discover`), or the command's own read for a one-FILE
+    command (``explain``, ``lower``, ``info``).
     """
-    del paths
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        raise UsageError("no such file or directory: " + ", ".join(missing))
 
 
 def check_outputs(a: argparse.Namespace, *options: str) -> None:

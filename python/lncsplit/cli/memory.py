@@ -47,7 +47,10 @@ def add_parser(sub: Any) -> None:
     )
     m.add_argument("--arch", help="override the modules' arch")
     m.add_argument(
-        "--plot", metavar="PNG", help="draw the report (several inputs: PNG gets -<k> suffixes)"
+        "--plot",
+        metavar="PNG",
+        help="draw the memory maps of each core and the summary chart (several inputs: PNG gets "
+        "-<k> suffixes; each figure's title and the output say which input it draws)",
     )
     m.add_argument("--json", action="store_true", help="print JSON instead of tables")
     add_runner_options(m)
@@ -108,8 +111,11 @@ def _report(
     res.detail = {"kind": unit.kind, "lnc": n, "report": report.to_dict()}
     res.text = str(report)
     if plot:
+        # The figure is titled with the input and the table says where it went: with several
+        # inputs, out-0.png, out-1.png, … each say which input they draw.
         with _PLOT_LOCK:
-            memory.plot_report(report, plot)
+            memory.plot_memory(mods, plot, report, title=unit.path)
+        res.text += f"\nmemory map of {unit.path}: {plot}"
     if not report.ok:
         res.fail(error_info(memory.MemoryCheckError(report)))
     if plot:

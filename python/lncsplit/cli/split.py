@@ -9,6 +9,7 @@ from lncsplit.cli._common import (
     DEFAULT_LNC,
     DEFAULT_OUT,
     Progress,
+    UsageError,
     add_runner_options,
     check_outputs,
     err,
@@ -28,8 +29,8 @@ def add_parser(sub: Any) -> None:
         "inputs",
         nargs="*",
         metavar="INPUT",
-        help="module files or directories (searched recursively for *.json); "
-        "none: the example corpus shipped with lncsplit",
+        help="module files or directories (searched recursively for *.json); files named "
+        "*.hlo/*.hlo.txt are XLA/JAX HLO text, lowered first; none: the example corpus",
     )
     s.add_argument(
         "--lnc",
@@ -41,6 +42,12 @@ def add_parser(sub: Any) -> None:
     add_runner_options(s, "files")
     s.add_argument("--no-verify", action="store_true", help="skip birverifier and lnc_verifier")
     s.add_argument("--no-expand", action="store_true", help="skip expand_replication")
+    s.add_argument(
+        "--report-detail",
+        action="store_true",
+        help="in --report, list per file and core the pruned instructions and the dependency "
+        "edges dropped with them",
+    )
     s.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary table")
     s.set_defaults(run=run)
 
@@ -54,6 +61,8 @@ def run(a: argparse.Namespace) -> int:
         from lncsplit.examples import examples_dir
 
         a.inputs = [str(examples_dir())]
+    if a.report_detail and not a.report:
+        raise UsageError("--report-detail adds to the --report file: give --report FILE too")
     executor = executor_of(a)
     check_outputs(a)
     prepare_out(a)
@@ -76,6 +85,7 @@ def run(a: argparse.Namespace) -> int:
                 batch_size=a.batch_size,
                 max_file_size=a.max_file_size,
                 connect_timeout=a.connect_timeout,
+                detail=a.report_detail,
             )
     finally:
         progress.close()

@@ -14,6 +14,11 @@ preserved through the split) explaining what happens on each core:
 ``07_shared_dram``          a shared DRAM tensor placed once, on core 0
 ==========================  ===================================================
 
+``jax_lnc_constraints.hlo.txt`` is HLO text in the form JAX prints
+(``jax.jit(f).lower(...).compiler_ir("hlo").as_hlo_text()``) with three
+``AwsNeuronLNCShardingConstraint`` custom calls: ``lncsplit lower`` turns it into a
+symbolic module, ``lncsplit split`` lowers it itself when named explicitly.
+
 ``lncsplit split`` with no INPUT splits them (lnc 2 by default).
 """
 
@@ -33,4 +38,9 @@ def example_paths() -> list[Path]:
     return sorted(examples_dir().glob("*.json"))
 
 
-__all__ = ["example_paths", "examples_dir"]
+def hlo_example_path() -> Path:
+    """The shipped HLO text example (three LNC sharding constraints, lnc 2)."""
+    return examples_dir() / "jax_lnc_constraints.hlo.txt"
+
+
+__all__ = ["example_paths", "examples_dir", "hlo_example_path"]

@@ -894,7 +894,7 @@ pub fn generate_corpus(
     lnc: i64,
     seed: u64,
 ) -> Result<Vec<std::path::PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut out = Vec::with_capacity(modules);
     for k in 0..modules {
         let m = generate_module(&GenOptions {

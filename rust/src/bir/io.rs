@@ -10,17 +10,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::{load_module, write_module, Module};
 use crate::error::{Error, Result};
 
-fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Io(format!("{}: {e}", path.display()))
+fn io_err(path: &Path, e: std::io::Error) -> Error {
+    Error::io(path, e)
 }
 
 /// Read and parse a module file: a regular file only (contract §6).
 pub fn read_module(path: &Path) -> Result<Module> {
     // `stat` before `open`: opening a FIFO blocks until a writer appears, and
     // a device may never end.
+    // (A directory fails the read at once with its own error kind.)
     let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
-    if !meta.is_file() {
-        return Err(io_err(path, "not a regular file: not read"));
+    if !meta.is_file() && !meta.is_dir() {
+        let kind = std::io::ErrorKind::InvalidInput;
+        return Err(io_err(path, std::io::Error::new(kind, "not a regular file: not read")));
     }
     let bytes = std::fs::read(path).map_err(|e| io_err(path, e))?;
     load_module(&bytes)
@@ -47,8 +49,8 @@ fn temp_path(path: &Path) -> PathBuf {
 fn create_err(path: &Path, tmp: &Path, e: std::io::Error) -> Error {
     let dir = tmp.parent().unwrap_or(Path::new("."));
     if !dir.is_dir() {
-        let missing = format!("directory {} does not exist", dir.display());
-        return io_err(path, std::io::Error::new(std::io::ErrorKind::NotFound, missing));
+        // The OS error (ENOENT) kept, filed under the missing directory.
+        return io_err(dir, e);
     }
     io_err(path, e)
 }
@@ -56,7 +58,10 @@ fn create_err(path: &Path, tmp: &Path, e: std::io::Error) -> Error {
 /// Write `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, f: impl FnOnce(&mut BufWriter<&File>) -> Result<()>) -> Result<()> {
     if path.file_name().is_none() {
-        return Err(io_err(path, "not a file path"));
+        return Err(io_err(
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+        ));
     }
     let tmp = temp_path(path);
     let file = File::create(&tmp).map_err(|e| create_err(path, &tmp, e))?;
@@ -76,10 +81,5 @@ pub fn write_atomic(path: &Path, f: impl FnOnce(&mut BufWriter<&File>) -> Result
 
 /// Serialize a module straight into `path`, atomically.
 pub fn write_module_atomic(m: &Module, path: &Path, version: u32) -> Result<()> {
-    write_atomic(path, |w| {
-        write_module(m, version, w).map_err(|e| match e {
-            Error::Io(msg) => io_err(path, msg),
-            other => other,
-        })
-    })
+    write_atomic(path, |w| write_module(m, version, w).map_err(|e| e.with_path(path)))
 }

@@ -15,7 +15,7 @@ pub mod walk;
 pub use access::{accumulate_op, AccOp, Access, ArgList, FunctionIndex, Role, SetEntry};
 pub use footprint::{FootprintError, Layout, Progression, RunSet};
 pub use location::{Cores, PhysLoc, Reach, Resolved};
-pub use walk::{walk_function, Instance, Limit, Mask};
+pub use walk::{walk_function, Instance, Limit, Mask, WalkCursor};
 
 #[cfg(test)]
 mod tests;

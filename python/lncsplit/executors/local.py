@@ -44,7 +44,7 @@ def run_threads(units: list[Unit], job: Job, jobs: int, on_result: OnResult) -> 
             on_result(futs[f], f.result())
     except KeyboardInterrupt:
         pool.shutdown(wait=True, cancel_futures=True)
-        _report_finished(futs, reported, lambda i, r: on_result(i, r))
+        _report_finished(futs, reported, on_result)
         raise
     finally:
         pool.shutdown(wait=True)

@@ -33,7 +33,7 @@ import os
 import re
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 _CORE_FILE = re.compile(r"^nc(\d{2,})\.json$")
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:63]
@@ -41,6 +41,9 @@ _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:63]
 _TMP = re.compile(
     r"^\.(?P<base>.+?)\.(?P<pid>\d+)(?:@(?P<host>[A-Za-z0-9-]*))?\.(?:\d+\.)?\d+\.tmp$"
 )
+
+#: The linked module ``split --link`` writes beside a split output's core files.
+LINKED_FILE = "linked.json"
 
 _tmp_counter = itertools.count()
 _tmp_lock = threading.Lock()
@@ -174,15 +177,50 @@ def write_file_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         raise
 
 
+def write_files_atomic(blobs: Mapping[str, bytes]) -> list[str]:
+    """Write several files of one unit (``linked.json`` and its ``tensor-map.json``…), all
+    or nothing: their directories are made, locked (:func:`locked_dir`) and swept of a
+    dead writer's temporaries of these names; every file goes to a temporary first, then
+    all are renamed. On failure nothing of this call remains. The caller names the paths
+    (from input paths and output options only, contract §6). Returns the paths."""
+    dirs = sorted({os.path.dirname(f) or "." for f in blobs})
+    with contextlib.ExitStack() as stack:
+        for d in dirs:  # sorted: two writers lock in the same order
+            stack.enter_context(locked_dir(d))
+        for final in blobs:
+            d, base = os.path.split(final)
+            sweep_stale_temps(d or ".", base)
+        temps: dict[str, str] = {}
+        renamed: list[str] = []
+        try:
+            for final, data in blobs.items():
+                temps[final] = tmp_name(final)
+                write_fsync(temps[final], data)
+            for final, tmp in temps.items():
+                os.replace(tmp, final)
+                renamed.append(final)
+            for d in dirs:
+                fsync_dir(d)
+        except BaseException:
+            for path in [*temps.values(), *renamed]:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            raise
+    return list(blobs)
+
+
 def _core_files(dirpath: str) -> list[str]:
+    """The outputs of a split in ``dirpath``: its core files and ``linked.json``."""
     try:
         names = os.listdir(dirpath)
     except OSError:
         return []
-    return [os.path.join(dirpath, n) for n in names if _CORE_FILE.match(n)]
+    return [os.path.join(dirpath, n) for n in names if _CORE_FILE.match(n) or n == LINKED_FILE]
 
 
-def write_core_files(out_dir: str, blobs: Sequence[bytes]) -> list[str]:
+def write_core_files(
+    out_dir: str, blobs: Sequence[bytes], extra: Mapping[str, bytes] | None = None
+) -> list[str]:
     """Write ``blobs[c]`` to ``out_dir/ncCC.json`` for every core, all or nothing.
 
     Under the directory's lock (:func:`locked_dir`): stale temporaries are
@@ -191,13 +229,18 @@ def write_core_files(out_dir: str, blobs: Sequence[bytes]) -> list[str]:
     the core files of earlier runs (see :func:`remove_outputs`), and the
     error re-raised. Core files of an earlier run beyond ``len(blobs)`` are
     removed on success, so the directory holds exactly this run's cores.
+    ``extra`` (``{"linked.json": bytes}`` for ``split --link``) is written in
+    the same step; a ``linked.json`` of an earlier run not rewritten is removed.
     """
+    extra = extra or {}
     finals = [os.path.join(out_dir, core_file_name(c)) for c in range(len(blobs))]
+    finals += [os.path.join(out_dir, name) for name in extra]
+    datas = [*blobs, *extra.values()]
     with locked_dir(out_dir):
         sweep_stale_temps(out_dir)
         temps: list[str] = []
         try:
-            for final, data in zip(finals, blobs, strict=True):
+            for final, data in zip(finals, datas, strict=True):
                 tmp = tmp_name(final)
                 temps.append(tmp)
                 write_fsync(tmp, data)
@@ -218,9 +261,9 @@ def write_core_files(out_dir: str, blobs: Sequence[bytes]) -> list[str]:
 
 
 def remove_outputs(out_dir: str) -> None:
-    """Remove every ``ncNN.json`` of ``out_dir`` (and stale temporaries), then
-    the directory if it is empty. Takes the directory's lock; a missing
-    directory is left missing."""
+    """Remove every ``ncNN.json`` (and ``linked.json``) of ``out_dir`` (and
+    stale temporaries), then the directory if it is empty. Takes the
+    directory's lock; a missing directory is left missing."""
     with locked_dir(out_dir, create=False) as held:
         if held:
             sweep_stale_temps(out_dir)
@@ -358,14 +401,19 @@ def is_within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def prepare_output_dir(path: str) -> None:
+def prepare_output_dir(path: str, *, create: bool = True) -> None:
     """Create the output root (``mkdir -p``) and check that files can be written in it.
 
     Raises :class:`OutputPathError` (one line, naming the path) when it is a
     file, cannot be created, or cannot be written — before any work starts.
+    With ``create=False`` nothing is made: a missing directory's nearest
+    existing ancestor must be a writable directory (it is made when written).
     """
     if os.path.lexists(path) and not os.path.isdir(path):
         raise OutputPathError(f"{path} exists and is not a directory")
+    if not create and not os.path.isdir(path):
+        _check_creatable(path)
+        return
     try:
         make_dirs(path)
     except OSError as e:
@@ -378,6 +426,16 @@ def prepare_output_dir(path: str) -> None:
     os.close(fd)
     with contextlib.suppress(OSError):
         os.unlink(probe)
+
+
+def _check_creatable(path: str) -> None:
+    p = os.path.abspath(path)
+    while not os.path.lexists(p):
+        p = os.path.dirname(p)
+    if not os.path.isdir(p):
+        raise OutputPathError(f"cannot create {path}: {p} is not a directory")
+    if not os.access(p, os.W_OK):
+        raise OutputPathError(f"cannot create {path}: {p} is not writable")
 
 
 def check_output_file(path: str) -> None:
@@ -396,6 +454,7 @@ def check_output_file(path: str) -> None:
 
 
 __all__ = [
+    "LINKED_FILE",
     "OutputPathError",
     "PathEscapeError",
     "check_output_file",
@@ -413,5 +472,6 @@ __all__ = [
     "tmp_name",
     "write_core_files",
     "write_file_atomic",
+    "write_files_atomic",
     "write_fsync",
 ]

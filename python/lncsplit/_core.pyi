@@ -308,6 +308,20 @@ def release(modules: list[Module]) -> None:
 def has_shard_ids(module: Module) -> bool:
     """True when any expression of the module still contains a ShardId."""
 
+# ------------------------------------------------------------- bir_linker
+
+def link(cores: list[Module]) -> Module:
+    """bir_linker: the N core modules of one kernel (core order) → one linked module."""
+
+def unlink(module: Module) -> list[Module]:
+    """The exact inverse of link: the N core modules, in core order."""
+
+def tensor_map_json(module: Module) -> str:
+    """The tensor map of a linked module, as JSON text."""
+
+def is_linked(module: Module) -> bool:
+    """True when the module has the layout link writes."""
+
 # --------------------------------------------------------------------------
 # simulator (owner: BirSim, contract §3.8; the API is lncsplit.sim)
 # --------------------------------------------------------------------------

@@ -20,11 +20,11 @@ import os
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
-from lncsplit._atomic import remove_dirs, remove_outputs, write_core_files
+from lncsplit._atomic import LINKED_FILE, remove_dirs, remove_outputs, write_core_files
 from lncsplit.errors import LncsplitError
 from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
 
@@ -337,7 +337,6 @@ class _Dest:
 def _split_into(
     res: FileResult, path: str, dest: _Dest, options: PassOptions, detail: bool = False
 ) -> None:
-    from dataclasses import replace
 
     from lncsplit import _core
     from lncsplit.passes import create_artifact_dirs_under
@@ -350,13 +349,15 @@ def _split_into(
         from lncsplit.views.detail import SplitSnapshot
 
         snapshot = SplitSnapshot.of(module, expand=options.expand)
-    cores = run_pipeline([module], replace(options, create_artifact_dirs=False))
+    cores = run_pipeline([module], replace(options, link=False, create_artifact_dirs=False))
     if snapshot is not None:
         from lncsplit.views.detail import split_detail
 
         res.detail = {"cores": split_detail(snapshot, cores)}
     blobs = [m.to_bytes(version=2) for m in cores]
     counts = [m.instruction_count() for m in cores]
+    # ``split --link``: the linked module goes beside the cores, in the same write.
+    extra = {LINKED_FILE: _core.link(cores).to_bytes(version=2)} if options.link else {}
     if options.create_artifact_dirs and options.lnc_size > 1:
         # Only now that the pipeline succeeded, and under --out (contract §6).
         root = options.artifact_root if options.artifact_root is not None else dest.out
@@ -364,7 +365,7 @@ def _split_into(
     # Free the per-core modules outside the GIL so worker threads overlap.
     _core.release(cores)
     del cores, module
-    res.outputs = write_core_files(dest.dir, blobs)
+    res.outputs = write_core_files(dest.dir, blobs, extra)
     res.instructions_out = counts
     res.bytes_out = sum(len(b) for b in blobs)
 

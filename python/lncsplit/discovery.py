@@ -16,7 +16,9 @@ those that follow) finds them here, with the same rules:
   discovery error of that unit (reported, its job never runs). Each core
   file must carry its own ``neuron_core_id``, equal to its index — checked by
   :func:`load_core_set` when the modules are read. An ``nc00.json`` alone
-  without ``neuron_core_id`` is an N = 1 output (contract §5).
+  without ``neuron_core_id`` is an N = 1 output (contract §5). A
+  ``linked.json`` beside core files (``split --link``) belongs to that split
+  output and is not a unit of its own.
 
 Safety rules for untrusted trees (contract §6), so every command gets them
 at once:
@@ -43,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from lncsplit._atomic import core_file_name, core_index, is_within
+from lncsplit._atomic import LINKED_FILE, core_file_name, core_index, is_within
 from lncsplit._job import (
     DEFAULT_MAX_FILE_SIZE,
     ErrorInfo,
@@ -248,6 +250,8 @@ class _Walker:
             rel = rel_dir if rel_dir else PurePath(os.path.abspath(root)).name
             found.append((rel_dir, core_set_unit(dirpath, rel, cores)))
         taken = set(cores.values())
+        if cores:  # `split --link` writes linked.json into the split output: part of it
+            taken.add(LINKED_FILE)
         for fn, path, st in files:
             if fn in taken:
                 continue

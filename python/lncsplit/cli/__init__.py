@@ -20,7 +20,20 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from lncsplit.cli import diff, explain, gen, info, lower, memory, report, sim, split, verify
+from lncsplit.cli import (
+    diff,
+    explain,
+    gen,
+    info,
+    link,
+    lower,
+    memory,
+    report,
+    sim,
+    split,
+    unlink,
+    verify,
+)
 from lncsplit.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -33,7 +46,20 @@ from lncsplit.cli._common import (
 from lncsplit.errors import LncsplitError
 
 #: Every command, in ``--help`` order.
-COMMANDS: list[ModuleType] = [split, verify, info, gen, memory, sim, explain, diff, report, lower]
+COMMANDS: list[ModuleType] = [
+    split,
+    verify,
+    info,
+    gen,
+    memory,
+    sim,
+    explain,
+    diff,
+    report,
+    lower,
+    link,
+    unlink,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

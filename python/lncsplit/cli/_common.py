@@ -207,15 +207,16 @@ def check_outputs(a: argparse.Namespace, *options: str) -> None:
                 raise UsageError(f"--{name.replace('_', '-')} {e}") from e
 
 
-def prepare_out(a: argparse.Namespace, option: str = "out") -> str:
+def prepare_out(a: argparse.Namespace, option: str = "out", *, create: bool = True) -> str:
     """Create the output directory of ``--out`` and check it can be written,
     before any work: a file there, or a directory that cannot be created or
-    written, is a usage error (one line, exit 2). Returns the path."""
+    written, is a usage error (one line, exit 2). With ``create=False`` it is
+    only checked (made when the first output is written). Returns the path."""
     from lncsplit._atomic import OutputPathError, prepare_output_dir
 
     path: str = getattr(a, option)
     try:
-        prepare_output_dir(path)
+        prepare_output_dir(path, create=create)
     except OutputPathError as e:
         raise UsageError(f"--{option} {e}") from e
     return path

@@ -83,6 +83,7 @@ def run(a: argparse.Namespace) -> int:
         raise UsageError(f"{a.file} is a directory; info takes one module file")
     import json
 
+    import lncsplit.bir_linker
     from lncsplit._job import load_input
 
     try:
@@ -92,6 +93,8 @@ def run(a: argparse.Namespace) -> int:
         err(f"{a.file}: {describe_error(e)}")
         return EXIT_FAILED
     d = describe_module(doc)
+    if lncsplit.bir_linker.is_linked(m):
+        d["linked"] = lncsplit.bir_linker.describe_linked(doc)
     if a.json:
         print(json.dumps(d, indent=2))
         return EXIT_OK
@@ -120,5 +123,24 @@ def run(a: argparse.Namespace) -> int:
                 f"  {s['name']:<24} {s['kind'] or '-':<9} {s['dtype'] or '-':<9} {shape:<12} "
                 f"{s['addr_space']:<7} {types:<5} {len(s['locations'])} loc"
             )
+    if "linked" in d:
+        lines += linked_lines(d["linked"])
     print("\n".join(lines))
     return EXIT_OK
+
+
+def linked_lines(d: dict[str, Any]) -> list[str]:
+    """The text of a linked module's description (contract §3.7): cores, dispatch, barriers."""
+    lines = [f"linked        {d['lnc']} cores, {d['barriers']} CoreBarriers (global ids)"]
+    for c in d["cores"]:
+        ids = c["barriers"]
+        span = f"ids {ids[0]}..{ids[-1]}" if ids else "none"
+        lines.append(
+            f"  core {c['core']}: {c['name']}, functions {', '.join(c['functions'])}, "
+            f"{c['instructions']} instructions, barriers {span}"
+        )
+    lines.append("dispatch")
+    lines += [f"  {x['call']} -> {x['callee']} (core {x['core']})" for x in d["dispatch"]]
+    if d["shared_sets"]:
+        lines.append("shared sets   " + ", ".join(d["shared_sets"]))
+    return lines

@@ -43,6 +43,11 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--no-verify", action="store_true", help="skip birverifier and lnc_verifier")
     s.add_argument("--no-expand", action="store_true", help="skip expand_replication")
     s.add_argument(
+        "--link",
+        action="store_true",
+        help="also write the linked module (bir_linker) as linked.json beside the ncNN.json files",
+    )
+    s.add_argument(
         "--report-detail",
         action="store_true",
         help="in --report, list per file and core the pruned instructions and the dependency "
@@ -69,7 +74,11 @@ def run(a: argparse.Namespace) -> int:
     # Writing outputs creates each core's artifact directory (contract §3.1),
     # for modules that carry an artifact_path: under --out (§6).
     options = PassOptions(
-        lnc_size=a.lnc, verify=not a.no_verify, expand=not a.no_expand, create_artifact_dirs=True
+        lnc_size=a.lnc,
+        verify=not a.no_verify,
+        expand=not a.no_expand,
+        create_artifact_dirs=True,
+        link=a.link,
     )
     progress = Progress(not a.quiet, "split")
     try:

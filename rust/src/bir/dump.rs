@@ -343,6 +343,7 @@ impl Serialize for InstSer<'_> {
                 id,
                 cores,
                 runtime_semaphore,
+                local_id,
             } => {
                 if let Some(v) = id {
                     o.serialize_entry("id", v)?;
@@ -352,6 +353,9 @@ impl Serialize for InstSer<'_> {
                 }
                 if let Some(v) = runtime_semaphore {
                     o.serialize_entry("runtime_semaphore", v)?;
+                }
+                if let Some(v) = local_id {
+                    o.serialize_entry("local_id", &**v)?;
                 }
             }
             OpFields::CollectiveCompute {
@@ -391,6 +395,14 @@ impl Serialize for InstSer<'_> {
             OpFields::DmaCopy { mode } => {
                 if let Some(m) = mode {
                     o.serialize_entry("mode", &**m)?;
+                }
+            }
+            OpFields::Call { callee, core } => {
+                if let Some(c) = callee {
+                    o.serialize_entry("callee", &**c)?;
+                }
+                if let Some(c) = core {
+                    o.serialize_entry("core", c)?;
                 }
             }
         }

@@ -891,6 +891,9 @@ struct OpAcc {
     rs: Option<IntOrExpr>,
     rn: Option<IntOrExpr>,
     mode: Option<Arc<str>>,
+    cb_local: Option<Box<i64>>,
+    callee: Option<Arc<str>>,
+    call_core: Option<i64>,
 }
 
 /// Where a key's value comes from: the live map or a captured raw value.
@@ -946,6 +949,9 @@ fn inst_key<'de, A: MapAccess<'de>>(
             acc.cb_sem = Some(src.read::<I64K>(st, "runtime_semaphore")?)
         }
         "cores" if op == Opcode::CORE_BARRIER => acc.cb_cores = Some(src.read::<SeqK<I64K>>(st, "cores")?),
+        "local_id" if op == Opcode::CORE_BARRIER => acc.cb_local = Some(Box::new(src.read::<I64K>(st, "local_id")?)),
+        "callee" if op == Opcode::CALL => acc.callee = Some(src.read::<StrK>(st, "callee")?),
+        "core" if op == Opcode::CALL => acc.call_core = Some(src.read::<I64K>(st, "core")?),
         "cc_channel" if op == Opcode::COLLECTIVE_COMPUTE => {
             let v = src.read::<ValueK>(st, "cc_channel")?;
             if !v.is_object() {
@@ -1160,6 +1166,7 @@ impl<'de> Visitor<'de> for V<'_, InstK> {
                 id: acc.cb_id,
                 cores: acc.cb_cores,
                 runtime_semaphore: acc.cb_sem,
+                local_id: acc.cb_local,
             },
             Opcode::COLLECTIVE_COMPUTE => OpFields::CollectiveCompute {
                 cc_channel: acc.cc_channel.map(Box::new),
@@ -1173,6 +1180,10 @@ impl<'de> Visitor<'de> for V<'_, InstK> {
                 replication_num_rows: acc.rn,
             },
             Opcode::DMA_COPY => OpFields::DmaCopy { mode: acc.mode },
+            Opcode::CALL => OpFields::Call {
+                callee: acc.callee,
+                core: acc.call_core,
+            },
             _ => OpFields::None,
         };
         inst.extra = extra(rest);

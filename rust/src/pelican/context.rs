@@ -186,6 +186,47 @@ impl Context {
         id
     }
 
+    /// Number of interned register (and opaque-function) names.
+    pub fn register_count(&self) -> usize {
+        self.registers.len()
+    }
+
+    /// Add a node that is already canonical and whose children, axis and
+    /// register ids belong to this context (used to move expressions between
+    /// contexts, e.g. by the linker). With `share` an existing equal node is
+    /// reused (ordinary interning); without it the node always gets a fresh id.
+    /// The linker gives each core's expressions their own id range this way,
+    /// so their relative order — and with it the written order of AffExpr and
+    /// Sum terms — survives link and unlink exactly (contract §3.7).
+    pub fn insert_canonical(&mut self, node: Node, share: bool) -> Result<ExprId> {
+        let mut bad = false;
+        node.for_each_child(|c| bad |= !self.contains(c));
+        bad |= match &node {
+            Node::AffineIV { axis } => *axis as usize >= self.axes.len(),
+            Node::IntRuntimeValue { reg } => *reg as usize >= self.registers.len(),
+            Node::OpaqueFn { name, .. } => *name as usize >= self.registers.len(),
+            _ => false,
+        };
+        if bad {
+            return Err(Error::pelican(
+                "node refers to an id this context does not have",
+                "lncsplit/pelican",
+            ));
+        }
+        if share {
+            return self.intern(node);
+        }
+        let meta = self.meta_of(&node)?;
+        let id = u32::try_from(self.nodes.len())
+            .map_err(|_| Error::pelican("too many expression nodes in one context", "lncsplit"))?;
+        let hash = hash_node(&node);
+        self.nodes.push(node);
+        self.meta.push(meta);
+        let nodes = &self.nodes;
+        self.index.insert_unique(hash, id, |&i| hash_node(&nodes[i as usize]));
+        Ok(id)
+    }
+
     // ------------------------------------------------------------ interning
 
     /// The id of a node already in the arena, without interning it (None when

@@ -4,7 +4,8 @@
 //! Files by concern: `module.rs` (`Module`, load/dump/generate), `views/`
 //! (the read-only views), `inspect.rs` (display form and free variables of an
 //! expression, for explain/diff), `pelican.rs` (`Context`, `Expr`, `Predicate`),
-//! `passes.rs` (split and the verifiers), `convert.rs` (JSON ↔ Python),
+//! `passes.rs` (split and the verifiers), `linker.rs` (link, unlink, the
+//! tensor map), `convert.rs` (JSON ↔ Python),
 //! `errors.rs` (core errors → Python exceptions), `alloc.rs` (the global
 //! allocator). The `_core` module below lists every name it exports.
 
@@ -12,6 +13,7 @@ mod alloc;
 pub(crate) mod convert;
 pub(crate) mod errors;
 pub(crate) mod inspect;
+pub(crate) mod linker;
 pub(crate) mod module;
 pub(crate) mod passes;
 pub(crate) mod pelican;
@@ -50,6 +52,10 @@ mod _core {
     use super::passes::{
         concretize, expand_replication, has_shard_ids, release, split, verify_bir, verify_concretized, verify_symbolic,
     };
+
+    // bir_linker
+    #[pymodule_export]
+    use super::linker::{is_linked, link, tensor_map_json, unlink};
 
     // simulator (lncsplit.sim)
     #[pymodule_export]

@@ -52,7 +52,10 @@ class PassOptions:
         memory: run the shared-DRAM allocation/sync and the memory checks.
         arch: override the modules' arch for the memory checks.
         cc_buffer_mb: per-core collective-compute buffer (MB) for the checks.
-        create_artifact_dirs: create each core's artifact directory.
+        create_artifact_dirs: create each core's artifact directory, under
+            ``artifact_root``, once every pass succeeded (N > 1 only).
+        artifact_root: where artifact directories go (default: the current
+            directory; absolute ``artifact_path`` s are re-rooted there).
         verify_serdes: run verify_bir_serdes on every input module.
         link: after every check, link each kernel's cores (``bir_linker``):
             ``run_pipeline`` then returns one linked module per input module.
@@ -69,6 +72,7 @@ class PassOptions:
     create_artifact_dirs: bool = False
     verify_serdes: bool = False
     link: bool = False
+    artifact_root: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.lnc_size, int) or self.lnc_size < 1:
@@ -173,12 +177,16 @@ class Pipeline:
         """Run every enabled pass; returns the M·N per-core modules, or with
         ``link`` the M linked modules (one per input module, in input order)."""
         out = self._run_passes(modules)
-        if not self.options.link:
-            return out
-        linked: list[Module] = []
+        result = out
         n = self.options.lnc_size
-        self._timed("bir_linker", 100, len(out), lambda: linked.extend(link_kernels(out, n)))
-        return linked
+        if self.options.link:
+            linked: list[Module] = []
+            self._timed("bir_linker", 100, len(out), lambda: linked.extend(link_kernels(out, n)))
+            result = linked
+        if self.options.create_artifact_dirs and n > 1:
+            # Only once every pass succeeded (contract §6).
+            passes.create_artifact_dirs_under(out, self.options.artifact_root)
+        return result
 
     def _run_passes(self, modules: Sequence[Module]) -> list[Module]:
         """Run every enabled pass; returns the M·N per-core modules.
@@ -209,7 +217,6 @@ class Pipeline:
                     n,
                     clone=o.clone,
                     parallel=o.parallel,
-                    create_artifact_dirs=o.create_artifact_dirs,
                 )
             )
 

@@ -12,12 +12,13 @@ from lncsplit.cli._common import (
     Progress,
     UsageError,
     add_runner_options,
-    check_paths,
+    check_outputs,
     err,
     executor_of,
+    failure_line,
     finish,
-    format_error,
     positive,
+    prepare_out,
     usage_errors,
 )
 
@@ -66,12 +67,13 @@ def run(a: argparse.Namespace) -> int:
         from lncsplit.examples import examples_dir
 
         a.inputs = [str(examples_dir())]
-    check_paths(a.inputs)
     if a.report_detail and not a.report:
         raise UsageError("--report-detail adds to the --report file: give --report FILE too")
     executor = executor_of(a)
+    check_outputs(a)
+    prepare_out(a)
     # Writing outputs creates each core's artifact directory (contract §3.1),
-    # for modules that carry an artifact_path.
+    # for modules that carry an artifact_path: under --out (§6).
     options = PassOptions(
         lnc_size=a.lnc,
         verify=not a.no_verify,
@@ -92,13 +94,15 @@ def run(a: argparse.Namespace) -> int:
                 scheduler=a.scheduler,
                 progress=progress,
                 batch_size=a.batch_size,
+                max_file_size=a.max_file_size,
+                connect_timeout=a.connect_timeout,
                 detail=a.report_detail,
             )
     finally:
         set_phase_hook(None)
         progress.close()
     for f in report.failed:
-        err(f"{f.input}: {format_error(f.error or {})}")
+        err(failure_line(f))
     status = finish(a, report)
     if not a.quiet:
         print(report.table())

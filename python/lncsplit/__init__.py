@@ -5,6 +5,8 @@ The public API (contract §4): :class:`Module`, :func:`load`, :func:`dump`,
 :func:`verify_concretized`, :class:`PassOptions`, :func:`run_pipeline`,
 :func:`check_memory`, and the submodules :mod:`lncsplit.pelican` and
 :mod:`lncsplit.frontend`. Every error on bad input is a :class:`LncsplitError`.
+
+The linked program (contract §3.7): :func:`link`, :func:`unlink`, :func:`tensor_map`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from lncsplit import pelican
 from lncsplit._core import Module, dump, load
+from lncsplit.bir_linker import link, tensor_map, unlink
 from lncsplit.errors import (
     BirJsonError,
     LncsplitError,
@@ -84,6 +87,7 @@ __all__ = [
     "expand_replication",
     "extend_shared_lifetimes",
     "frontend",
+    "link",
     "load",
     "lower_local_collectives",
     "memory",
@@ -92,6 +96,8 @@ __all__ = [
     "run_pipeline",
     "sim",
     "split",
+    "tensor_map",
+    "unlink",
     "verify_bir",
     "verify_bir_serdes",
     "verify_concretized",

@@ -284,6 +284,11 @@ def generate_module(
 def generate_corpus(
     dir: str | PathLike[str], modules: int, instructions: int, lnc: int = 2, seed: int = 0
 ) -> list[Path]: ...
+def describe_module(module: Module) -> dict[str, Any]:
+    """The ``lncsplit info`` description, read from the typed model."""
+
+def inferred_lnc(module: Module) -> int | None:
+    """The largest ShardId bound of the module's functions (its N), or None."""
 
 # ----------------------------------------------------------------- passes
 
@@ -307,6 +312,20 @@ def release(modules: list[Module]) -> None:
 
 def has_shard_ids(module: Module) -> bool:
     """True when any expression of the module still contains a ShardId."""
+
+# ------------------------------------------------------------- bir_linker
+
+def link(cores: list[Module]) -> Module:
+    """bir_linker: the N core modules of one kernel (core order) → one linked module."""
+
+def unlink(module: Module) -> list[Module]:
+    """The exact inverse of link: the N core modules, in core order."""
+
+def tensor_map_json(module: Module) -> str:
+    """The tensor map of a linked module, as JSON text."""
+
+def is_linked(module: Module) -> bool:
+    """True when the module has the layout link writes."""
 
 # --------------------------------------------------------------------------
 # simulator (owner: BirSim, contract §3.8; the API is lncsplit.sim)

@@ -80,7 +80,8 @@ def test_explain_reads_hlo_text() -> None:
 
 def test_explain_usage_errors(out: Path) -> None:
     assert run_cli("explain", out / "01_shard_predicated", "load_x").returncode == 2
-    assert run_cli("explain", "/nonexistent.json", "x").returncode == 2
+    # A missing INPUT is that input's failure (contract §5), not a usage error.
+    assert run_cli("explain", "/nonexistent.json", "x").returncode == 1
 
 
 # -- diff -----------------------------------------------------------------------------------------
@@ -193,7 +194,9 @@ def test_lower_without_constraints_is_exit_1_and_writes_nothing(tmp_path: Path) 
 
 
 def test_lower_usage_errors(tmp_path: Path) -> None:
-    assert run_cli("lower", tmp_path / "missing.hlo", "--out", tmp_path / "m.json").returncode == 2
+    # A missing INPUT is that input's failure (contract §5); a missing --out directory is not.
+    assert run_cli("lower", tmp_path / "missing.hlo", "--out", tmp_path / "m.json").returncode == 1
+    assert run_cli("lower", hlo_example_path(), "--out", tmp_path / "no" / "m.json").returncode == 2
     assert run_cli("lower", hlo_example_path()).returncode == 2  # --out is required
 
 

@@ -5,18 +5,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from lncsplit._job import set_phase_hook
 from lncsplit.cli._common import (
     DEFAULT_LNC,
     DEFAULT_OUT,
     Progress,
     UsageError,
     add_runner_options,
-    check_paths,
+    check_outputs,
     err,
     executor_of,
+    failure_line,
     finish,
-    format_error,
     positive,
+    prepare_out,
     usage_errors,
 )
 
@@ -42,6 +44,11 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--no-verify", action="store_true", help="skip birverifier and lnc_verifier")
     s.add_argument("--no-expand", action="store_true", help="skip expand_replication")
     s.add_argument(
+        "--link",
+        action="store_true",
+        help="also write the linked module (bir_linker) as linked.json beside the ncNN.json files",
+    )
+    s.add_argument(
         "--report-detail",
         action="store_true",
         help="in --report, list per file and core the pruned instructions and the dependency "
@@ -60,16 +67,22 @@ def run(a: argparse.Namespace) -> int:
         from lncsplit.examples import examples_dir
 
         a.inputs = [str(examples_dir())]
-    check_paths(a.inputs)
     if a.report_detail and not a.report:
         raise UsageError("--report-detail adds to the --report file: give --report FILE too")
     executor = executor_of(a)
+    check_outputs(a)
+    prepare_out(a)
     # Writing outputs creates each core's artifact directory (contract §3.1),
-    # for modules that carry an artifact_path.
+    # for modules that carry an artifact_path: under --out (§6).
     options = PassOptions(
-        lnc_size=a.lnc, verify=not a.no_verify, expand=not a.no_expand, create_artifact_dirs=True
+        lnc_size=a.lnc,
+        verify=not a.no_verify,
+        expand=not a.no_expand,
+        create_artifact_dirs=True,
+        link=a.link,
     )
     progress = Progress(not a.quiet, "split")
+    set_phase_hook(progress.phase if progress.enabled else None)
     try:
         with usage_errors():
             report = process_files(
@@ -81,12 +94,15 @@ def run(a: argparse.Namespace) -> int:
                 scheduler=a.scheduler,
                 progress=progress,
                 batch_size=a.batch_size,
+                max_file_size=a.max_file_size,
+                connect_timeout=a.connect_timeout,
                 detail=a.report_detail,
             )
     finally:
+        set_phase_hook(None)
         progress.close()
     for f in report.failed:
-        err(f"{f.input}: {format_error(f.error or {})}")
+        err(failure_line(f))
     status = finish(a, report)
     if not a.quiet:
         print(report.table())

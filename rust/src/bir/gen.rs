@@ -625,6 +625,7 @@ impl Gen {
             id: Some(id),
             cores: Some((0..self.lnc).collect()),
             runtime_semaphore: Some(self.rng.random_range(0..16)),
+            local_id: None,
         };
         self.done(i)
     }

@@ -6,8 +6,9 @@
 //! (`main` first, then the others in input order), blocks in order, Loop
 //! bodies in place. Passes that insert barriers (lower_local_collectives,
 //! extend_shared_lifetimes) renumber with [`renumber_core_barriers`]; the
-//! linker can share [`for_each_core_barrier_mut`] to keep each barrier's
-//! per-core id (`local_id`) before giving it a global one.
+//! linker walks each linked function's barriers with
+//! [`for_each_core_barrier_in_blocks_mut`] to keep each barrier's per-core id
+//! (`local_id`) before giving it a global one.
 
 use crate::bir::{Block, Function, Instruction, Module, OpFields, Opcode};
 
@@ -32,6 +33,14 @@ fn visit_block_mut(b: &mut Block, f: &mut impl FnMut(&mut Instruction)) {
                 visit_block_mut(nb, f);
             }
         }
+    }
+}
+
+/// Call `f` on every `CoreBarrier` of `blocks` in program order (loop bodies
+/// in place).
+pub fn for_each_core_barrier_in_blocks_mut(blocks: &mut [Block], f: &mut impl FnMut(&mut Instruction)) {
+    for b in blocks {
+        visit_block_mut(b, f);
     }
 }
 

@@ -228,6 +228,7 @@ fn barrier(name: String, n: usize) -> Instruction {
         predicates: Vec::new(),
         dependencies: None,
         op: OpFields::CoreBarrier {
+            local_id: None,
             id: Some(0),
             cores: Some((0..n as i64).collect()),
             runtime_semaphore: None,

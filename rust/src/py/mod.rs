@@ -4,14 +4,17 @@
 //! Files by concern: `module.rs` (`Module`, load/dump/generate), `views/`
 //! (the read-only views), `inspect.rs` (display form and free variables of an
 //! expression, for explain/diff), `pelican.rs` (`Context`, `Expr`, `Predicate`),
-//! `passes.rs` (split and the verifiers), `convert.rs` (JSON ↔ Python),
+//! `passes.rs` (split and the verifiers), `linker.rs` (link, unlink, the
+//! tensor map), `convert.rs` (JSON ↔ Python),
 //! `errors.rs` (core errors → Python exceptions), `alloc.rs` (the global
 //! allocator). The `_core` module below lists every name it exports.
 
 mod alloc;
 pub(crate) mod convert;
+pub(crate) mod describe;
 pub(crate) mod errors;
 pub(crate) mod inspect;
+pub(crate) mod linker;
 pub(crate) mod module;
 pub(crate) mod passes;
 pub(crate) mod pelican;
@@ -42,6 +45,10 @@ mod _core {
         ArgumentView, BlockView, FunctionView, InstructionView, MemoryLocationSetView, MemoryLocationView,
     };
 
+    // lncsplit info
+    #[pymodule_export]
+    use super::describe::{describe_module, inferred_lnc};
+
     // inspecting a split (explain, diff, the report)
     #[pymodule_export]
     use super::inspect::{expr_free_vars, expr_str};
@@ -55,6 +62,10 @@ mod _core {
     // the LNC tail (orders 80, 81)
     #[pymodule_export]
     use super::tail::{extend_shared_lifetimes, lower_local_collectives};
+
+    // bir_linker
+    #[pymodule_export]
+    use super::linker::{is_linked, link, tensor_map_json, unlink};
 
     // simulator (lncsplit.sim)
     #[pymodule_export]

@@ -135,7 +135,7 @@ impl Scope for AxisScope<'_> {
     fn axis(&mut self, ctx: &mut Context, name: &str) -> Option<AxisId> {
         self.axes.iter().rev().copied().find(|&a| &*ctx.axis(a).name == name)
     }
-    fn has_register(&self, _name: &str) -> bool {
+    fn register(&mut self, _name: &str) -> bool {
         true
     }
 }
@@ -323,6 +323,7 @@ fn base_instruction(name: Arc<str>, opcode: Opcode, x: &Instruction, op: OpField
 
 fn barrier(name: Arc<str>, x: &Instruction, n: usize) -> Instruction {
     let op = OpFields::CoreBarrier {
+        local_id: None,
         id: Some(0),
         cores: Some((0..n as i64).collect()),
         runtime_semaphore: None,

@@ -467,13 +467,31 @@ def test_deep_json_nesting_is_refused_with_its_path(tmp_path: Path, capsys: Any)
     assert listing(out) == []
 
 
-def test_a_400_digit_number_is_refused_with_its_path(tmp_path: Path, capsys: Any) -> None:
-    text = json.dumps(example() | {"big": 0}).replace('"big": 0', '"big": ' + "9" * 400)
+def test_a_400_digit_number_in_a_modelled_field_is_refused_with_its_path(
+    tmp_path: Path, capsys: Any
+) -> None:
+    doc = example()
+    doc["functions"][0]["allocations"][0]["locations"][0]["addr"] = 0
+    text = json.dumps(doc).replace('"addr": 0', '"addr": ' + "9" * 400, 1)
     out = tmp_path / "out"
     assert split(write(tmp_path / "num.json", text), "--out", out) == 1
     err = capsys.readouterr().err
-    assert "number out of range" in err and "(at $.big)" in err
+    assert (
+        "number out of range" in err
+        and "(at $.functions[0].allocations[0].locations[0].addr)" in err
+    )
     assert listing(out) == []
+
+
+def test_a_400_digit_number_in_an_unknown_key_survives_verbatim(tmp_path: Path) -> None:
+    # Contract §1: unknown keys are preserved verbatim (issue 15 item 1), however long.
+    big = "9" * 400
+    text = json.dumps(example() | {"big": 0}).replace('"big": 0', '"big": ' + big)
+    out = tmp_path / "out"
+    assert split(write(tmp_path / "num.json", text), "--out", out) == 0
+    assert listing(out) == ["num", "num/nc00.json", "num/nc01.json"]
+    for core in ("nc00.json", "nc01.json"):
+        assert f'"big":{big}' in (out / "num" / core).read_text().replace(" ", "")
 
 
 def test_a_file_cut_mid_write_is_an_error_and_the_rest_is_split(

@@ -34,6 +34,7 @@ from lncsplit.pipeline import PassOptions, run_pipeline
 if TYPE_CHECKING:
     from lncsplit import frontend, memory
     from lncsplit.corpus import CorpusReport, process_files
+    from lncsplit.barriercheck import RaceReport, racecheck
     from lncsplit.memory import MemoryReport, check_memory
 
 __version__ = "0.1.0"
@@ -47,6 +48,8 @@ _LAZY = {
     "MemoryReport": ("lncsplit.memory", "MemoryReport"),
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
+    "racecheck": ("lncsplit.barriercheck", "racecheck"),
+    "RaceReport": ("lncsplit.barriercheck", "RaceReport"),
 }
 
 
@@ -73,6 +76,7 @@ __all__ = [
     "PassOptions",
     "PelicanAssertion",
     "PelicanWireError",
+    "RaceReport",
     "check_memory",
     "dump",
     "expand_replication",
@@ -81,6 +85,7 @@ __all__ = [
     "memory",
     "pelican",
     "process_files",
+    "racecheck",
     "run_pipeline",
     "split",
     "verify_bir",

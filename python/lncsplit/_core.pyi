@@ -158,6 +158,9 @@ class FunctionView:
         self, opcodes: Sequence[str]
     ) -> list[tuple[str, str, str | None, str | None, list[str]]]:
         """Distinct ``(opcode, side, memsetref, memref, instruction names)`` of those opcodes."""
+    def moved_bytes_per_partition(self, opcodes: Sequence[str]) -> list[tuple[str, str, str, int]]:
+        """``(instruction, side, set, bytes)``: most footprint bytes in one partition per
+        ``ins[0]`` (side ``"in"``) / ``outs[0]`` (``"out"``) over every instance."""
     def instruction_count(self) -> int: ...
     def memory_location(self, name: str) -> MemoryLocationView | None: ...
     def memory_location_set(self, name: str) -> MemoryLocationSetView | None: ...
@@ -287,3 +290,8 @@ def release(modules: list[Module]) -> None:
 
 def has_shard_ids(module: Module) -> bool:
     """True when any expression of the module still contains a ShardId."""
+
+# ----------------------------------------------------------------- LNC tail
+
+def racecheck(cores: list[Module], mode: str = "exact") -> str:
+    """lnc_barriercheck over the N core modules of one kernel: the RaceReport as JSON text."""

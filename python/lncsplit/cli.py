@@ -91,7 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="parallel workers (default 0 = every available CPU)",
     )
     s.add_argument("--report", metavar="FILE", help="write the JSON report here")
-    s.add_argument("--no-verify", action="store_true", help="skip birverifier and lnc_verifier")
+    s.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip birverifier, lnc_verifier and lnc_barriercheck",
+    )
     s.add_argument("--no-expand", action="store_true", help="skip expand_replication")
     s.add_argument(
         "--executor",
@@ -222,8 +226,13 @@ def cmd_split(a: argparse.Namespace) -> int:  # noqa: C901
         raise UsageError("--batch-size is only used by --executor dask")
     # Writing outputs creates each core's artifact directory (contract §3.1),
     # for modules that carry an artifact_path.
+    # --no-verify also skips lnc_barriercheck: bands need the verifier's barrier match.
     options = PassOptions(
-        lnc_size=a.lnc, verify=not a.no_verify, expand=not a.no_expand, create_artifact_dirs=True
+        lnc_size=a.lnc,
+        verify=not a.no_verify,
+        expand=not a.no_expand,
+        create_artifact_dirs=True,
+        racecheck=not a.no_verify,
     )
     progress = _Progress(not a.quiet, "split")
     try:

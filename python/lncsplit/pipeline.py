@@ -12,6 +12,7 @@ The pipeline runs the passes in their compiler order::
     83 sync_shared_allocations
     90 memory checks         (lncsplit's order for the seed-002 checks)
     91 lnc_verifier           (concretized again, now with shared addresses)
+    92 lnc_barriercheck       (no race between cores: NeuronAssertion 9301)
 
 Per-core passes go through :class:`CoreForkPass`, which groups the split
 modules by core (``groupModulesByCore``) so per-core work can run in
@@ -47,6 +48,8 @@ class PassOptions:
         cc_buffer_mb: per-core collective-compute buffer (MB) for the checks.
         create_artifact_dirs: create each core's artifact directory.
         verify_serdes: run verify_bir_serdes on every input module.
+        racecheck: run lnc_barriercheck (order 92) on every kernel's cores; a
+            race is ``NeuronAssertion`` 9301 naming the first one.
     """
 
     lnc_size: int = 1
@@ -59,6 +62,7 @@ class PassOptions:
     cc_buffer_mb: int = 500
     create_artifact_dirs: bool = False
     verify_serdes: bool = False
+    racecheck: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.lnc_size, int) or self.lnc_size < 1:
@@ -164,6 +168,8 @@ class Pipeline:
         o = self.options
         n = o.lnc_size
         mods = list(modules)
+        if n > 1:
+            _refuse_concretized(mods, n)
         symbolic = [m for m in mods if m.neuron_core_id is None]
         if o.verify_serdes:
             self._timed(
@@ -218,6 +224,8 @@ class Pipeline:
             self._memory(out)
             if o.verify:
                 self._timed("lnc_verifier", 91, len(out), lambda: self._verify_groups(out))
+        if o.racecheck:
+            self._timed("lnc_barriercheck", 92, len(out), lambda: _racecheck_groups(out, n))
         return out
 
     def _verify_groups(self, out: list[Module]) -> None:
@@ -251,6 +259,36 @@ class Pipeline:
                     raise memory.MemoryCheckError(report)
 
         self._timed("memory_checks", 90, len(out), check)
+
+
+def _refuse_concretized(mods: Sequence[Module], n: int) -> None:
+    """9005: with N > 1 the pipeline splits symbolic modules, never a split output."""
+    for m in mods:
+        if m.neuron_core_id is not None:
+            raise NeuronAssertion(
+                9005,
+                "the pipeline splits symbolic modules: this module is already concretized",
+                "lncsplit/pipeline",
+                f"module {m.name} has neuron_core_id {m.neuron_core_id} (lnc_size {n})",
+            )
+
+
+def _racecheck_groups(out: Sequence[Module], n: int) -> None:
+    """Order 92: lnc_barriercheck on each kernel's N cores; the first race is 9301."""
+    from lncsplit.barriercheck import racecheck
+
+    for k in range(0, len(out), n):
+        report = racecheck(out[k : k + n])
+        if not report.ok:
+            race = report.races[0]
+            more = f" (and {len(report.races) - 1} more)" if len(report.races) > 1 else ""
+            raise NeuronAssertion(
+                9301,
+                f"{race.kind} race between {race.a.instruction} on core {race.a.core} and "
+                f"{race.b.instruction} on core {race.b.core} on {race.location.name}{more}",
+                "lncsplit/lnc_barriercheck",
+                f"module {out[k].name}: {race.summary()}; fix: {race.fix}",
+            )
 
 
 def _each(items: Sequence[Any], fn: Callable[[Any], None]) -> None:

@@ -7,6 +7,7 @@ pub(crate) mod errors;
 pub(crate) mod module;
 pub(crate) mod passes;
 pub(crate) mod pelican;
+pub(crate) mod racecheck;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -14,5 +15,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pelican::register(m)?;
     module::register(m)?;
     passes::register(m)?;
+    racecheck::register(m)?;
     Ok(())
 }

@@ -512,6 +512,41 @@ impl FunctionView {
         Ok(py.detach(|| group_accesses(fun, &codes)))
     }
 
+    /// Bytes per partition moved (contract §3.4): for each `ins[0]` and
+    /// `outs[0]` of the instructions of `opcodes`, the most footprint bytes in
+    /// one partition over every instance, as `(instruction, side, set,
+    /// bytes)` with side `"in"` or `"out"`, in first-seen order.
+    fn moved_bytes_per_partition(
+        &self,
+        py: Python<'_>,
+        opcodes: Vec<String>,
+    ) -> PyResult<Vec<(String, &'static str, String, i64)>> {
+        let codes: Vec<crate::bir::Opcode> = opcodes
+            .iter()
+            .map(|n| {
+                crate::bir::Opcode::from_name(n)
+                    .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("Unknown opcode {n:?}")))
+            })
+            .collect::<PyResult<_>>()?;
+        let m = self.m.borrow(py);
+        let fun = func(&m.inner, self.f)?;
+        let ctx = &m.inner.ctx;
+        let moved = py
+            .detach(|| crate::tail::moved::bytes_per_partition_moved(ctx, fun, &codes))
+            .py(py)?;
+        Ok(moved
+            .into_iter()
+            .map(|x| {
+                let side = if x.list == crate::tail::ArgList::Outs {
+                    "out"
+                } else {
+                    "in"
+                };
+                (x.instruction.to_string(), side, x.set.to_string(), x.bytes)
+            })
+            .collect())
+    }
+
     /// The memory location named `name`, or None.
     fn memory_location(&self, py: Python<'_>, name: &str) -> PyResult<Option<MemoryLocationView>> {
         let m = self.m.borrow(py);

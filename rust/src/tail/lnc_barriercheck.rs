@@ -47,7 +47,7 @@ use serde_json::{json, Value};
 use super::access::{footprint_error, Access, ArgList, FunctionIndex, Role};
 use super::footprint::Layout;
 use super::location::{locations_of, Cores, PhysLoc};
-use super::walk::{static_instances, walk_function_pruned, Instance, Limit, Mask, Skip};
+use super::walk::{prune_table, walk_function_pruned, Instance, Limit, Mask, Skip};
 use crate::bir::{Argument, Function, Instruction, Module, OpFields, Opcode};
 use crate::error::{Error, Result};
 use crate::passes::lnc_verifier;
@@ -427,57 +427,21 @@ fn arg_names(a: &Argument) -> [Option<&str>; 2] {
 
 fn scan(cf: &CoreFn<'_>, reach: &Reach) -> Scan {
     let names = reachable_names(cf, reach);
-    let mut s = Scan {
-        skip: Vec::new(),
-        touches: Vec::new(),
-        barrier: Vec::new(),
-    };
+    let mut touches = Vec::new();
+    let mut barrier = Vec::new();
     let mut barriers = 0u32;
-    for b in &cf.function.basic_blocks {
-        for i in &b.instructions {
-            scan_inst(&cf.module.ctx, i, &names, &mut s, &mut barriers);
-        }
-    }
-    s
-}
-
-/// Pre-order: the instruction's slot is filled after its children are scanned.
-/// Returns (whether the subtree needs the walk, whether it has predicates).
-fn scan_inst(
-    ctx: &crate::pelican::Context,
-    inst: &Instruction,
-    names: &HashSet<&str>,
-    s: &mut Scan,
-    barriers: &mut u32,
-) -> (bool, bool) {
-    let pos = s.skip.len();
-    s.skip.push(None);
-    let touches = !names.is_empty()
-        && inst
-            .arguments()
-            .any(|a| arg_names(a).iter().flatten().any(|n| names.contains(n)));
-    s.touches.push(touches);
-    let is_barrier = inst.opcode == Opcode::CORE_BARRIER;
-    s.barrier.push(if is_barrier { *barriers } else { NOT_A_BARRIER });
-    if is_barrier {
-        *barriers += 1;
-    }
-    let mut needed = touches || is_barrier;
-    let mut predicated = !inst.predicates.is_empty();
-    for b in inst.nested_blocks() {
-        for child in &b.instructions {
-            let (n, p) = scan_inst(ctx, child, names, s, barriers);
-            needed |= n;
-            predicated |= p;
-        }
-    }
-    if !needed {
-        s.skip[pos] = Some(Skip {
-            instances: static_instances(ctx, inst),
-            exact: !predicated,
-        });
-    }
-    (needed, predicated)
+    let skip = prune_table(&cf.module.ctx, cf.function, &mut |inst| {
+        let t = !names.is_empty()
+            && inst
+                .arguments()
+                .any(|a| arg_names(a).iter().flatten().any(|n| names.contains(n)));
+        touches.push(t);
+        let is_barrier = inst.opcode == Opcode::CORE_BARRIER;
+        barrier.push(if is_barrier { barriers } else { NOT_A_BARRIER });
+        barriers += is_barrier as u32;
+        t || is_barrier
+    });
+    Scan { skip, touches, barrier }
 }
 
 // ------------------------------------------------------------------ walk
@@ -776,7 +740,11 @@ fn make_race(
     };
     let a = side(cores[0], w.items[0]);
     let b = side(cores[1], w.items[1]);
-    let fix = fix_line(&a, &b, &loc.name);
+    // Program order is read from the positions; at a tie a writer goes first
+    // (a def before its use).
+    let b_first = b.position < a.position
+        || (b.position == a.position && w.items[0].role == Role::Read && w.items[1].role != Role::Read);
+    let fix = fix_line(&a, &b, b_first, &loc.name);
     Race {
         a,
         b,
@@ -788,14 +756,14 @@ fn make_race(
 }
 
 /// Where a barrier would order the two sides (one line).
-fn fix_line(a: &RaceSide, b: &RaceSide, loc: &str) -> String {
+fn fix_line(a: &RaceSide, b: &RaceSide, b_first: bool, loc: &str) -> String {
     if a.instruction == b.instruction {
         return format!(
             "{} runs on cores {} and {} and both copies touch {loc}: give each core its own bytes (a shard-dependent address) or predicate it to one core; no barrier can order an instruction with its own copy",
             a.instruction, a.core, b.core
         );
     }
-    let (first, second) = if b.position < a.position { (b, a) } else { (a, b) };
+    let (first, second) = if b_first { (b, a) } else { (a, b) };
     format!(
         "insert a CoreBarrier with cores [{}, {}] after {} and before {} in function {} (on every core), so {} on core {} completes before {} on core {} touches {loc}",
         a.core, b.core, first.instruction, second.instruction, a.function, first.instruction, first.core, second.instruction, second.core

@@ -129,6 +129,52 @@ pub fn static_instances(ctx: &Context, inst: &Instruction) -> u64 {
     trip.saturating_mul(body).saturating_add(1)
 }
 
+/// The pruning table of a walk that needs only some instructions: for each
+/// instruction of `function` by depth-first position, `None` when it or an
+/// instruction in its subtree is `needed` (the walk enters it), else the
+/// [`Skip`] that counts its subtree. `needed` sees every instruction once, in
+/// depth-first order.
+pub fn prune_table(
+    ctx: &Context,
+    function: &Function,
+    needed: &mut dyn FnMut(&Instruction) -> bool,
+) -> Vec<Option<Skip>> {
+    let mut table = Vec::new();
+    for b in &function.basic_blocks {
+        for i in &b.instructions {
+            prune_subtree(ctx, i, needed, &mut table);
+        }
+    }
+    table
+}
+
+/// Returns (whether the subtree is needed, whether it has predicates).
+fn prune_subtree(
+    ctx: &Context,
+    inst: &Instruction,
+    needed: &mut dyn FnMut(&Instruction) -> bool,
+    table: &mut Vec<Option<Skip>>,
+) -> (bool, bool) {
+    let pos = table.len();
+    table.push(None);
+    let mut need = needed(inst);
+    let mut predicated = !inst.predicates.is_empty();
+    for b in inst.nested_blocks() {
+        for child in &b.instructions {
+            let (n, p) = prune_subtree(ctx, child, needed, table);
+            need |= n;
+            predicated |= p;
+        }
+    }
+    if !need {
+        table[pos] = Some(Skip {
+            instances: static_instances(ctx, inst),
+            exact: !predicated,
+        });
+    }
+    (need, predicated)
+}
+
 /// Number of instructions in `inst`'s subtree (itself and nested bodies).
 pub fn subtree_size(inst: &Instruction) -> u32 {
     1 + inst

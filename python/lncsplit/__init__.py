@@ -33,8 +33,8 @@ from lncsplit.pipeline import PassOptions, run_pipeline
 
 if TYPE_CHECKING:
     from lncsplit import frontend, memory
-    from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.barriercheck import RaceReport, racecheck
+    from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
 
 __version__ = "0.1.0"

@@ -134,6 +134,24 @@ class FakeFunction:
                         names.append(i.name)
         return [(*k, v) for k, v in groups.items()]
 
+    def moved_bytes_per_partition(self, opcodes: Sequence[str]) -> list[tuple[str, str, str, int]]:
+        """Bytes per partition of ``ins[0]``/``outs[0]``: the non-partition ap dims' points
+        (the fakes' APs never overlap), capped by the set's partition size."""
+        sets = {s.name: s for s in self.allocations}
+        out = []
+        for i in self.instructions(opcodes):
+            for side, args in (("in", i.ins[:1]), ("out", i.outs[:1])):
+                for a in args:
+                    s = sets.get(a.memsetref or "")
+                    bpp = s.bytes_per_partition if s is not None else None
+                    if s is None or bpp is None:
+                        continue
+                    n = DTYPE_SIZES.get((a.dtype or s.dtype).lower(), 1)
+                    for _step, num in a.ap[1:]:
+                        n *= num
+                    out.append((i.name, side, s.name, min(bpp, n) if a.ap else bpp))
+        return out
+
     def memory_location(self, name: str) -> FakeLocation | None:
         for s in self.allocations:
             for loc in s.locations:

@@ -91,6 +91,10 @@ class FunctionLike(Protocol):
         self, opcodes: Sequence[str]
     ) -> Sequence[tuple[str, str, str | None, str | None, list[str]]]: ...
 
+    def moved_bytes_per_partition(
+        self, opcodes: Sequence[str]
+    ) -> Sequence[tuple[str, str, str, int]]: ...
+
 
 class ModuleLike(Protocol):
     """A module (``lncsplit.Module``)."""

@@ -45,7 +45,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use super::access::{footprint_error, Access, ArgList, FunctionIndex, Role};
-use super::footprint::Layout;
+use super::footprint::{Layout, Progression};
 use super::location::{locations_of, Cores, PhysLoc};
 use super::walk::{prune_table, walk_function_pruned, Instance, Limit, Mask, Skip};
 use crate::bir::{Argument, Function, Instruction, Module, OpFields, Opcode};
@@ -447,21 +447,24 @@ fn scan(cf: &CoreFn<'_>, reach: &Reach) -> Scan {
 // ------------------------------------------------------------------ walk
 
 /// What one core's walk collected.
-struct Collected {
+struct Collected<'m> {
     /// Ordinals of the counted barrier instances, in execution order.
     barriers: Vec<u32>,
-    items: Vec<Item>,
+    items: Vec<Item<'m>>,
 }
 
-fn collect(cf: &CoreFn<'_>, reach: &Reach, mode: Mode) -> Result<Collected> {
+/// The last instance recorded for one (position, argument list, index,
+/// physical location): its barrier count and points, to drop repeats.
+type Last = HashMap<(u32, u8, u32, u32), (u32, Option<Progression>)>;
+
+fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode) -> Result<Collected<'m>> {
     let sc = scan(cf, reach);
     let mut out = Collected {
         barriers: Vec::new(),
         items: Vec::new(),
     };
     let mut scratch: Vec<Access<'_>> = Vec::new();
-    // (position, list, index, phys) → the last item recorded for it.
-    let mut last: HashMap<(u32, u8, u32, u32), usize> = HashMap::new();
+    let mut last = Last::new();
     let limit = Limit {
         max: MAX_INSTANCES,
         code: 9306,
@@ -469,7 +472,7 @@ fn collect(cf: &CoreFn<'_>, reach: &Reach, mode: Mode) -> Result<Collected> {
     };
     let ctx = &cf.module.ctx;
     let prune = |_: &Instruction, pos: u32| sc.skip.get(pos as usize).copied().flatten();
-    walk_function_pruned(ctx, cf.function, None, limit, &prune, &mut |at: &Instance<'_, '_>| {
+    walk_function_pruned(ctx, cf.function, None, limit, &prune, &mut |at: &Instance<'_, 'm>| {
         let p = at.pos as usize;
         if sc.barrier[p] != NOT_A_BARRIER {
             if at.mask == Mask::True {
@@ -494,15 +497,15 @@ fn collect(cf: &CoreFn<'_>, reach: &Reach, mode: Mode) -> Result<Collected> {
 /// Record one access if another core can reach its location (deduplicating
 /// an instance identical to the previous one of the same argument).
 #[allow(clippy::too_many_arguments)]
-fn record(
-    cf: &CoreFn<'_>,
+fn record<'m>(
+    cf: &CoreFn<'m>,
     reach: &Reach,
     mode: Mode,
-    at: &Instance<'_, '_>,
+    at: &Instance<'_, 'm>,
     a: &Access<'_>,
     g: u32,
-    items: &mut Vec<Item>,
-    last: &mut HashMap<(u32, u8, u32, u32), usize>,
+    items: &mut Vec<Item<'m>>,
+    last: &mut Last,
 ) -> Result<()> {
     let set = &*a.set.set.name;
     let partner_write = at.inst.opcode == Opcode::GPSIMD_SB2SB && a.list == ArgList::Outs && a.index == 0;
@@ -514,9 +517,8 @@ fn record(
         return Ok(());
     }
     let key = (at.pos, a.list as u8, a.index as u32, phys);
-    if let Some(&k) = last.get(&key) {
-        let prev = &items[k];
-        if prev.g == g && prev.points.as_ref() == a.points.as_ref() {
+    if let Some((pg, pp)) = last.get(&key) {
+        if *pg == g && pp.as_ref() == a.points.as_ref() {
             return Ok(());
         }
     }
@@ -529,14 +531,13 @@ fn record(
     let Some(fp) = fp else {
         return Ok(()); // an empty access touches nothing
     };
-    last.insert(key, items.len());
+    last.insert(key, (g, a.points.clone()));
     items.push(Item {
+        inst: at.inst,
         phys,
         pos: at.pos,
-        name: at.inst.name.clone(),
-        role: a.role,
         g,
-        points: a.points.clone(),
+        role: a.role,
         fp,
     });
     Ok(())
@@ -679,7 +680,7 @@ fn check_function(cores: Cores<'_>, fname: &str, mode: Mode) -> Result<Vec<Race>
     let mut reach = Reach::default();
     let fns = resolve_all(cores, fname, &mut reach)?;
     let collected: Vec<Result<Collected>> = fns.par_iter().map(|cf| collect(cf, &reach, mode)).collect();
-    let collected: Vec<Collected> = collected.into_iter().collect::<Result<_>>()?;
+    let collected: Vec<Collected<'_>> = collected.into_iter().collect::<Result<_>>()?;
     if n < 2 || fns.len() < 2 {
         return Ok(Vec::new());
     }
@@ -692,7 +693,7 @@ fn check_function(cores: Cores<'_>, fname: &str, mode: Mode) -> Result<Vec<Race>
             epochs.insert((a, b), pair_epochs(fname, &bc, &seqs, a, b)?);
         }
     }
-    let mut by_phys: HashMap<u32, Vec<Vec<&Item>>> = HashMap::new();
+    let mut by_phys: HashMap<u32, Vec<Vec<&Item<'_>>>> = HashMap::new();
     for (c, col) in collected.iter().enumerate() {
         for it in &col.items {
             by_phys.entry(it.phys).or_insert_with(|| vec![Vec::new(); fns.len()])[c].push(it);
@@ -727,14 +728,14 @@ fn make_race(
     cores: [usize; 2],
     loc: &PhysLoc,
     pb: i64,
-    w: &sweep::Witness<'_>,
+    w: &sweep::Witness<'_, '_>,
     ep: &PairEpochs,
 ) -> Race {
     let band = ep.band(w.epoch);
-    let side = |c: usize, it: &Item| RaceSide {
+    let side = |c: usize, it: &Item<'_>| RaceSide {
         core: c as u32,
         function: function.clone(),
-        instruction: it.name.clone(),
+        instruction: it.inst.name.clone(),
         position: it.pos,
         band,
     };

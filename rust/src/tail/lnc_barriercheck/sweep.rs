@@ -9,49 +9,37 @@
 //! common byte (the larger of the two least bytes) is already beaten is skipped
 //! before any intersection is computed.
 
-use std::sync::Arc;
-
 use hashbrown::HashMap;
 
 use super::{conflict, Mode, PairEpochs, RaceKind};
+use crate::bir::Instruction;
 use crate::tail::access::Role;
 use crate::tail::footprint::{FootprintError, Layout, Progression, RunSet};
 
 /// One recorded access instance (deduplicated) on one core.
-pub(crate) struct Item {
+pub(crate) struct Item<'m> {
+    pub inst: &'m Instruction,
     pub phys: u32,
     /// Depth-first position of the instruction on its core.
     pub pos: u32,
-    pub name: Arc<str>,
-    pub role: Role,
     /// Counted barrier instances of the core before this instance.
     pub g: u32,
-    /// The points as computed (None: the whole location), for deduplication.
-    pub points: Option<Progression>,
+    pub role: Role,
     pub fp: Footprint,
 }
 
-/// What is intersected: the exact run set, or the bounding box.
-pub(crate) enum Shape {
-    Exact(RunSet),
-    /// Partitions `plo..=phi` × bytes `blo..=bhi` within a partition.
-    Box {
-        plo: i64,
-        phi: i64,
-        blo: i64,
-        bhi: i64,
-    },
-}
-
-/// A footprint in flat bytes of its location (`partition · pb + byte`).
+/// A footprint: its bounding box (partitions `plo..=phi` × bytes
+/// `blo..=bhi` within a partition) and, in exact mode, its run set in flat
+/// bytes of its location (`partition · pb + byte`).
 pub(crate) struct Footprint {
-    /// `[lo, hi)`: the least byte and one past the greatest (of the box in
-    /// interval mode).
-    pub lo: i64,
-    pub hi: i64,
+    pub plo: i64,
+    pub phi: i64,
+    pub blo: i64,
+    pub bhi: i64,
     /// Bytes per partition of the accessing set.
     pub pb: i64,
-    pub shape: Shape,
+    /// None in interval mode: the box is the footprint.
+    pub exact: Option<RunSet>,
 }
 
 impl Footprint {
@@ -72,51 +60,34 @@ impl Footprint {
         if p.is_empty() || layout.free <= 0 {
             return Ok(None);
         }
-        let pb = layout.partition_bytes();
-        match mode {
-            Mode::Exact => {
-                let set = p.run_set(layout.esize)?;
-                let Some((lo, hi)) = set.bounds() else {
-                    return Ok(None);
-                };
-                Ok(Some(Footprint {
-                    lo,
-                    hi,
-                    pb,
-                    shape: Shape::Exact(set),
-                }))
-            }
-            Mode::Interval => {
-                let (plo, phi, blo, bhi) = bounding_box(p, layout)?;
-                Ok(Some(Footprint {
-                    lo: plo * pb + blo,
-                    hi: phi * pb + bhi + 1,
-                    pb,
-                    shape: Shape::Box { plo, phi, blo, bhi },
-                }))
-            }
-        }
+        let (plo, phi, blo, bhi) = bounding_box(p, layout)?;
+        let exact = match mode {
+            Mode::Exact => Some(p.run_set(layout.esize)?),
+            Mode::Interval => None,
+        };
+        Ok(Some(Footprint {
+            plo,
+            phi,
+            blo,
+            bhi,
+            pb: layout.partition_bytes(),
+            exact,
+        }))
     }
 
-    /// The least flat byte both touch (interval mode: the least point of the
-    /// intersection of the two boxes).
-    fn meet(&self, other: &Footprint) -> Option<i64> {
-        match (&self.shape, &other.shape) {
-            (Shape::Exact(x), Shape::Exact(y)) => x.least_common(y),
-            (
-                Shape::Box { plo, phi, blo, bhi },
-                Shape::Box {
-                    plo: plo2,
-                    phi: phi2,
-                    blo: blo2,
-                    bhi: bhi2,
-                },
-            ) => {
-                let (p0, p1) = ((*plo).max(*plo2), (*phi).min(*phi2));
-                let (b0, b1) = ((*blo).max(*blo2), (*bhi).min(*bhi2));
-                (p0 <= p1 && b0 <= b1).then_some(p0 * self.pb + b0)
-            }
-            _ => None,
+    /// The least point of the intersection of the two boxes, as a flat byte
+    /// (a lower bound of any byte both touch), or None when they are disjoint.
+    fn box_meet(&self, other: &Footprint) -> Option<i64> {
+        let (p0, p1) = (self.plo.max(other.plo), self.phi.min(other.phi));
+        let (b0, b1) = (self.blo.max(other.blo), self.bhi.min(other.bhi));
+        (p0 <= p1 && b0 <= b1).then_some(p0 * self.pb + b0)
+    }
+
+    /// The least flat byte both touch: exactly (run sets), or the boxes'.
+    fn meet(&self, other: &Footprint, boxed: i64) -> Option<i64> {
+        match (&self.exact, &other.exact) {
+            (Some(x), Some(y)) => x.least_common(y),
+            _ => Some(boxed),
         }
     }
 }
@@ -159,9 +130,9 @@ pub(crate) fn bounding_box(p: &Progression, layout: &Layout) -> Result<(i64, i64
 }
 
 /// The least witness of one pair of instructions.
-pub(crate) struct Witness<'i> {
+pub(crate) struct Witness<'i, 'm> {
     /// Side a's item, side b's item (the instance pair that gives the point).
-    pub items: [&'i Item; 2],
+    pub items: [&'i Item<'m>; 2],
     pub point: i64,
     pub kind: RaceKind,
     pub epoch: u32,
@@ -176,19 +147,23 @@ fn class(r: Role) -> usize {
 
 /// Every racing pair of instructions between the two sides (the accesses of
 /// core a and core b to one physical location), with its least witness.
-pub(crate) fn sweep<'i>(sides: [&[&'i Item]; 2], ep: &PairEpochs) -> Vec<Witness<'i>> {
+///
+/// The sweep runs over the within-partition byte interval of the boxes (so
+/// two cores working on different columns of every partition never meet),
+/// then checks the partition ranges, then — exact mode — the run sets.
+pub(crate) fn sweep<'i, 'm>(sides: [&[&'i Item<'m>]; 2], ep: &PairEpochs) -> Vec<Witness<'i, 'm>> {
     let mut entries: Vec<(u32, i64, u8, u32)> = Vec::with_capacity(sides[0].len() + sides[1].len());
     for (s, items) in sides.iter().enumerate() {
         for (i, it) in items.iter().enumerate() {
-            entries.push((ep.epoch(s, it.g), it.fp.lo, s as u8, i as u32));
+            entries.push((ep.epoch(s, it.g), it.fp.blo, s as u8, i as u32));
         }
     }
     entries.sort_unstable();
-    let mut best: HashMap<(u32, u32), Witness<'i>> = HashMap::new();
-    // active[side][class]: indices into sides[side] whose range may still reach.
+    let mut best: HashMap<(u32, u32), Witness<'i, 'm>> = HashMap::new();
+    // active[side][class]: indices into sides[side] whose byte interval may still reach.
     let mut active: [[Vec<u32>; 2]; 2] = Default::default();
     let mut epoch = None;
-    for &(e, lo, s, i) in &entries {
+    for &(e, blo, s, i) in &entries {
         if epoch != Some(e) {
             epoch = Some(e);
             active.iter_mut().flatten().for_each(Vec::clear);
@@ -201,7 +176,7 @@ pub(crate) fn sweep<'i>(sides: [&[&'i Item]; 2], ep: &PairEpochs) -> Vec<Witness
             let mut j = 0;
             while j < list.len() {
                 let y = sides[o][list[j] as usize];
-                if y.fp.hi <= lo {
+                if y.fp.bhi < blo {
                     list.swap_remove(j);
                     continue;
                 }
@@ -209,12 +184,15 @@ pub(crate) fn sweep<'i>(sides: [&[&'i Item]; 2], ep: &PairEpochs) -> Vec<Witness
                 let Some(kind) = conflict(x.role, y.role) else {
                     continue;
                 };
+                let Some(lower) = x.fp.box_meet(&y.fp) else {
+                    continue;
+                };
                 let pair = if s == 0 { [x, y] } else { [y, x] };
                 let key = (pair[0].pos, pair[1].pos);
-                if best.get(&key).is_some_and(|w| w.point < lo) {
+                if best.get(&key).is_some_and(|w| w.point < lower) {
                     continue;
                 }
-                let Some(point) = x.fp.meet(&y.fp) else {
+                let Some(point) = x.fp.meet(&y.fp, lower) else {
                     continue;
                 };
                 let better = best

@@ -430,3 +430,43 @@ fn one_core_never_races() {
     let m = load_module_str(&def_use(false).to_string()).unwrap();
     assert!(check(&[m], Mode::Exact).unwrap().ok());
 }
+
+#[test]
+#[ignore]
+fn time_racecheck_on_a_generated_module() {
+    use crate::bir::{generate_module, GenOptions};
+    eprintln!(
+        "size_of Item {} Footprint {} RunSet {} Progression {}",
+        std::mem::size_of::<super::sweep::Item<'static>>(),
+        std::mem::size_of::<super::sweep::Footprint>(),
+        std::mem::size_of::<crate::tail::RunSet>(),
+        std::mem::size_of::<crate::tail::Progression>()
+    );
+    for n in [25_000usize, 200_000] {
+        let mut m = generate_module(&GenOptions {
+            seed: 7,
+            instructions: n,
+            lnc: 2,
+            ..Default::default()
+        })
+        .unwrap();
+        let t = std::time::Instant::now();
+        let mut cores = split_module(&mut m, &SplitOptions::new(2)).unwrap();
+        let split_t = t.elapsed();
+        cores.push(m);
+        let refs: Vec<&Module> = cores.iter().collect();
+        let t = std::time::Instant::now();
+        crate::passes::lnc_verifier::verify_concretized(&refs, 2).unwrap();
+        let verify_t = t.elapsed();
+        let reps = std::env::var("RC_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(1);
+        for mode in std::iter::repeat_n([Mode::Exact, Mode::Interval], reps).flatten() {
+            let t = std::time::Instant::now();
+            let r = racecheck(&refs, mode).unwrap();
+            eprintln!(
+                "{n}: split {split_t:?} verify {verify_t:?} racecheck {mode:?} {:?} races {}",
+                t.elapsed(),
+                r.races.len()
+            );
+        }
+    }
+}

@@ -265,10 +265,20 @@ class MemoryLocationView:
 def load(path: str | PathLike[str]) -> Module: ...
 def dump(module: Module, path: str | PathLike[str], version: int = 2) -> None: ...
 def generate_module(
-    seed: int, instructions: int, lnc: int = 2, arch: str | None = None, index: int = 0
+    seed: int,
+    instructions: int,
+    lnc: int = 2,
+    arch: str | None = None,
+    index: int = 0,
+    racy: bool = False,
 ) -> Module: ...
 def generate_corpus(
-    dir: str | PathLike[str], modules: int, instructions: int, lnc: int = 2, seed: int = 0
+    dir: str | PathLike[str],
+    modules: int,
+    instructions: int,
+    lnc: int = 2,
+    seed: int = 0,
+    racy: bool = False,
 ) -> list[Path]: ...
 
 # ----------------------------------------------------------------- passes

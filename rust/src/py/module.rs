@@ -1234,7 +1234,7 @@ fn dump(py: Python<'_>, module: PyRef<'_, PyBirModule>, path: PathBuf, version: 
 
 /// A seeded synthetic symbolic module (`lncsplit gen`).
 #[pyfunction]
-#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0))]
+#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false))]
 fn generate_module(
     py: Python<'_>,
     seed: u64,
@@ -1242,6 +1242,7 @@ fn generate_module(
     lnc: i64,
     arch: Option<String>,
     index: usize,
+    racy: bool,
 ) -> PyResult<PyBirModule> {
     let opts = GenOptions {
         seed,
@@ -1249,6 +1250,7 @@ fn generate_module(
         lnc,
         arch,
         index,
+        racy,
     };
     let m = py.detach(|| crate::bir::generate_module(&opts)).py(py)?;
     Ok(PyBirModule::new(m))
@@ -1256,7 +1258,7 @@ fn generate_module(
 
 /// Write a synthetic corpus `dir/gen_0000.json …`; returns the paths.
 #[pyfunction]
-#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0))]
+#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false))]
 fn generate_corpus(
     py: Python<'_>,
     dir: PathBuf,
@@ -1264,8 +1266,16 @@ fn generate_corpus(
     instructions: usize,
     lnc: i64,
     seed: u64,
+    racy: bool,
 ) -> PyResult<Vec<PathBuf>> {
-    py.detach(|| crate::bir::generate_corpus(&dir, modules, instructions, lnc, seed))
+    let opts = GenOptions {
+        seed,
+        instructions,
+        lnc,
+        racy,
+        ..Default::default()
+    };
+    py.detach(|| crate::bir::generate_corpus_with(&dir, modules, &opts))
         .py(py)
 }
 

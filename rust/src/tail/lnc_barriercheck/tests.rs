@@ -470,3 +470,51 @@ fn time_racecheck_on_a_generated_module() {
         }
     }
 }
+
+fn generated_cores(seed: u64, n: usize, lnc: i64, racy: bool) -> Vec<Module> {
+    use crate::bir::{generate_module, GenOptions};
+    let mut m = generate_module(&GenOptions {
+        seed,
+        instructions: n,
+        lnc,
+        racy,
+        ..Default::default()
+    })
+    .unwrap();
+    crate::passes::expand_replication::expand_replication(&mut m).unwrap();
+    crate::passes::lnc_verifier::verify_symbolic(&m, lnc as usize).unwrap();
+    let mut cores = split_module(&mut m, &SplitOptions::new(lnc as usize)).unwrap();
+    cores.push(m);
+    cores
+}
+
+#[test]
+fn generated_modules_are_race_free() {
+    for lnc in [1i64, 2, 3, 4, 8] {
+        for seed in 0..6u64 {
+            let cores = generated_cores(seed, 1500, lnc, false);
+            for mode in [Mode::Exact, Mode::Interval] {
+                let r = check(&cores, mode).unwrap();
+                assert!(r.ok(), "seed {seed} lnc {lnc} {mode:?}: {}", r.races[0].describe());
+            }
+        }
+    }
+}
+
+#[test]
+fn racy_generated_modules_race_only_through_planted_instructions() {
+    for lnc in [2i64, 4] {
+        for seed in 0..4u64 {
+            let cores = generated_cores(seed, 1500, lnc, true);
+            let r = check(&cores, Mode::Exact).unwrap();
+            assert!(!r.ok(), "seed {seed} lnc {lnc}");
+            for race in &r.races {
+                assert!(
+                    race.a.instruction.starts_with("racy_") || race.b.instruction.starts_with("racy_"),
+                    "{}",
+                    race.describe()
+                );
+            }
+        }
+    }
+}

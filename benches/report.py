@@ -5,7 +5,8 @@
 Sections (each measures lncsplit and its peer in the same process, on the same
 data, interleaved): ``pelican`` (interning, eval_mask), ``bir`` (load, dump,
 clone), ``split`` (split vs clone, vs a pure-Python peer, scaling exponents,
-peak memory), ``corpus`` (jobs 2 vs 1, end-to-end vs orjson). Prints one table
+peak memory), ``corpus`` (jobs 2 vs 1, end-to-end vs orjson), ``sim`` (BirSim
+instructions per second, simulation vs split). Prints one table
 and one ``name: <ratio>x (target <target>x)`` line per figure; ``--json``
 writes ``{"figures": {name: {value, target, better, unit, peer}}, "machine":
 {...}}``. Exit status is 0 whenever the report ran, whatever the figures.
@@ -121,11 +122,18 @@ def corpus_figures(quick: bool) -> list[Figure]:
     ]
 
 
+def sim_figures(quick: bool) -> list[Figure]:
+    import bench_sim
+
+    return bench_sim.figures(quick)
+
+
 SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "pelican": pelican_figures,
     "bir": bir_figures,
     "split": split_figures,
     "corpus": corpus_figures,
+    "sim": sim_figures,
 }
 
 

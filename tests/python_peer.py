@@ -80,26 +80,37 @@ def _pred(p: Json, core: int) -> bool | None:
     return v >= 0 if p.get("ge", True) else v == 0
 
 
-def _concretize_inst(inst: Json, core: int, deleted: set[str]) -> bool:  # noqa: C901, PLR0912
-    """Returns True when the instruction is to be deleted."""
+def _bind_fields(inst: Json, core: int) -> None:
+    """Bind the shard in the carried rank fields and every symbolic address."""
     for key in ("recv_from_rank", "send_to_rank", "queue"):
         if isinstance(inst.get(key), dict):
             inst[key] = _bind(inst[key], core)
     for key in ("ins", "outs", "indirection_ins"):
         for a in inst.get(key, ()):
-            if a.get("kind") in ("symbolic_ap", "symbolic_pwap"):
-                a["addrs"] = [_bind(x, core) for x in a.get("addrs", ())]
-                for k2 in ("tile_addrs", "block_addrs"):
-                    if k2 in a:
-                        a[k2] = _bind(a[k2], core)
+            if a.get("kind") not in ("symbolic_ap", "symbolic_pwap"):
+                continue
+            a["addrs"] = [_bind(x, core) for x in a.get("addrs", ())]
+            for k2 in ("tile_addrs", "block_addrs"):
+                if k2 in a:
+                    a[k2] = _bind(a[k2], core)
+
+
+def _loop_emptied(inst: Json, core: int, deleted: set[str]) -> bool:
+    """Concretize a Loop's body; True when every body instruction went."""
+    children = removed = 0
+    for b in inst.get("blocks", ()):
+        children += len(b["instructions"])
+        removed += _concretize_block(b, core, deleted)
+    return children > 0 and removed == children
+
+
+def _concretize_inst(inst: Json, core: int, deleted: set[str]) -> bool:
+    """Returns True when the instruction is to be deleted."""
+    _bind_fields(inst, core)
     preds = [dict(p, expr=_bind(p["expr"], core)) for p in inst.get("predicates", ())]
     verdicts = [_pred(p, core) for p in preds]
     if inst["opcode"] == "Loop":
-        children = removed = 0
-        for b in inst.get("blocks", ()):
-            children += len(b["instructions"])
-            removed += _concretize_block(b, core, deleted)
-        delete = children > 0 and removed == children
+        delete = _loop_emptied(inst, core, deleted)
     else:
         delete = any(v is False for v in verdicts)
     if not delete:

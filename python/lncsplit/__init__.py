@@ -32,7 +32,7 @@ from lncsplit.passes import (
 from lncsplit.pipeline import PassOptions, run_pipeline
 
 if TYPE_CHECKING:
-    from lncsplit import frontend, memory
+    from lncsplit import frontend, memory, sim
     from lncsplit.barriercheck import RaceReport, racecheck
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
@@ -48,6 +48,7 @@ _LAZY = {
     "MemoryReport": ("lncsplit.memory", "MemoryReport"),
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
+    "sim": ("lncsplit.sim", None),
     "racecheck": ("lncsplit.barriercheck", "racecheck"),
     "RaceReport": ("lncsplit.barriercheck", "RaceReport"),
 }
@@ -87,6 +88,7 @@ __all__ = [
     "process_files",
     "racecheck",
     "run_pipeline",
+    "sim",
     "split",
     "verify_bir",
     "verify_bir_serdes",

@@ -1,12 +1,19 @@
-"""Type stubs of the compiled extension ``lncsplit._core`` (hand-written)."""
+"""Type stubs of the compiled extension ``lncsplit._core`` (hand-written).
+
+This file is the typed contract of the bindings: ``python -m mypy.stubtest
+lncsplit._core`` (run by ``scripts/test``, allowlist ``stubtest-allowlist.txt``)
+checks it against the built extension, so a binding added or changed without
+its stub fails CI. Classes that cannot be subclassed at runtime are ``@final``.
+"""
 
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, final
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 __version__: str
 
@@ -19,6 +26,7 @@ _Bindings = Mapping[str | Expr, int]
 
 NO_ID: int
 
+@disjoint_base
 class Context:
     def __init__(self) -> None: ...
     def __len__(self) -> int: ...
@@ -59,6 +67,7 @@ class Context:
         c: npt.NDArray[np.int64],
     ) -> npt.NDArray[np.uint32]: ...
 
+@final
 class Expr:
     @property
     def id(self) -> int: ...
@@ -88,17 +97,18 @@ class Expr:
     def is_legal_delinearized_address(
         self, axis: int, is_partition_dim: bool, require_pred: bool
     ) -> bool: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@final
 class Predicate:
-    def __init__(self, expr: Expr, ge: bool = True) -> None: ...
+    def __new__(cls, expr: Expr, ge: bool = True) -> Predicate: ...
     @property
     def expr(self) -> Expr: ...
     @property
     def ge(self) -> bool: ...
     def eval(self, bindings: _Bindings | None = None) -> bool | None: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 def eval_mask(predicates: Sequence[Predicate], bindings: _Bindings | None = None) -> int: ...
@@ -114,14 +124,15 @@ def eval_mask_batch(
 
 # ----------------------------------------------------------------- BIR module
 
+@final
 class Module:
     """A BIR module (contract §1, §4)."""
 
     @staticmethod
-    def from_json(data: str | bytes) -> Module: ...
+    def from_json(data: str | bytes | dict[str, Any]) -> Module: ...
     def to_json(self, version: int = 2) -> str: ...
     def to_bytes(self, version: int = 2) -> bytes: ...
-    def clone(self, method: str = "structural") -> Module: ...
+    def clone(self, method: Literal["structural", "json"] = "structural") -> Module: ...
     def __copy__(self) -> Module: ...
     def __deepcopy__(self, memo: Any) -> Module: ...
     def __reduce__(self) -> tuple[Any, tuple[bytes]]: ...
@@ -141,13 +152,14 @@ class Module:
     def function(self, name: str) -> FunctionView | None: ...
     def instruction_count(self) -> int: ...
 
+@final
 class FunctionView:
     @property
     def name(self) -> str: ...
     @property
     def shard_ids(self) -> list[int]: ...
     @property
-    def registers(self) -> list[Path]: ...
+    def registers(self) -> list[str]: ...
     @property
     def blocks(self) -> list[BlockView]: ...
     @property
@@ -165,12 +177,14 @@ class FunctionView:
     def memory_location(self, name: str) -> MemoryLocationView | None: ...
     def memory_location_set(self, name: str) -> MemoryLocationSetView | None: ...
 
+@final
 class BlockView:
     @property
     def name(self) -> str: ...
     @property
     def instructions(self) -> list[InstructionView]: ...
 
+@final
 class InstructionView:
     @property
     def name(self) -> str: ...
@@ -200,6 +214,7 @@ class InstructionView:
     def fields(self) -> dict[str, Any]: ...
     def to_dict(self) -> dict[str, Any]: ...
 
+@final
 class ArgumentView:
     @property
     def kind(self) -> str: ...
@@ -223,6 +238,7 @@ class ArgumentView:
     def value(self) -> Any: ...
     def to_dict(self) -> dict[str, Any]: ...
 
+@final
 class MemoryLocationSetView:
     @property
     def name(self) -> str: ...
@@ -243,6 +259,7 @@ class MemoryLocationSetView:
     @property
     def locations(self) -> list[MemoryLocationView]: ...
 
+@final
 class MemoryLocationView:
     @property
     def name(self) -> str: ...
@@ -284,7 +301,10 @@ def generate_corpus(
 # ----------------------------------------------------------------- passes
 
 def split(
-    modules: list[Module], lnc: int, clone: str = "structural", parallel: bool = True
+    modules: list[Module],
+    lnc: int,
+    clone: Literal["structural", "json"] = "structural",
+    parallel: bool = True,
 ) -> list[Module]:
     """lnc_splitter over the module list: M·N modules in [module][core] order."""
 
@@ -300,6 +320,24 @@ def release(modules: list[Module]) -> None:
 
 def has_shard_ids(module: Module) -> bool:
     """True when any expression of the module still contains a ShardId."""
+
+# --------------------------------------------------------------------------
+# simulator (owner: BirSim, contract §3.8; the API is lncsplit.sim)
+# --------------------------------------------------------------------------
+
+def sim_plan(
+    modules: Sequence[Module], lnc: int | None = None
+) -> tuple[int, bool, list[tuple[int, str, str, str, str, list[int], int, int]]]:
+    """``(lnc, symbolic, sets)``: every Input/Output set of every core as
+    ``(core, function, set, kind, dtype, shape, partition_dim, esize)``."""
+
+def sim_is_linked(module: Module) -> bool: ...
+def sim_run(
+    modules: Sequence[Module],
+    inputs: Sequence[tuple[int, str, str, bytes]],
+    lnc: int | None = None,
+) -> dict[str, Any]:
+    """Run the simulator; inputs and outputs are partition-major bytes."""
 
 # ----------------------------------------------------------------- LNC tail
 

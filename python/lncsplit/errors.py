@@ -11,6 +11,10 @@ subclasses mirror the compiler's own failure kinds:
   bad value (``$.functions[0].basic_blocks[1]...``).
 - :class:`PelicanWireError` — a bad pelican expression on the wire: both a
   ``BirJsonError`` and a ``PelicanAssertion``.
+- :class:`LncsplitIOError` — reading or writing a file failed; an ``OSError``
+  with ``errno``, ``strerror`` and ``filename``, and also the ``OSError``
+  subclass Python would raise for that errno (``except FileNotFoundError``
+  catches a missing input).
 """
 
 from __future__ import annotations
@@ -76,13 +80,78 @@ class PelicanWireError(BirJsonError, PelicanAssertion):
 
 
 class LncsplitIOError(LncsplitError, OSError):
-    """Reading or writing a module file failed."""
+    """Reading or writing a module file failed.
+
+    Built like ``OSError(errno, strerror, filename)``; for an errno Python maps
+    to an ``OSError`` subclass (``ENOENT`` → ``FileNotFoundError``, …) the
+    instance is the lncsplit class that is also that subclass
+    (:class:`LncsplitFileNotFoundError`, …), as ``OSError(errno, …)`` itself
+    does.
+    """
+
+    def __new__(cls, *args: object) -> LncsplitIOError:
+        if cls is LncsplitIOError and len(args) >= 2 and isinstance(args[0], int):
+            cls = _IO_SUBCLASSES.get(type(OSError(args[0], "")), cls)
+        return super().__new__(cls, *args)
+
+
+class LncsplitFileNotFoundError(LncsplitIOError, FileNotFoundError):
+    """``ENOENT``: the file (or a directory on its path) does not exist."""
+
+
+class LncsplitFileExistsError(LncsplitIOError, FileExistsError):
+    """``EEXIST``."""
+
+
+class LncsplitPermissionError(LncsplitIOError, PermissionError):
+    """``EACCES``/``EPERM``."""
+
+
+class LncsplitIsADirectoryError(LncsplitIOError, IsADirectoryError):
+    """``EISDIR``: a directory where a module file was expected."""
+
+
+class LncsplitNotADirectoryError(LncsplitIOError, NotADirectoryError):
+    """``ENOTDIR``: a file where a directory was expected on the path."""
+
+
+class LncsplitInterruptedError(LncsplitIOError, InterruptedError):
+    """``EINTR``."""
+
+
+class LncsplitBlockingIOError(LncsplitIOError, BlockingIOError):
+    """``EAGAIN``."""
+
+
+class LncsplitTimeoutError(LncsplitIOError, TimeoutError):
+    """``ETIMEDOUT``."""
+
+
+#: The builtin ``OSError`` subclass of an errno → the lncsplit class that is also it.
+_IO_SUBCLASSES: dict[type[OSError], type[LncsplitIOError]] = {
+    FileNotFoundError: LncsplitFileNotFoundError,
+    FileExistsError: LncsplitFileExistsError,
+    PermissionError: LncsplitPermissionError,
+    IsADirectoryError: LncsplitIsADirectoryError,
+    NotADirectoryError: LncsplitNotADirectoryError,
+    InterruptedError: LncsplitInterruptedError,
+    BlockingIOError: LncsplitBlockingIOError,
+    TimeoutError: LncsplitTimeoutError,
+}
 
 
 __all__ = [
     "BirJsonError",
+    "LncsplitBlockingIOError",
     "LncsplitError",
+    "LncsplitFileExistsError",
+    "LncsplitFileNotFoundError",
     "LncsplitIOError",
+    "LncsplitInterruptedError",
+    "LncsplitIsADirectoryError",
+    "LncsplitNotADirectoryError",
+    "LncsplitPermissionError",
+    "LncsplitTimeoutError",
     "NeuronAssertion",
     "PelicanAssertion",
     "PelicanWireError",

@@ -11,6 +11,7 @@ Each is a thin call into the Rust core, which runs with the GIL released:
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Sequence
 from typing import Literal
@@ -20,6 +21,17 @@ from lncsplit._core import Module
 from lncsplit.errors import NeuronAssertion
 
 CloneMethod = Literal["structural", "json"]
+
+
+def _check_lnc(lnc: int) -> int:
+    """N is an integer >= 1: a ``ValueError`` naming it otherwise (a
+    ``TypeError`` when it is not an integer at all)."""
+    if isinstance(lnc, bool):
+        raise TypeError(f"lnc must be an integer, got {lnc!r}")
+    n = operator.index(lnc)
+    if n < 1:
+        raise ValueError(f"lnc must be an integer >= 1, got {lnc!r}")
+    return n
 
 
 def split(
@@ -51,7 +63,7 @@ def split(
             "lnc_splitter.cpp:162",
             "lnc_splitter must run on the module list, not on a single module",
         )
-    out = _core.split(list(modules), lnc, clone, parallel)
+    out = _core.split(list(modules), _check_lnc(lnc), clone, parallel)
     if create_artifact_dirs:
         for m in out:
             if m.artifact_path is not None:
@@ -95,7 +107,7 @@ def expand_replication(module: Module) -> None:
 
 def verify_symbolic(module: Module, lnc: int) -> None:
     """The symbolic ``lnc_verifier`` (1200, 1201, 1202); no-op when ``lnc == 1``."""
-    _core.verify_symbolic(module, lnc)
+    _core.verify_symbolic(module, _check_lnc(lnc))
 
 
 def verify_concretized(modules: Sequence[Module], lnc: int) -> None:
@@ -103,13 +115,13 @@ def verify_concretized(modules: Sequence[Module], lnc: int) -> None:
 
     A list of M·N modules in ``[module][core]`` order is checked N at a time.
     """
-    _core.verify_concretized(list(modules), lnc)
+    _core.verify_concretized(list(modules), _check_lnc(lnc))
 
 
 def verify_bir(module: Module, lnc: int = 1) -> None:
     """``birverifier``: unique instruction names, names that resolve, ShardId
     ub equal to ``lnc`` on a symbolic module, sane loop bounds (codes 9010+)."""
-    _core.verify_bir(module, lnc)
+    _core.verify_bir(module, _check_lnc(lnc))
 
 
 def verify_bir_serdes(module: Module) -> None:

@@ -14,6 +14,10 @@ The pipeline runs the passes in their compiler order::
     91 lnc_verifier           (concretized again, now with shared addresses)
     92 lnc_barriercheck       (no race between cores: NeuronAssertion 9301)
 
+With N == 1 the modules pass through untouched (only the read-only checks
+2–3 run); with N > 1 an input that already has ``neuron_core_id`` is refused
+(9005).
+
 Per-core passes go through :class:`CoreForkPass`, which groups the split
 modules by core (``groupModulesByCore``) so per-core work can run in
 parallel. Every pass reports its wall time to ``hook`` and is recorded in
@@ -163,28 +167,22 @@ class Pipeline:
         if self.hook is not None:
             self.hook(PassEvent(name, order, dt, count))
 
-    def run(self, modules: Sequence[Module]) -> list[Module]:  # noqa: C901
-        """Run every enabled pass; returns the M·N per-core modules."""
+    def run(self, modules: Sequence[Module]) -> list[Module]:
+        """Run every enabled pass; returns the M·N per-core modules.
+
+        With ``lnc_size == 1`` the modules pass through untouched (contract
+        §3.1, §3.6): only the read-only checks before the split run
+        (``verify_bir_serdes``, birverifier); expand_replication, the split
+        and the memory model do not, and the input objects are returned.
+        """
         o = self.options
         n = o.lnc_size
         mods = list(modules)
         if n > 1:
-            _refuse_concretized(mods, n)
-        symbolic = [m for m in mods if m.neuron_core_id is None]
-        if o.verify_serdes:
-            self._timed(
-                "verify_bir_serdes", 2, len(mods), lambda: _each(mods, passes.verify_bir_serdes)
-            )
-        if o.verify:
-            self._timed(
-                "birverifier", 3, len(mods), lambda: _each(mods, lambda m: passes.verify_bir(m, n))
-            )
-            self._timed(
-                "lnc_verifier",
-                4,
-                len(symbolic),
-                lambda: _each(symbolic, lambda m: passes.verify_symbolic(m, n)),
-            )
+            refuse_concretized(mods)
+        self._checks_before_split(mods)
+        if n == 1:
+            return mods
         if o.expand:
             self._timed(
                 "expand_replication", 7, len(mods), lambda: _each(mods, passes.expand_replication)
@@ -203,17 +201,6 @@ class Pipeline:
             )
 
         self._timed("lnc_splitter", 8, len(mods), do_split)
-        if n == 1:
-            if o.verify:
-                self._timed(
-                    "birverifier",
-                    13,
-                    len(out),
-                    lambda: _each(out, lambda m: passes.verify_bir(m, n)),
-                )
-            if o.memory:
-                self._memory(out)
-            return out
         if o.verify:
             fork = CoreForkPass(
                 lambda _c, ms: _each(ms, lambda m: passes.verify_bir(m, n)), o.parallel
@@ -227,6 +214,27 @@ class Pipeline:
         if o.racecheck:
             self._timed("lnc_barriercheck", 92, len(out), lambda: _racecheck_groups(out, n))
         return out
+
+    def _checks_before_split(self, mods: list[Module]) -> None:
+        """Orders 2–4: serdes round trip, birverifier, symbolic lnc_verifier."""
+        o = self.options
+        n = o.lnc_size
+        if o.verify_serdes:
+            self._timed(
+                "verify_bir_serdes", 2, len(mods), lambda: _each(mods, passes.verify_bir_serdes)
+            )
+        if not o.verify:
+            return
+        self._timed(
+            "birverifier", 3, len(mods), lambda: _each(mods, lambda m: passes.verify_bir(m, n))
+        )
+        if n > 1:
+            self._timed(
+                "lnc_verifier",
+                4,
+                len(mods),
+                lambda: _each(mods, lambda m: passes.verify_symbolic(m, n)),
+            )
 
     def _verify_groups(self, out: list[Module]) -> None:
         passes.verify_concretized(out, self.options.lnc_size)
@@ -261,15 +269,19 @@ class Pipeline:
         self._timed("memory_checks", 90, len(out), check)
 
 
-def _refuse_concretized(mods: Sequence[Module], n: int) -> None:
-    """9005: with N > 1 the pipeline splits symbolic modules, never a split output."""
-    for m in mods:
-        if m.neuron_core_id is not None:
+def refuse_concretized(modules: Sequence[Module]) -> None:
+    """9005: with N > 1 every input must be symbolic; a module that already
+    carries ``neuron_core_id`` is refused, not split a second time (contract
+    §3.6, §6)."""
+    for m in modules:
+        core = m.neuron_core_id
+        if core is not None:
             raise NeuronAssertion(
                 9005,
-                "the pipeline splits symbolic modules: this module is already concretized",
-                "lncsplit/pipeline",
-                f"module {m.name} has neuron_core_id {m.neuron_core_id} (lnc_size {n})",
+                "!module.getNeuronCoreId().has_value()",
+                "run_pipeline",
+                f"module {m.name} is already concretized (neuron_core_id {core}); "
+                "split its symbolic source instead",
             )
 
 
@@ -314,5 +326,6 @@ __all__ = [
     "PassOptions",
     "Pipeline",
     "group_modules_by_core",
+    "refuse_concretized",
     "run_pipeline",
 ]

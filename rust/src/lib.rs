@@ -7,6 +7,7 @@ pub mod bir;
 pub mod error;
 pub mod passes;
 pub mod pelican;
+pub mod sim;
 pub mod tail;
 
 #[cfg(feature = "python")]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import pickle
 from pathlib import Path
 
 import lncsplit
@@ -78,3 +80,76 @@ def test_to_bytes_equals_to_json_encoded() -> None:
     m = _m()
     assert m.to_bytes() == m.to_json().encode()
     assert m.to_bytes(version=2) == m.to_bytes()
+
+
+def test_dump_into_missing_directory_names_that_directory(tmp_path: Path) -> None:
+    # The error names the missing directory, not the temporary file the
+    # atomic write would have created in it.
+    missing = tmp_path / "missing"
+    with pytest.raises(LncsplitIOError) as ei:
+        lncsplit.dump(_m(), missing / "m.json")
+    msg = str(ei.value)
+    assert ei.value.filename == str(missing) and str(missing) in msg
+    assert ".tmp" not in msg
+
+
+def test_from_json_accepts_a_dict() -> None:
+    d = small_module_dict()
+    assert Module.from_json(d).to_json() == Module.from_json(json.dumps(d)).to_json()
+
+
+def test_from_json_rejects_other_types_with_a_type_error() -> None:
+    with pytest.raises(TypeError, match="str, bytes or dict"):
+        Module.from_json(42)  # type: ignore[arg-type]
+
+
+# -- I/O errors keep their kind: LncsplitIOError is also the matching OSError subclass -------------
+def test_load_missing_file_is_file_not_found_with_errno(tmp_path: Path) -> None:
+    p = tmp_path / "missing.json"
+    with pytest.raises(FileNotFoundError) as ei:
+        lncsplit.load(p)
+    e = ei.value
+    assert isinstance(e, LncsplitIOError) and isinstance(e, LncsplitError)
+    assert e.errno == errno.ENOENT
+    assert e.strerror == os.strerror(errno.ENOENT)
+    assert e.filename == str(p)
+    assert str(e) == f"[Errno {errno.ENOENT}] {os.strerror(errno.ENOENT)}: {str(p)!r}"
+
+
+def test_load_relative_missing_file_names_it_as_given(tmp_path: Path) -> None:
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with pytest.raises(FileNotFoundError) as ei:
+            lncsplit.load("missing.json")
+    finally:
+        os.chdir(cwd)
+    assert ei.value.errno == errno.ENOENT and ei.value.filename == "missing.json"
+
+
+def test_load_a_directory_is_is_a_directory_error(tmp_path: Path) -> None:
+    with pytest.raises(IsADirectoryError) as ei:
+        lncsplit.load(tmp_path)
+    assert isinstance(ei.value, LncsplitIOError) and ei.value.errno == errno.EISDIR
+
+
+def test_dump_into_missing_directory_is_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError) as ei:
+        lncsplit.dump(_m(), tmp_path / "missing" / "m.json")
+    assert isinstance(ei.value, LncsplitIOError) and ei.value.errno == errno.ENOENT
+
+
+def test_io_error_pickles_with_its_kind(tmp_path: Path) -> None:
+    with pytest.raises(LncsplitIOError) as ei:
+        lncsplit.load(tmp_path / "nope.json")
+    again = pickle.loads(pickle.dumps(ei.value))
+    assert type(again) is type(ei.value) and isinstance(again, FileNotFoundError)
+    assert (again.errno, again.filename) == (ei.value.errno, ei.value.filename)
+
+
+def test_io_error_without_errno_is_plain_lncsplit_io_error() -> None:
+    e = LncsplitIOError("m.json: not a file path")
+    assert type(e) is LncsplitIOError and e.errno is None and str(e) == "m.json: not a file path"
+    assert not isinstance(e, FileNotFoundError)
+    with pytest.raises(LncsplitIOError, match="not a file path"):
+        lncsplit.dump(_m(), "/")

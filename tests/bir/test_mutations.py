@@ -71,8 +71,41 @@ def _containers(v: Any, out: list[Any]) -> None:
             _containers(x, out)
 
 
+def _mutate_dict(draw: st.DrawFn, box: dict[str, Any], op: str) -> None:
+    key = draw(st.sampled_from(sorted(box)))
+    if op == "drop":
+        del box[key]
+    elif op in ("type", "junk"):
+        box[key] = draw(JUNK)
+    elif op == "rename":
+        box[draw(NAMES)] = box.pop(key)
+    elif op == "flip":
+        box[key] = draw(NAMES)
+    else:
+        box[draw(NAMES)] = box[key]
+
+
+def _mutate_list(draw: st.DrawFn, box: list[Any], op: str) -> None:
+    if box and op == "drop":
+        box.pop(draw(st.integers(0, len(box) - 1)))
+    elif box and op == "dup":
+        box.append(box[draw(st.integers(0, len(box) - 1))])
+    else:
+        box.insert(draw(st.integers(0, len(box))), draw(JUNK))
+
+
+def _break_text(draw: st.DrawFn, text: str) -> str:
+    """Sometimes (1 in 10) break the JSON text itself."""
+    if draw(st.integers(0, 9)) != 0:
+        return text
+    cut = draw(st.integers(0, len(text)))
+    return (
+        text[:cut] + draw(st.sampled_from(["", "}", "]", ",", '"', "@", "\\u12"])) + text[cut + 1 :]
+    )
+
+
 @st.composite
-def mutated(draw: st.DrawFn) -> str:  # noqa: C901
+def mutated(draw: st.DrawFn) -> str:
     doc = json.loads(draw(st.sampled_from(_BASES)))
     for _ in range(draw(st.integers(1, 4))):
         boxes: list[Any] = []
@@ -80,33 +113,10 @@ def mutated(draw: st.DrawFn) -> str:  # noqa: C901
         box = boxes[draw(st.integers(0, len(boxes) - 1))]
         op = draw(st.sampled_from(["drop", "type", "junk", "rename", "flip", "dup"]))
         if isinstance(box, dict) and box:
-            key = draw(st.sampled_from(sorted(box)))
-            if op == "drop":
-                del box[key]
-            elif op in ("type", "junk"):
-                box[key] = draw(JUNK)
-            elif op == "rename":
-                box[draw(NAMES)] = box.pop(key)
-            elif op == "flip":
-                box[key] = draw(NAMES)
-            else:
-                box[draw(NAMES)] = box[key]
+            _mutate_dict(draw, box, op)
         elif isinstance(box, list):
-            if box and op == "drop":
-                box.pop(draw(st.integers(0, len(box) - 1)))
-            elif box and op == "dup":
-                box.append(box[draw(st.integers(0, len(box) - 1))])
-            else:
-                box.insert(draw(st.integers(0, len(box))), draw(JUNK))
-    text = json.dumps(doc, sort_keys=draw(st.booleans()))
-    if draw(st.integers(0, 9)) == 0:  # sometimes break the text itself
-        cut = draw(st.integers(0, len(text)))
-        text = (
-            text[:cut]
-            + draw(st.sampled_from(["", "}", "]", ",", '"', "@", "\\u12"]))
-            + text[cut + 1 :]
-        )
-    return text
+            _mutate_list(draw, box, op)
+    return _break_text(draw, json.dumps(doc, sort_keys=draw(st.booleans())))
 
 
 @settings(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
+import lncsplit
 import pytest
 from bir_testdata import small_module_dict
-from lncsplit import Module
+from lncsplit import Module, _core
 from lncsplit._core import generate_module
 
 
@@ -217,3 +219,109 @@ def test_views_cover_a_generated_module() -> None:
                 x["name"] for x in sd["locations"]
             ]
     assert seen == m.instruction_count() == 2000
+
+
+# -- stale views (docs/bir-json.md: a view of a changed module raises IndexError) ----------------
+def _views_of(m: Module) -> dict[str, Callable[[], object]]:
+    """One read per view kind, each through a view made now."""
+    f = m.functions[0]
+    inst = next(i for i in f.instructions() if i.ins)
+    block = f.blocks[0]
+    arg = inst.ins[0]
+    s = f.allocations[0]
+    loc = s.locations[0]
+    return {
+        "FunctionView": lambda: f.name,
+        "BlockView": lambda: block.name,
+        "InstructionView": lambda: inst.name,
+        "ArgumentView": lambda: arg.kind,
+        "MemoryLocationSetView": lambda: s.name,
+        "MemoryLocationView": lambda: loc.name,
+    }
+
+
+MUTATIONS: dict[str, Callable[[Module], object]] = {
+    "split": lambda m: lncsplit.split([m], 2),
+    "expand_replication": lncsplit.expand_replication,
+    "concretize": lambda m: _core.concretize(m, 1),
+    "release": lambda m: _core.release([m]),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_every_view_made_before_a_mutation_raises_index_error(mutation: str) -> None:
+    m = generate_module(5, 400, 2)
+    reads = _views_of(m)
+    for read in reads.values():
+        read()
+    MUTATIONS[mutation](m)
+    for read in reads.values():
+        with pytest.raises(IndexError, match="stale view"):
+            read()
+
+
+def test_a_view_taken_before_split_does_not_read_another_instruction() -> None:
+    m = generate_module(5, 400, 2)
+    views = m.functions[0].instructions()
+    names = [v.name for v in views]
+    lncsplit.split([m], 2)
+    survivors = {i.name for i in m.functions[0].instructions()}
+    assert len(survivors) < len(names)  # the split removed instructions: indices moved
+    for v in views:
+        with pytest.raises(IndexError):
+            _ = v.name
+
+
+def test_views_made_after_a_mutation_read_the_new_module() -> None:
+    m = generate_module(5, 400, 2)
+    lncsplit.split([m], 2)
+    f = m.functions[0]
+    assert [i.name for i in f.instructions()] == [i["name"] for i in _all(m)]
+    assert m.neuron_core_id == 1
+
+
+def _all(m: Module) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+
+    def walk(blocks: list[dict[str, object]]) -> None:
+        for b in blocks:
+            for i in b["instructions"]:  # type: ignore[attr-defined]
+                out.append(i)
+                walk(i.get("blocks", []))
+
+    walk(json.loads(m.to_json())["functions"][0]["basic_blocks"])
+    return out
+
+
+def test_setters_and_reads_leave_views_valid(m: Module) -> None:
+    f = m.functions[0]
+    insts = f.instructions()
+    locs = [loc for s in f.allocations for loc in s.locations]
+    for k, loc in enumerate(locs):
+        loc.addr = 64 * k
+    m.name = "renamed"
+    lncsplit.verify_bir(m)  # read-only passes leave views valid too
+    assert [loc.addr for loc in locs] == [64 * k for k in range(len(locs))]
+    assert [i.name for i in insts] == [i.name for i in f.instructions()]
+
+
+def test_split_with_lnc_one_changes_nothing_and_keeps_views(m: Module) -> None:
+    inst = m.functions[0].instructions()[0]
+    assert lncsplit.split([m], 1)[0] is m
+    assert inst.name == m.functions[0].instructions()[0].name
+
+
+def test_an_expression_of_a_released_module_raises_index_error() -> None:
+    m = generate_module(5, 400, 2)
+    inst = next(i for i in m.functions[0].instructions() if i.predicates)
+    p = inst.predicates[0]
+    e = p.expr
+    kind = e.kind_name
+    _core.release([m])
+    with pytest.raises(IndexError, match="released"):
+        _ = e.kind_name
+    with pytest.raises(IndexError, match="released"):
+        p.eval({"shard": 0})
+    with pytest.raises(IndexError, match="released"):
+        e.update_shard_id(0)
+    assert kind

@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import crash_jobs
 import pytest
 from cli_helpers import run_cli, tree_bytes
-from lncsplit.corpus import process_files
+from lncsplit._job import remove_unit_outputs
+from lncsplit.corpus import discover_inputs, process_files
 from lncsplit.examples import example_paths
 from lncsplit.pipeline import PassOptions
+from lncsplit.runner import CorpusReport, run_units
 
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
@@ -81,40 +85,42 @@ def test_dask_reports_bad_files_without_stopping(
     assert not (tmp_path / "o" / "m3_corrupt").exists()
 
 
-def test_dask_worker_killed_once_is_retried(
-    tmp_path: Path, client: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    src = _poison_corpus(tmp_path / "src")
-    marker = tmp_path / "crashed-once"
-    monkeypatch.setenv("LNCSPLIT_TEST_CRASH_ON", "poison")
-    monkeypatch.setenv("LNCSPLIT_TEST_CRASH_MARKER", str(marker))
-    rep = process_files(
-        [src],
-        tmp_path / "o",
-        PassOptions(lnc_size=2),
+def _crash_run(src: Path, out: Path, client: Any, marker: Path | None) -> CorpusReport:
+    """Split ``src`` over Dask with a job that kills its worker on ``*poison*``."""
+    cloudpickle = pytest.importorskip("cloudpickle")
+    # The workers need not import the test helpers: ship the job's code with it.
+    cloudpickle.register_pickle_by_value(crash_jobs)
+    job = partial(
+        crash_jobs.crash_then_split,
+        needle="poison",
+        marker=None if marker is None else str(marker),
+        out=str(out),
+        options=PassOptions(lnc_size=2, parallel=False),
+    )
+    return run_units(
+        discover_inputs([src]),
+        job,
         executor="dask",
         scheduler=client,
         batch_size=4,
+        cleanup=partial(remove_unit_outputs, out=str(out)),
+        lnc=2,
+        counts=True,
     )
+
+
+def test_dask_worker_killed_once_is_retried(tmp_path: Path, client: Any) -> None:
+    src = _poison_corpus(tmp_path / "src")
+    marker = tmp_path / "crashed-once"
+    rep = _crash_run(src, tmp_path / "o", client, marker)
     assert marker.exists()  # a worker really died
     assert rep.ok, [f.error for f in rep.failed]
     assert (tmp_path / "o" / "04b_poison" / "nc01.json").is_file()
 
 
-def test_dask_worker_killed_twice_reports_its_file(
-    tmp_path: Path, client: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_dask_worker_killed_twice_reports_its_file(tmp_path: Path, client: Any) -> None:
     src = _poison_corpus(tmp_path / "src")
-    monkeypatch.setenv("LNCSPLIT_TEST_CRASH_ON", "poison")
-    monkeypatch.delenv("LNCSPLIT_TEST_CRASH_MARKER", raising=False)
-    rep = process_files(
-        [src],
-        tmp_path / "o",
-        PassOptions(lnc_size=2),
-        executor="dask",
-        scheduler=client,
-        batch_size=4,
-    )
+    rep = _crash_run(src, tmp_path / "o", client, None)
     bad = [f for f in rep.files if not f.ok]
     assert [Path(f.input).name for f in bad] == ["04b_poison.json"]
     assert bad[0].error is not None and bad[0].error["type"] == "WorkerDied"
@@ -139,6 +145,17 @@ def test_cli_split_with_a_dask_scheduler(corpus: Path, tmp_path: Path, cluster: 
     assert r.returncode == 0, r.stderr
     doc = json.loads(report.read_text())
     assert doc["summary"]["executor"] == "dask" and doc["summary"]["ok"] == len(example_paths())
+
+
+def test_cli_verify_with_a_dask_scheduler(tmp_path: Path, cluster: Any) -> None:
+    out = tmp_path / "o"
+    assert run_cli("split", *example_paths()[:2], "--out", out, "--quiet").returncode == 0
+    report = tmp_path / "r.json"
+    r = run_cli("verify", out, "--scheduler", cluster.scheduler_address, "--report", report)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(report.read_text())
+    assert doc["summary"]["executor"] == "dask" and doc["summary"]["command"] == "verify"
+    assert [f["detail"]["checked"] for f in doc["files"]] == ["concretized set of 2 cores"] * 2
 
 
 def test_missing_dask_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -162,6 +162,32 @@ def test_lowering_errors() -> None:
         lower_to_symbolic_json(_module((8,), "{replicated}"), 0)
 
 
+def test_lowering_keeps_the_precise_sharding_parse_error() -> None:
+    with pytest.raises(LoweringError) as ei:
+        lower_to_symbolic_json(_module((8,), "{devices=[2]<=[2,1]T(0,5)}"), 2)
+    assert "Out of range iota minor_to_major value 5, expecting value in range [0, 2)" in str(
+        ei.value
+    )
+    assert "%x" in str(ei.value) and "without a parsable" not in str(ei.value)
+
+
+def test_lowering_rejects_an_unknown_aws_neuron_target() -> None:
+    text = str(_module((8,), "{devices=[2]<=[2]}")).replace(
+        "  ROOT %x",
+        '  %y = f32[8]{0} custom-call(f32[8]{0} %p), custom_call_target="AwsNeuronBogus"\n  ROOT %x',
+    )
+    with pytest.raises(
+        LoweringError, match="unknown AwsNeuron custom call target 'AwsNeuronBogus'"
+    ):
+        lower_to_symbolic_json(HloModule.parse(text), 2)
+
+
+@pytest.mark.parametrize("text", ["", "not hlo at all\n", '{"version": 2, "functions": []}'])
+def test_lowering_text_that_is_not_hlo_is_an_error(text: str) -> None:
+    with pytest.raises(LoweringError, match="not HLO text"):
+        lower_to_symbolic_json(HloModule.parse(text), 2)
+
+
 def test_digit_linear_fit() -> None:
     assert digit_linear_fit([0, 4, 1, 5, 2, 6, 3, 7]) == (0, [(2, 4, 1), (1, 2, 4)])
     assert digit_linear_fit([0, 1, 2, 3]) == (0, [(1, 4, 1)])

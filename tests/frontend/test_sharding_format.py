@@ -34,9 +34,25 @@ P = HloSharding.parse
 )
 def test_round_trip_prints_stably(text: str) -> None:
     s = P(text)
-    assert str(s) == text
-    assert P(str(s)) == s
+    full = s.to_string(include_metadata=True)
+    assert full == text
+    assert P(full) == s
+    assert P(full).to_string(include_metadata=True) == full
     assert str(P(str(s))) == str(s)
+
+
+def test_str_prints_metadata_only_when_asked_like_xla_to_string() -> None:
+    # XLA: HloSharding::ToString(bool include_metadata = false) (notes §1.2).
+    s = P('{devices=[2]0,1 shard_as 2 metadata={op_name="b"}}')
+    assert str(s) == "{devices=[2]0,1 shard_as 2}"
+    assert s.to_string() == str(s)
+    assert (
+        s.to_string(include_metadata=True) == '{devices=[2]0,1 shard_as 2 metadata={op_name="b"}}'
+    )
+    assert repr(s) == """HloSharding.parse('{devices=[2]0,1 shard_as 2 metadata={op_name="b"}}')"""
+    t = P('{{replicated metadata={op_name="a"}}, {manual}}')
+    assert str(t) == "{{replicated}, {manual}}"
+    assert t.to_string(include_metadata=True) == '{{replicated metadata={op_name="a"}}, {manual}}'
 
 
 def test_tuple_prints_index_comment_before_every_fifth_element() -> None:
@@ -71,7 +87,7 @@ def test_flag_precedence_replicated_beats_maximal_and_manual() -> None:
 
 def test_metadata_fields_print_in_xla_order() -> None:
     s = P('{replicated metadata={source_line=3 op_name="n" op_type="t" source_file="f.py"}}')
-    assert str(s) == (
+    assert s.to_string(include_metadata=True) == (
         '{replicated metadata={op_type="t" op_name="n" source_file="f.py" source_line=3}}'
     )
     assert s.to_string(include_metadata=False) == "{replicated}"
@@ -189,7 +205,29 @@ def test_last_tile_dims_trivial_data_is_manual_or_replicated() -> None:
         ),
         ("{bogus}", "unexpected token"),
         ("{devices=[2,2]<=[2,2]}", "expected 'T(' to start sharding devices iota_transpose_perm"),
-        ("{devices=[2,2]<=[2,2]T(0,2)}", "Out of range iota minor_to_major value 2."),
+        (
+            "{devices=[2,2]<=[2,2]T(0,2)}",
+            "Out of range iota minor_to_major value 2, expecting value in range [0, 2)",
+        ),
+        (
+            "{devices=[2,2,2]<=[2,4]T(-1,0)}",
+            "Out of range iota minor_to_major value -1, expecting value in range [0, 2)",
+        ),
+        ("{devices=[2,2]<=2,2}", "expected '[' to start sharding iota_reshape_dims"),
+        ("{devices=[2,2]<=[2,2}", "expected ']' to end sharding iota_reshape_dims"),
+        (
+            "{devices=[2,2]<=[2,2]T[0,1]}",
+            "expected 'T(' to start sharding devices iota_transpose_perm",
+        ),
+        ("{devices=[2,2]<=[2,2]T(1,0}", "expected ')' to end sharding devices iota_transpose_perm"),
+        ("{devices=[2,2]<=[2,2]T(1,)}", "expects integer"),
+        (
+            "{devices=[2,2]<=[2,2]T(0)}",
+            "iota_transpose_perm should have the same rank as iota_reshape_dims : "
+            "expected 2, saw 1.",
+        ),
+        ("{devices=2,2]<=[4]}", "expected '[' to start sharding devices shape"),
+        ("{devices=[2,2<=[4]}", "expected ']' to end sharding devices shape"),
         ("replicated", "expected '{' to start sharding attribute"),
         ("{{replicated} {manual}}", "expected '}' to end sharding attribute"),
     ],

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import lncsplit
+from lncsplit import Module
 
 ARCHES = ("inferentia", "sunda", "gen3", "core_v4")
 
@@ -121,3 +125,13 @@ def module(
         ]
     d["functions"] = functions
     return d
+
+
+def make_module(d: dict[str, Any]) -> Module:
+    """The ``lncsplit.Module`` of a contract §1 JSON dict."""
+    return Module.from_json(json.dumps(d))
+
+
+def make_cores(d: dict[str, Any], n: int) -> list[Module]:
+    """The N per-core modules of symbolic module ``d`` (``lncsplit.split``)."""
+    return lncsplit.split([make_module(d)], n)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builders import ARCHES, arg, inst, module, mset, one
-from fakes import make_module
+from builders import ARCHES, arg, inst, make_module, module, mset, one
 from lncsplit.memory import check_memory, geometry
 from lncsplit.memory.checks import (
     COREV1_PSUM_ALIGN,
@@ -247,7 +246,7 @@ def test_private_dram_filling_the_window_passes(arch: str, gib: int) -> None:
     "arch,gib", [("inferentia", 16), ("sunda", 16), ("gen3", 24), ("core_v4", 36)]
 )
 def test_private_dram_over_dram_size_gb_shl_30_is_reported(arch: str, gib: int) -> None:
-    d = module([_dram(gib), one("e", "DRAM", [1, 1], addr=0)], arch=arch)
+    d = module([_dram(gib), one("e", "DRAM", [1, 1], addr=gib << 30)], arch=arch)
     r = check_memory([make_module(d)])
     assert [v.rule for v in r.violations] == [Rule.DRAM_BUDGET]
     v = r.violations[0]
@@ -469,3 +468,52 @@ def test_multiple_locations_per_set_are_each_checked() -> None:
     )
     r = check_memory([make_module(d)])
     assert [(v.rule, v.location) for v in r.violations] == [(Rule.SB_ADDR_RANGE, "t1")]
+
+
+# ---------------------------------------------------------------- sizes beyond 64 bits
+
+
+@pytest.mark.parametrize("mtype", ["SB", "PSUM", "DRAM"])
+def test_size_overflow_is_a_named_violation(mtype: str) -> None:
+    # 2^40 × 2^30 float32 elements per partition: beyond 64 bits. The checks
+    # must say so instead of skipping the location (contract §3.4).
+    d = module([one("huge", mtype, [128, 1 << 40, 1 << 30], addr=0)])
+    r = check_memory([make_module(d)])
+    assert not r.ok
+    (v,) = [v for v in r.violations if v.rule == Rule.SIZE_OVERFLOW]
+    assert v.location == "huge" and v.function == "main"
+    assert "64 bits" in v.message and "huge" in v.message
+
+
+# ---------------------------------------------------------------- DRAM use is a union of byte ranges
+
+
+def _fn(name: str, sets: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "allocations": sets,
+        "basic_blocks": [{"name": "bb0", "instructions": []}],
+    }
+
+
+def test_dram_locations_of_two_functions_at_the_same_addresses_count_once() -> None:
+    # Contract §3.4: per-core DRAM use = union of placed private byte ranges.
+    fns = [_fn("main", [_dram(16)]), _fn("f2", [_dram(16)])]
+    r = check_memory([make_module(module([], arch="sunda", functions=fns))])
+    assert r.ok, [v.message for v in r.violations]
+    assert r.cores[0].private_dram_bytes == 16 << 30
+
+
+def test_overlapping_dram_ranges_count_their_union() -> None:
+    sets = [one("a", "DRAM", [1, 256], addr=0), one("b", "DRAM", [1, 256], addr=2048)]
+    fns = [_fn("main", sets), _fn("f2", [one("c", "DRAM", [1, 512], addr=1024)])]
+    r = check_memory([make_module(module([], functions=fns))])
+    # [0,1024) ∪ [2048,3072) ∪ [1024,3072) = [0,3072)
+    assert r.cores[0].private_dram_bytes == 3072
+
+
+def test_unplaced_dram_locations_add_their_size() -> None:
+    sets = [one("a", "DRAM", [1, 256], addr=0), one("u", "DRAM", [1, 256])]
+    fns = [_fn("main", sets), _fn("f2", [one("v", "DRAM", [1, 256])])]
+    r = check_memory([make_module(module([], functions=fns))])
+    assert r.cores[0].private_dram_bytes == 3 * 1024

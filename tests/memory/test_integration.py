@@ -7,9 +7,6 @@ from typing import Any
 
 import pytest
 from builders import module, one
-from fakes import real_available
-
-pytestmark = pytest.mark.skipif(not real_available(), reason="needs the built lncsplit._core")
 
 
 def _symbolic(**extra_sets: Any) -> dict[str, Any]:

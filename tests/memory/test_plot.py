@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from builders import module, one
-from fakes import make_module
+from builders import make_module, module, one
 from lncsplit.memory import check_memory, plot_report
 
 pytest.importorskip("matplotlib")

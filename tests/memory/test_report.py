@@ -6,8 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from builders import ARCHES, module, one
-from fakes import make_cores, make_module
+from builders import ARCHES, make_cores, make_module, module, one
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lncsplit.errors import LncsplitError

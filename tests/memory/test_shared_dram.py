@@ -6,8 +6,7 @@ import logging
 from typing import Any
 
 import pytest
-from builders import loc, module, mset, one
-from fakes import make_module
+from builders import loc, make_module, module, mset, one
 from lncsplit.errors import LncsplitError
 from lncsplit.memory import (
     SharedAllocationError,

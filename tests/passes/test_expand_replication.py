@@ -126,3 +126,77 @@ def test_split_then_expand_per_core_diverges() -> None:
     # the per-core programs are no longer SPMD-identical.
     assert names(cores[0]) != names(cores[1])
     assert "w_replicate" in names(cores[0]) and "w_replicate" not in names(cores[1])
+
+
+# ------------------------------------------------------------------ which copies (contract §3.2)
+
+
+def pap(offset: int, ap: list[list[int]]) -> dict[str, Any]:
+    return {
+        "kind": "physical_ap",
+        "ap": ap,
+        "offset": offset,
+        "dtype": "float32",
+        "memref": "x_loc",
+        "memsetref": "x",
+    }
+
+
+def expanded(out: dict[str, Any], r: int = 2, shift: int = 32) -> list[dict[str, Any]]:
+    """Expand a module whose writer `w` writes `out` into x [32, 4] (F = 4
+    float32 elements per partition); the instructions after expansion."""
+    w = inst("w", "DMACopy", outs=[out])
+    m = load(module([w, matmult("mm", r=r, shift=shift)], [tensor("x", [32, 4])]))
+    lncsplit.expand_replication(m)
+    return doc(m)["functions"][0]["basic_blocks"][0]["instructions"]  # type: ignore[no-any-return]
+
+
+def test_physical_writer_copy_goes_to_replicas_1_and_up() -> None:
+    # One copy: offset shifted by shift·F·element size = 32·4·4 bytes.
+    w, copy, _mm = expanded(pap(0, [[4, 32], [1, 4]]))
+    assert copy["name"] == "w_replicate" and copy["mode"] == "Replicate"
+    assert copy["ins"][0] == w["outs"][0]
+    assert copy["outs"][0]["offset"] == 32 * 4 * 4
+    assert copy["outs"][0]["ap"] == [[4, 32], [1, 4]]
+
+
+def test_writer_of_some_rows_gets_one_copy_per_replica() -> None:
+    # The writer covers partitions 0…15 of 32: a single Replicate copy of its
+    # AP would not fill the replicas, so each replica r gets its own copy.
+    half = sap("x", [[4, 16], [1, 4]], [const(0), const(0)])
+    w, c1, c2, _mm = expanded(half, r=3)
+    assert [c1["name"], c2["name"]] == ["w_replicate_1", "w_replicate_2"]
+    for r, c in ((1, c1), (2, c2)):
+        assert c["ins"][0] == w["outs"][0]
+        assert c["outs"][0]["addrs"][0] == const(32 * r)
+        assert c["outs"][0]["ap"] == [[4, 16], [1, 4]]
+
+
+def test_shard_dependent_writer_gets_one_copy_per_replica() -> None:
+    # Each core writes its own half (partition 16·shard): shifted per replica.
+    per_core = sap("x", [[4, 16], [1, 4]], [aff([(shard(), 16)], 0), const(0)])
+    _w, c1, _mm = expanded(per_core)
+    assert c1["name"] == "w_replicate_1"
+    assert c1["outs"][0]["addrs"][0] == aff([(shard(), 16)], 32)
+
+
+def test_shift_other_than_rows_gives_one_copy_per_replica() -> None:
+    full = sap("x", [[4, 32], [1, 4]], [const(0), const(0)])
+    _w, c1, _mm = expanded(full, shift=16)
+    assert c1["name"] == "w_replicate_1"
+    assert c1["outs"][0]["addrs"][0] == const(16)
+    assert c1["outs"][0]["ap"][0] == [4, 32]
+
+
+def test_physical_writer_of_some_rows_shifts_its_offset_per_replica() -> None:
+    start = 16 * 4 * 4  # partition 16
+    _w, c1, c2, _mm = expanded(pap(start, [[4, 16], [1, 4]]), r=3)
+    assert [c1["outs"][0]["offset"], c2["outs"][0]["offset"]] == [start + 512, start + 1024]
+
+
+def test_writer_through_an_unmodelled_argument_kind_is_refused() -> None:
+    reg = {"kind": "register_ap", "ap": [[4, 32], [1, 4]], "dtype": "float32", "memsetref": "x"}
+    m = load(module([inst("w", "DMACopy", outs=[reg]), matmult("mm")], [tensor("x", [32, 4])]))
+    with pytest.raises(NeuronAssertion) as e:
+        lncsplit.expand_replication(m)
+    assert e.value.code == 9004 and "register_ap" in str(e.value)

@@ -208,3 +208,57 @@ def test_verify_bir_serdes_accepts_a_loaded_module() -> None:
 
 def test_split_output_passes_the_concretized_verifier() -> None:
     lncsplit.verify_concretized(lncsplit.split([two_core_module()], 2), 2)
+
+
+# ------------------------------------------------------------------ ShardIds in carried-through fields
+
+
+def carried_module(**extra: object) -> lncsplit.Module:
+    """ShardIds in fields lncsplit carries without modelling (neuronx-facts
+    §1.12: instruction `order`, `unroll_dependencies`, register_ap offsets)."""
+    reg = {
+        "kind": "register_ap",
+        "ap": [[4, 32], [1, 4]],
+        "dtype": "float32",
+        "memsetref": "t",
+        "reg_ap_offset": aff([(shard(), 4)], 0),
+    }
+    unroll = [{"expr": aff([(shard(), 1), (iv("i"), 1)], 0), "ge": True}]
+    body = [inst("in_loop", unroll_dependencies=unroll)]
+    insts = [
+        inst("a", order=aff([(shard(), 10)], 1), **extra),
+        inst("r", "DMACopy", ins=[reg]),
+        inst("v1", offset_v1={"terms": [{"AxisLabel": shard(), "coef": 3}], "c": 0}),
+        loop("l", "i", 4, body),
+    ]
+    return load(module(insts, [tensor("t", [32, 4])]))
+
+
+def test_shard_ids_in_carried_fields_are_bound() -> None:
+    for core, m in enumerate(lncsplit.split([carried_module()], 2)):
+        text = m.to_json()
+        assert "ShardIDKind" not in text
+        assert not lncsplit._core.has_shard_ids(m)
+        a, r, v1, lp = json.loads(text)["functions"][0]["basic_blocks"][0]["instructions"]
+        assert a["order"] == const(10 * core + 1)
+        assert r["ins"][0]["reg_ap_offset"] == const(4 * core)
+        assert v1["offset_v1"] == {"terms": [], "c": 3 * core}
+        inner = lp["blocks"][0]["instructions"][0]
+        assert inner["unroll_dependencies"] == [{"expr": aff([(iv("i"), 1)], core), "ge": True}]
+
+
+def test_carried_bindings_are_the_same_in_every_clone_mode() -> None:
+    a = lncsplit.split([carried_module()], 2, clone="json")
+    b = lncsplit.split([carried_module()], 2, clone="structural", parallel=False)
+    assert [m.to_bytes() for m in a] == [m.to_bytes() for m in b]
+
+
+def test_unbindable_shard_in_a_carried_field_is_refused_before_any_change() -> None:
+    bad = {"kind": "SumKind", "n_terms": 3, "terms": [shard()]}
+    m = carried_module(odd=bad)
+    before = m.to_bytes()
+    with pytest.raises(NeuronAssertion) as e:
+        lncsplit.split([m], 2)
+    assert e.value.code == 9007
+    assert 'instruction "a" key "odd"' in str(e.value)
+    assert m.to_bytes() == before

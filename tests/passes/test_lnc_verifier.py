@@ -211,3 +211,53 @@ def test_1196_shared_address_missing_on_a_core() -> None:
 def test_concretized_list_of_several_modules_is_checked_per_module() -> None:
     out = lncsplit.split([load(good()), load(good())], 2)
     lncsplit.verify_concretized(out, 2)
+
+
+# ------------------------------------------------------------------ the set of cores and N itself
+
+
+def test_symbolic_shard_ub_other_than_lnc_fails() -> None:
+    # good()'s ShardIds have ub 2: it cannot be split into 3 cores.
+    with pytest.raises(NeuronAssertion) as e:
+        lncsplit.verify_symbolic(load(good()), 3)
+    assert e.value.code == 9011
+    assert "ub 2" in str(e.value) and "3" in str(e.value)
+
+
+@pytest.mark.parametrize("lnc", [0, -1])
+def test_lnc_below_1_is_a_value_error(lnc: int) -> None:
+    m = load(good())
+    cores = split(good())
+    for call in (
+        lambda: lncsplit.verify_symbolic(m, lnc),
+        lambda: lncsplit.verify_concretized(cores, lnc),
+        lambda: lncsplit.split([m], lnc),
+    ):
+        with pytest.raises(ValueError, match="lnc"):
+            call()
+
+
+def test_concretized_set_with_a_duplicated_core_names_the_missing_one() -> None:
+    c0, _c1 = split(good())
+    with pytest.raises(NeuronAssertion) as e:
+        lncsplit.verify_concretized([c0, c0], 2)
+    assert e.value.code == 9006
+    text = str(e.value)
+    assert "core 1 missing" in text and "core 0 given 2 times" in text
+
+
+def test_concretized_set_missing_a_core_fails() -> None:
+    a0, a1 = split(good())
+    b0, b1 = split(good())
+    with pytest.raises(NeuronAssertion) as e:
+        lncsplit.verify_concretized([a0, a1, b1, b1], 2)
+    assert e.value.code == 9006
+    assert "core 0 missing" in str(e.value)
+
+
+def test_concretized_cores_out_of_order_fail() -> None:
+    c0, c1 = split(good())
+    with pytest.raises(NeuronAssertion) as e:
+        lncsplit.verify_concretized([c1, c0], 2)
+    assert e.value.code == 9006
+    assert "position 0 holds core 1" in str(e.value)

@@ -86,3 +86,32 @@ def test_core_fork_pass_failures_are_reported_per_core_as_cfp002() -> None:
     assert e.value.code == "CFP002"
     assert "Compilation failed for modules targeting the following cores:" in str(e.value)
     assert "core 1" in str(e.value)
+
+
+def replicated_sym() -> lncsplit.Module:
+    from lncsplit.examples import example_paths
+
+    src = next(p for p in example_paths() if "replication" in p.name)
+    return lncsplit.load(src)
+
+
+def test_pipeline_with_lnc_1_is_a_pass_through() -> None:
+    # Contract §3.1/§3.6: with N == 1 the module passes through untouched —
+    # expand_replication does not grow sets, nothing is renamed, no core id.
+    m = replicated_sym()
+    before = m.to_bytes()
+    events: list[PassEvent] = []
+    out = lncsplit.run_pipeline([m], lncsplit.PassOptions(lnc_size=1), hook=events.append)
+    assert len(out) == 1 and out[0] is m
+    assert m.to_bytes() == before
+    assert m.neuron_core_id is None and "nc_symbolic" in m.name
+    assert not {"expand_replication", "lnc_splitter"} & {e.name for e in events}
+
+
+def test_run_pipeline_refuses_a_concretized_input_when_n_above_1() -> None:
+    # Contract §3.6: run_pipeline refuses an already concretized input (9005).
+    (c0, _c1) = lncsplit.split([sym()], 2)
+    with pytest.raises(lncsplit.NeuronAssertion) as e:
+        lncsplit.run_pipeline([c0], lncsplit.PassOptions(lnc_size=2))
+    assert e.value.code == 9005
+    assert c0.name in str(e.value)

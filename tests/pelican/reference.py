@@ -15,7 +15,7 @@ structural identity the interner must implement.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lncsplit import pelican
@@ -30,82 +30,103 @@ def axis_values(name: str) -> list[int]:
     return list(range(lo, ub, step))
 
 
-def evaluate(t: Tree, env: Mapping[str, int]) -> int | None:  # noqa: C901, PLR0912
+def _evaluate_leaf(t: Tree, env: Mapping[str, int]) -> int | None:
+    op = t[0]
+    if op in ("rt", "rank"):
+        return None
+    key = t[1] if op == "iv" else "shard"
+    if key not in env:
+        return None
+    v = env[key]
+    if op == "iv" and v not in axis_values(key):
+        raise ValueError(f"binding {v} for axis {key} out of range")
+    if op == "shard" and not 0 <= v < SHARD_UB:
+        raise ValueError("shard out of range")
+    return v
+
+
+def _evaluate_aff(t: Tree, env: Mapping[str, int]) -> int | None:
+    # canonical form: a leaf's coefficients merge; zero terms do not exist
+    merged: Counter[Tree] = Counter()
+    for leaf, k in t[1]:
+        merged[leaf] += k
+    vals = [(evaluate(leaf, env), k) for leaf, k in merged.items() if k != 0]
+    if any(v is None for v, _ in vals):
+        return None
+    return int(t[2]) + sum(k * v for v, k in vals if v is not None)
+
+
+def _evaluate_sum(t: Tree, env: Mapping[str, int]) -> int | None:
+    vs = [evaluate(c, env) for c in t[1]]
+    if any(v is None for v in vs):
+        return None
+    return sum(v for v in vs if v is not None)
+
+
+#: The one-child nodes: value of the child, the node's constant → value.
+_UNARY: dict[str, Callable[[int, int], int]] = {
+    "mult": lambda v, k: int(v * k),
+    "fdiv": lambda v, k: v // k,  # Python floors toward −∞
+    "ccdiv": lambda v, k: v // k,
+    "mod": lambda v, k: v % k,  # Python's % is Euclidean for a positive divisor
+    "ccmod": lambda v, k: v % k,
+}
+
+
+def evaluate(t: Tree, env: Mapping[str, int]) -> int | None:
     """Reference semantics (contract §2.3): runtime values undecided, unbound
     index undecided, Euclidean modulo, floor division."""
     op = t[0]
-    if op == "iv":
-        if t[1] not in env:
-            return None
-        v = env[t[1]]
-        if v not in axis_values(t[1]):
-            raise ValueError(f"binding {v} for axis {t[1]} out of range")
-        return v
-    if op == "shard":
-        if "shard" not in env:
-            return None
-        v = env["shard"]
-        if not 0 <= v < SHARD_UB:
-            raise ValueError("shard out of range")
-        return v
-    if op in ("rt", "rank"):
-        return None
+    if op in LEAVES:
+        return _evaluate_leaf(t, env)
     if op == "aff":
-        # canonical form: a leaf's coefficients merge; zero terms do not exist
-        merged: Counter[Tree] = Counter()
-        for leaf, k in t[1]:
-            merged[leaf] += k
-        vals = [(evaluate(leaf, env), k) for leaf, k in merged.items() if k != 0]
-        if any(v is None for v, _ in vals):
-            return None
-        return t[2] + sum(k * v for v, k in vals if v is not None)
+        return _evaluate_aff(t, env)
     if op == "sum":
-        vs = [evaluate(c, env) for c in t[1]]
-        if any(v is None for v in vs):
-            return None
-        return sum(v for v in vs if v is not None)
+        return _evaluate_sum(t, env)
+    if op not in _UNARY:
+        raise AssertionError(op)
     v = evaluate(t[1], env)
-    if v is None:
-        return None
-    if op == "mult":
-        return int(v * t[2])
-    if op in ("fdiv", "ccdiv"):
-        return v // t[2]  # Python floors toward −∞
-    if op in ("mod", "ccmod"):
-        return v % t[2]  # Python's % is Euclidean for a positive divisor
-    raise AssertionError(op)
+    return None if v is None else _UNARY[op](v, t[2])
 
 
-def build(ctx: pelican.Context, t: Tree, leaves: dict[Tree, pelican.Expr]) -> pelican.Expr:  # noqa: C901, PLR0912
+LEAVES = ("iv", "shard", "rt", "rank")
+
+
+def _build_leaf(ctx: pelican.Context, t: Tree) -> pelican.Expr:
     op = t[0]
-    if op in ("iv", "shard", "rt", "rank"):
+    if op == "iv":
+        lo, ub, step = AXES[t[1]]
+        return ctx.affine_iv(t[1], lo, ub, step)
+    if op == "shard":
+        return ctx.shard_id(SHARD_UB)
+    if op == "rt":
+        return ctx.int_runtime_value(t[1])
+    return ctx.cc_get_rank(t[1], t[2])
+
+
+#: The one-child nodes: the factory of each.
+_UNARY_BUILD: dict[str, Callable[[pelican.Context, pelican.Expr, int], pelican.Expr]] = {
+    "mult": lambda c, e, k: c.mult(e, k),
+    "fdiv": lambda c, e, k: c.floordiv(e, k),
+    "mod": lambda c, e, k: c.modulo(e, k),
+    "ccdiv": lambda c, e, k: c.ccdiv(e, k),
+    "ccmod": lambda c, e, k: c.ccmod(e, k),
+}
+
+
+def build(ctx: pelican.Context, t: Tree, leaves: dict[Tree, pelican.Expr]) -> pelican.Expr:
+    op = t[0]
+    if op in LEAVES:
         if t not in leaves:
-            if op == "iv":
-                lo, ub, step = AXES[t[1]]
-                leaves[t] = ctx.affine_iv(t[1], lo, ub, step)
-            elif op == "shard":
-                leaves[t] = ctx.shard_id(SHARD_UB)
-            elif op == "rt":
-                leaves[t] = ctx.int_runtime_value(t[1])
-            else:
-                leaves[t] = ctx.cc_get_rank(t[1], t[2])
+            leaves[t] = _build_leaf(ctx, t)
         return leaves[t]
     if op == "aff":
         return ctx.aff_expr([(build(ctx, leaf, leaves), k) for leaf, k in t[1]], t[2])
     if op == "sum":
         return ctx.sum([build(ctx, c, leaves) for c in t[1]])
-    child = build(ctx, t[1], leaves)
-    if op == "mult":
-        return ctx.mult(child, t[2])
-    if op == "fdiv":
-        return ctx.floordiv(child, t[2])
-    if op == "mod":
-        return ctx.modulo(child, t[2])
-    if op == "ccdiv":
-        return ctx.ccdiv(child, t[2])
-    if op == "ccmod":
-        return ctx.ccmod(child, t[2])
-    raise AssertionError(op)
+    if op not in _UNARY_BUILD:
+        raise AssertionError(op)
+    return _UNARY_BUILD[op](ctx, build(ctx, t[1], leaves), t[2])
 
 
 def canonical(t: Tree) -> Any:

@@ -78,3 +78,30 @@ def sample() -> None:
         ctx.opaque_fn("f", [a]),
     )
     print(hash(a) == hash(a), a == a, a.has_shard, i.infimum, i.supremum)
+
+
+def module_sample(path: str) -> None:
+    """The module views and the I/O errors, as typed by the stub."""
+    import errno
+
+    import lncsplit
+    from lncsplit.errors import LncsplitIOError
+
+    try:
+        m: lncsplit.Module = lncsplit.load(path)
+    except FileNotFoundError as err:
+        code: int = err.errno if err.errno is not None else errno.ENOENT
+        io: bool = isinstance(err, LncsplitIOError)
+        print(code, io)
+        return
+    copy: lncsplit.Module = m.clone("json")
+    for f in m.functions:
+        regs: list[str] = f.registers
+        for inst in f.instructions(["DMACopy"]):
+            addrs: list[Expr] = [e for a in inst.outs for e in a.addrs]
+            preds: list[Predicate] = inst.predicates
+            print(regs, addrs, preds)
+        for s in f.allocations:
+            for loc in s.locations:
+                loc.addr = 0
+    print(copy)

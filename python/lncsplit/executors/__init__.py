@@ -1,16 +1,20 @@
-"""Executors for :func:`lncsplit.process_files`: local threads/processes and Dask.
+"""Executors for :func:`lncsplit.runner.run_units`: local threads/processes and Dask.
 
-Each runs the same per-file job (:func:`lncsplit.corpus.process_file`) and
-reports every finished file through ``on_result(index, FileResult)``; the
-caller puts the results back in input order.
+Each runs the job it is given (``job(unit) -> FileResult``, through
+:func:`lncsplit._job.call_job`) on every unit and reports each finished unit
+through ``on_result(index, FileResult)``; the runner puts the results back in
+input order. A unit whose worker died is reported through
+``on_lost(index, error_type, message)`` instead. Executors import only the
+leaf :mod:`lncsplit._job`, never the corpus or the commands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from lncsplit.corpus import FileResult
+from lncsplit._job import FileResult
 
 OnResult = Callable[[int, FileResult], None]
+OnLost = Callable[[int, str, str], None]
 
-__all__ = ["OnResult"]
+__all__ = ["OnLost", "OnResult"]

@@ -1,35 +1,31 @@
-"""The Dask executor: the same per-file job over a Dask cluster.
+"""The Dask executor: the same per-unit job over a Dask cluster.
 
 Needs the optional extra ``pip install 'lncsplit[dask]'`` (``distributed`` is
 imported lazily, on first use). Design:
 
-- Files are **batched** — up to 200 per task by default (``batch_size``),
-  fewer when the corpus is small so every worker thread gets at least two
-  tasks. Per-task overhead in ``distributed`` is ~1 ms, so one task per file
+- Units are **batched** — up to 200 per task by default (``batch_size``),
+  fewer when the run is small so every worker thread gets at least two
+  tasks. Per-task overhead in ``distributed`` is ~1 ms, so one task per unit
   would dominate on small modules.
-- Each task runs :func:`process_batch` on a worker: it reads the inputs and
-  writes the outputs itself, so ``out`` (and the inputs) must be on a
-  filesystem every worker sees. Only the small per-file results travel back.
+- Each task runs :func:`process_batch` on a worker: the job reads the inputs
+  and writes the outputs itself, so the inputs and any output directory must
+  be on a filesystem every worker sees (unit paths are made absolute before
+  submission). Only the small per-unit results travel back. The job is
+  pickled with each task (a module-level function or a ``functools.partial``).
 - Results are **streamed** into the report with ``as_completed`` as batches
-  finish (the progress callback fires per file of each finished batch).
-- **A worker that dies mid-run**: every file of the lost batch is retried
+  finish (the progress callback fires per unit of each finished batch).
+- **A worker that dies mid-run**: every unit of the lost batch is retried
   once, as a task of its own, one retry task at a time (a dying worker fails
   every task queued on it, so concurrent retries could sink an innocent
-  neighbour); a file whose retry is lost too is reported as an error of type
-  ``WorkerDied``. Retries run while the other batches continue. Note that the scheduler's own
+  neighbour); a unit whose retry is lost too is reported lost
+  (``on_lost(i, "WorkerDied", …)``). Retries run while the other batches
+  continue. Note that the scheduler's own
   ``distributed.scheduler.allowed-failures`` (default 3) re-runs a task whose
   worker died before the client ever sees a failure; lncsplit's single retry
   comes on top of it.
-- Each file runs with ``PassOptions(parallel=False)``: one Rust thread per
-  task, so a worker's threads are not oversubscribed.
-
-Test hook (test-only): when ``LNCSPLIT_TEST_CRASH_ON`` is set in the
-environment of the process that calls :func:`run_dask`, it is forwarded to
-the tasks, and a worker about to process a file whose path contains that
-string calls ``os._exit(1)``. With ``LNCSPLIT_TEST_CRASH_MARKER`` also set
-(a path), it crashes only while that marker file does not exist, creating it
-first (so the retry succeeds); without a marker it crashes every time (so the
-retry fails too and the file is reported as an error).
+- The caller runs split jobs with ``PassOptions(parallel=False)`` (see
+  :func:`lncsplit.corpus.effective_options`): one Rust thread per task, so a
+  worker's threads are not oversubscribed.
 """
 
 from __future__ import annotations
@@ -37,12 +33,12 @@ from __future__ import annotations
 import math
 import os
 from collections import deque
+from dataclasses import replace
 from typing import Any
 
-from lncsplit.corpus import CorpusInput, FileResult, failed_result, process_file
+from lncsplit._job import FileResult, Job, Unit, call_job
 from lncsplit.errors import LncsplitError
-from lncsplit.executors import OnResult
-from lncsplit.pipeline import PassOptions
+from lncsplit.executors import OnLost, OnResult
 
 #: Default maximum number of files per Dask task.
 DEFAULT_BATCH_SIZE = 200
@@ -62,59 +58,32 @@ def _import_distributed() -> Any:
     return distributed
 
 
-CrashHook = tuple[str, str | None]
+Batch = list[tuple[int, Unit]]
 
 
-def _crash_hook_from_env() -> CrashHook | None:
-    needle = os.environ.get("LNCSPLIT_TEST_CRASH_ON")
-    if not needle:
-        return None
-    return (needle, os.environ.get("LNCSPLIT_TEST_CRASH_MARKER") or None)
+def process_batch(batch: Batch, job: Job) -> list[tuple[int, FileResult]]:
+    """Run ``job`` on ``(index, unit)`` items: the function every Dask task executes."""
+    return [(i, call_job(job, unit)) for i, unit in batch]
 
 
-def _maybe_crash(path: str, hook: CrashHook | None) -> None:
-    if hook is None or hook[0] not in path:
-        return
-    marker = hook[1]
-    if marker:
-        try:
-            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            return
-        os.close(fd)
-    os._exit(1)
-
-
-def process_batch(
-    batch: list[tuple[int, str, str]],
-    out: str,
-    options: PassOptions,
-    crash_hook: CrashHook | None = None,
-) -> list[tuple[int, FileResult]]:
-    """Run :func:`~lncsplit.corpus.process_file` on ``(index, path, rel)`` items.
-
-    This is the function every Dask task executes; it never raises for a
-    bad input. ``crash_hook`` is the test-only hook of the module docstring.
-    """
-    results: list[tuple[int, FileResult]] = []
-    for i, path, rel in batch:
-        _maybe_crash(path, crash_hook)
-        results.append((i, process_file(CorpusInput(path, rel), out, options)))
-    return results
-
-
-def batch_items(
-    items: list[CorpusInput], batch_size: int | None, workers: int
-) -> list[list[tuple[int, str, str]]]:
-    """Split the inputs into batches of ``(index, path, rel)``."""
+def batch_items(units: list[Unit], batch_size: int | None, workers: int) -> list[Batch]:
+    """Split the units into batches of ``(index, unit)``."""
     if batch_size is None:
-        size = max(1, min(DEFAULT_BATCH_SIZE, math.ceil(len(items) / max(1, 2 * workers))))
+        size = max(1, min(DEFAULT_BATCH_SIZE, math.ceil(len(units) / max(1, 2 * workers))))
     else:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         size = batch_size
-    flat = [(i, it.path, it.rel) for i, it in enumerate(items)]
+    flat = list(enumerate(units))
     return [flat[k : k + size] for k in range(0, len(flat), size)]
+
+
+def _absolute(unit: Unit) -> Unit:
+    return replace(
+        unit,
+        path=os.path.abspath(unit.path),
+        files=tuple(os.path.abspath(f) for f in unit.files),
+    )
 
 
 #: How long a run waits for the first Dask worker before giving up.
@@ -122,26 +91,22 @@ WORKER_START_TIMEOUT_S = 120.0
 
 
 def run_dask(
-    items: list[CorpusInput],
-    out: str,
-    options: PassOptions,
+    units: list[Unit],
+    job: Job,
     jobs: int,
     scheduler: Any,
     on_result: OnResult,
+    on_lost: OnLost,
     batch_size: int | None = None,
 ) -> None:
-    """Run every file over a Dask cluster, streaming batch results.
+    """Run ``job`` on every unit over a Dask cluster, streaming batch results.
 
     ``scheduler`` is a scheduler address (``"tcp://host:8786"``), an existing
     ``distributed.Client``, or None to start a ``LocalCluster`` of ``jobs``
     single-threaded worker processes for this run.
     """
     distributed = _import_distributed()
-    from dataclasses import replace
-
-    options = replace(options, parallel=False)
-    out = os.path.abspath(out)
-    items = [CorpusInput(os.path.abspath(it.path), it.rel) for it in items]
+    units = [_absolute(u) for u in units]
     cluster = None
     own_client = False
     if isinstance(scheduler, distributed.Client):
@@ -160,8 +125,8 @@ def run_dask(
         # waiting forever: fail clearly instead.
         client.wait_for_workers(1, timeout=WORKER_START_TIMEOUT_S)
         nthreads = sum(client.nthreads().values()) or 1
-        batches = batch_items(items, batch_size, nthreads)
-        _run(distributed, client, batches, items, out, options, on_result)
+        batches = batch_items(units, batch_size, nthreads)
+        _DaskRun(distributed, client, job, on_result, on_lost).run(batches)
     finally:
         if own_client:
             client.close()
@@ -169,69 +134,64 @@ def run_dask(
             cluster.close()
 
 
-def _run(
-    distributed: Any,
-    client: Any,
-    batches: list[list[tuple[int, str, str]]],
-    items: list[CorpusInput],
-    out: str,
-    options: PassOptions,
-    on_result: OnResult,
-) -> None:
-    hook = _crash_hook_from_env()
-    # future -> (batch, is_retry)
-    meta: dict[Any, tuple[list[tuple[int, str, str]], bool]] = {}
-    futures = []
-    for b in batches:
-        f = client.submit(process_batch, b, out, options, hook, pure=False)
-        meta[f] = (b, False)
-        futures.append(f)
-    ac = distributed.as_completed(futures)
-    retry_queue: deque[tuple[int, str, str]] = deque()
-    retry_in_flight = False
+class _DaskRun:
+    """One run's futures: first-time batches, then single-unit retries one at a time."""
 
-    def next_retry() -> None:
-        # One retry task at a time: a file that kills its worker again cannot
+    def __init__(
+        self, distributed: Any, client: Any, job: Job, on_result: OnResult, on_lost: OnLost
+    ) -> None:
+        self.distributed = distributed
+        self.client = client
+        self.job = job
+        self.on_result = on_result
+        self.on_lost = on_lost
+        self.meta: dict[Any, tuple[Batch, bool]] = {}  # future -> (batch, is_retry)
+        self.retry_queue: deque[tuple[int, Unit]] = deque()
+        self.retry_in_flight = False
+        self.ac: Any = None
+
+    def _submit(self, batch: Batch, retry: bool) -> Any:
+        f = self.client.submit(process_batch, batch, self.job, pure=False)
+        self.meta[f] = (batch, retry)
+        return f
+
+    def run(self, batches: list[Batch]) -> None:
+        self.ac = self.distributed.as_completed([self._submit(b, False) for b in batches])
+        for fut in self.ac:
+            batch, retried = self.meta.pop(fut)
+            if retried:
+                self.retry_in_flight = False
+            try:
+                results = fut.result()
+            except Exception as e:  # noqa: BLE001 - the task was lost (its worker died)
+                results = []
+                self._lost(batch, retried, e)
+            finally:
+                fut.release()
+            for i, r in results:
+                self.on_result(i, r)
+            self._next_retry()
+
+    def _lost(self, batch: Batch, retried: bool, e: Exception) -> None:
+        if not retried:
+            self.retry_queue.extend(batch)
+            return
+        for i, _unit in batch:
+            self.on_lost(
+                i,
+                "WorkerDied",
+                "the worker died while processing this input, and again on the retry "
+                f"({type(e).__name__}: {e})",
+            )
+
+    def _next_retry(self) -> None:
+        # One retry task at a time: a unit that kills its worker again cannot
         # take a neighbour's retry down with it (a dead worker fails every task
         # queued on it).
-        nonlocal retry_in_flight
-        if retry_in_flight or not retry_queue:
+        if self.retry_in_flight or not self.retry_queue:
             return
-        item = retry_queue.popleft()
-        g = client.submit(process_batch, [item], out, options, hook, pure=False)
-        meta[g] = ([item], True)
-        ac.add(g)
-        retry_in_flight = True
-
-    for fut in ac:
-        batch, retried = meta.pop(fut)
-        if retried:
-            retry_in_flight = False
-        try:
-            results = fut.result()
-        except Exception as e:  # noqa: BLE001 - the task was lost (its worker died)
-            if not retried:
-                retry_queue.extend(batch)
-                results = []
-            else:
-                results = [
-                    (
-                        i,
-                        failed_result(
-                            items[i],
-                            "WorkerDied",
-                            "the worker died while processing this file, and again on the retry "
-                            f"({type(e).__name__}: {e})",
-                            out,
-                        ),
-                    )
-                    for i, _p, _r in batch
-                ]
-        finally:
-            fut.release()
-        for i, r in results:
-            on_result(i, r)
-        next_retry()
+        self.ac.add(self._submit([self.retry_queue.popleft()], True))
+        self.retry_in_flight = True
 
 
 __all__ = [

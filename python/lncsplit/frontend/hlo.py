@@ -228,82 +228,37 @@ class HloInstruction:
     computation: str = ""
 
     @classmethod
-    def parse_line(cls, line: str) -> HloInstruction | None:  # noqa: C901, PLR0912, PLR0915
+    def parse_line(cls, line: str) -> HloInstruction | None:
         """Parse an instruction line; None if the line is not of the modelled form."""
         s = line.strip()
-        is_root = False
-        if s.startswith("ROOT "):
-            is_root = True
+        is_root = s.startswith("ROOT ")
+        if is_root:
             s = s[5:].lstrip()
         m = re.match(r"(%?)([^\s=]+)\s*=\s*", s)
         if m is None:
             return None
-        percent = m.group(1) == "%"
-        name = m.group(2)
-        rest = s[m.end() :]
-        # shape: a tuple "(...)" or a token up to the next space (with its {layout}).
-        if rest.startswith("("):
-            end = _match_close(rest, 0)
-            if end < 0:
-                return None
-            shape_text, rest = rest[: end + 1], rest[end + 1 :].lstrip()
-        else:
-            mm = re.match(r"[A-Za-z][A-Za-z0-9]*\[[^\]]*\]", rest)
-            if mm is None:
-                return None
-            j = mm.end()
-            if j < len(rest) and rest[j] == "{":
-                k = _match_close(rest, j)
-                if k < 0:
-                    return None
-                j = k + 1
-            shape_text, rest = rest[:j], rest[j:].lstrip()
-        try:
-            shape = HloShape.parse(shape_text)
-        except (HloParseError, ValueError):
+        head = _split_shape(s[m.end() :])
+        if head is None:
             return None
-        mo = re.match(r"([A-Za-z][A-Za-z0-9\-_.]*)\(", rest)
-        if mo is None:
+        shape, rest = head
+        call = _split_call(rest)
+        if call is None:
             return None
-        opcode = mo.group(1)
-        pstart = mo.end() - 1
-        pend = _match_close(rest, pstart)
-        if pend < 0:
+        opcode, inner, after = call
+        args = _parse_operands(opcode, inner)
+        attrs = _parse_attributes(after)
+        if args is None or attrs is None:
             return None
-        inner = rest[pstart + 1 : pend]
-        after = rest[pend + 1 :].strip()
-        operands: list[HloOperand] = []
-        literal: str | None = None
-        if opcode in _LITERAL_OPCODES:
-            literal = inner
-        elif inner.strip():
-            for piece in _split_top(inner):
-                piece = piece.strip()
-                if not piece:
-                    continue
-                head, _, ref = piece.rpartition(" ")
-                if not ref:
-                    return None
-                operands.append(HloOperand(ref.lstrip("%"), head.strip(), ref.startswith("%")))
-        attrs: dict[str, str] = {}
-        if after:
-            if not after.startswith(","):
-                return None
-            for piece in _split_top(after[1:]):
-                piece = piece.strip()
-                if not piece:
-                    continue
-                key, eq, val = piece.partition("=")
-                attrs[key.strip()] = val.strip() if eq else ""
+        operands, literal = args
         return cls(
-            name=name,
+            name=m.group(2),
             opcode=opcode,
             shape=shape,
             operand_refs=operands,
             attributes=attrs,
             is_root=is_root,
             literal=literal,
-            percent=percent,
+            percent=m.group(1) == "%",
         )
 
     @property
@@ -341,7 +296,8 @@ class HloInstruction:
         if value is None:
             self.attributes.pop("sharding", None)
         else:
-            self.attributes["sharding"] = str(value)
+            # HloInstruction::ToString prints the sharding with its metadata.
+            self.attributes["sharding"] = value.to_string(include_metadata=True)
 
     def replace_operand(self, old: str, new: str) -> None:
         """Rebind every operand reference named ``old`` to ``new``."""
@@ -373,6 +329,75 @@ class HloInstruction:
         return self._key() == other._key()
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _split_shape(rest: str) -> tuple[HloShape, str] | None:
+    """The leading shape of an instruction's right-hand side (a tuple ``(...)`` or a token with
+    its ``{layout}``) and the text after it."""
+    if rest.startswith("("):
+        end = _match_close(rest, 0)
+        if end < 0:
+            return None
+        shape_text, rest = rest[: end + 1], rest[end + 1 :].lstrip()
+    else:
+        mm = re.match(r"[A-Za-z][A-Za-z0-9]*\[[^\]]*\]", rest)
+        if mm is None:
+            return None
+        j = mm.end()
+        if j < len(rest) and rest[j] == "{":
+            k = _match_close(rest, j)
+            if k < 0:
+                return None
+            j = k + 1
+        shape_text, rest = rest[:j], rest[j:].lstrip()
+    try:
+        return HloShape.parse(shape_text), rest
+    except (HloParseError, ValueError):
+        return None
+
+
+def _split_call(rest: str) -> tuple[str, str, str] | None:
+    """``opcode(inner), attributes`` → ``(opcode, inner, ", attributes")``."""
+    mo = re.match(r"([A-Za-z][A-Za-z0-9\-_.]*)\(", rest)
+    if mo is None:
+        return None
+    pstart = mo.end() - 1
+    pend = _match_close(rest, pstart)
+    if pend < 0:
+        return None
+    return mo.group(1), rest[pstart + 1 : pend], rest[pend + 1 :].strip()
+
+
+def _parse_operands(opcode: str, inner: str) -> tuple[list[HloOperand], str | None] | None:
+    """The operand references, or the literal of the opcodes whose parentheses hold one."""
+    if opcode in _LITERAL_OPCODES:
+        return [], inner
+    operands: list[HloOperand] = []
+    for piece in _split_top(inner) if inner.strip() else []:
+        piece = piece.strip()
+        if not piece:
+            continue
+        head, _, ref = piece.rpartition(" ")
+        if not ref:
+            return None
+        operands.append(HloOperand(ref.lstrip("%"), head.strip(), ref.startswith("%")))
+    return operands, None
+
+
+def _parse_attributes(after: str) -> dict[str, str] | None:
+    """``, key=value, flag`` → ``{"key": "value", "flag": ""}`` (values verbatim)."""
+    attrs: dict[str, str] = {}
+    if not after:
+        return attrs
+    if not after.startswith(","):
+        return None
+    for piece in _split_top(after[1:]):
+        piece = piece.strip()
+        if not piece:
+            continue
+        key, eq, val = piece.partition("=")
+        attrs[key.strip()] = val.strip() if eq else ""
+    return attrs
 
 
 def _unquote(v: str) -> str:

@@ -25,12 +25,13 @@ import itertools
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .config import canonical_arch
-from .custom_calls import LNC_SHARDING_CONSTRAINT
+from .custom_calls import LNC_SHARDING_CONSTRAINT, CustomCallCheckError, check_custom_call
 from .hlo import HloInstruction, HloModule
-from .sharding import HloSharding
+from .sharding import HloSharding, HloShardingParseError
 from .tile_assignment import _prime_factors
 
 __all__ = [
@@ -263,131 +264,223 @@ def _per_core_tiles(
     return offsets, extents
 
 
-def _lower_constraint(  # noqa: C901
-    instr: HloInstruction, out_set: str, in_set: str, in_dims: tuple[int, ...], n: int
-) -> list[JsonDict]:
-    sharding = instr.sharding
-    if sharding is None:
+def _constraint_sharding(instr: HloInstruction) -> HloSharding:
+    """The constraint's sharding; a text XLA's parser rejects keeps XLA's message."""
+    text = instr.attributes.get("sharding")
+    if text is None:
+        raise LoweringError(f"%{instr.name}: {LNC_SHARDING_CONSTRAINT} without a sharding")
+    try:
+        return HloSharding.parse(text)
+    except HloShardingParseError as exc:
         raise LoweringError(
-            f"%{instr.name}: {LNC_SHARDING_CONSTRAINT} without a parsable "
-            f"sharding ({instr.attributes.get('sharding')!r})"
-        )
-    if instr.shape.is_tuple:
-        raise LoweringError(f"%{instr.name}: tuple-shaped {LNC_SHARDING_CONSTRAINT}")
-    dims = instr.shape.dims
-    dtype = _bir_dtype(instr)
-    offsets, extents = _per_core_tiles(sharding, dims, n, instr.name)
-    ins = [_sym_ap(in_set, dtype, in_dims, in_dims, [_const(0) for _ in in_dims])]
-    extra = {"hlo_sharding": sharding.to_string(include_metadata=False)}
+            f"%{instr.name}: {LNC_SHARDING_CONSTRAINT} sharding={text}: {exc} "
+            f"(at offset {exc.position})"
+        ) from None
+
+
+@dataclass(frozen=True)
+class _CopyShape:
+    """What every lowered copy of one constraint shares: its sets, dtype, shapes and sharding."""
+
+    out_set: str
+    in_set: str
+    dtype: str
+    dims: tuple[int, ...]
+    in_dims: tuple[int, ...]
+    hlo_sharding: str
 
     def make(
-        name: str, ext: Sequence[int], addrs: Sequence[JsonDict], preds: list[JsonDict]
+        self, name: str, ext: Sequence[int], addrs: Sequence[JsonDict], preds: list[JsonDict]
     ) -> JsonDict:
+        """One ``DMACopy``: reads the whole operand, writes the tile ``addrs``/``ext``."""
+        ins = _sym_ap(
+            self.in_set, self.dtype, self.in_dims, self.in_dims, [_const(0) for _ in self.in_dims]
+        )
         d: JsonDict = {
             "name": name,
             "opcode": "DMACopy",
             "engine": "DMA",
-            "ins": json.loads(json.dumps(ins)),
-            "outs": [_sym_ap(out_set, dtype, dims, ext, addrs)],
+            "ins": [ins],
+            "outs": [_sym_ap(self.out_set, self.dtype, self.dims, ext, addrs)],
             "mode": "Copy",
         }
         if preds:
             d["predicates"] = preds
-        d.update(extra)
+        d["hlo_sharding"] = self.hlo_sharding
         return d
 
-    # one instruction: equal extents, digit-linear offsets on every dim
-    if all(e == extents[0] for e in extents):
-        exprs = [offset_expression([offsets[c][d] for c in range(n)]) for d in range(len(dims))]
-        if all(x is not None for x in exprs):
-            return [make(instr.name, extents[0], [x for x in exprs if x is not None], [])]
 
-    # variants: runs of consecutive cores with equal extents and affine offsets
+def _digit_linear_addrs(
+    offsets: Sequence[tuple[int, ...]], extents: Sequence[tuple[int, ...]], ndims: int
+) -> list[JsonDict] | None:
+    """One expression per dim when every core has the same extents and digit-linear offsets."""
+    if any(e != extents[0] for e in extents):
+        return None
+    exprs = [offset_expression([off[d] for off in offsets]) for d in range(ndims)]
+    if any(x is None for x in exprs):
+        return None
+    return [x for x in exprs if x is not None]
+
+
+def _run_end(
+    c: int, offsets: Sequence[tuple[int, ...]], extents: Sequence[tuple[int, ...]], ndims: int
+) -> int:
+    """The last core of the maximal run from ``c`` with equal extents and affine offsets."""
+    hi = c
+    for cand in range(c + 1, len(offsets)):
+        if extents[cand] != extents[c]:
+            break
+        cores = list(range(c, cand + 1))
+        if any(_affine_fit(cores, [offsets[k][d] for k in cores]) is None for d in range(ndims)):
+            break
+        hi = cand
+    return hi
+
+
+def _run_addrs(cores: list[int], offsets: Sequence[tuple[int, ...]], ndims: int) -> list[JsonDict]:
+    n = len(offsets)
+    exprs: list[JsonDict] = []
+    for d in range(ndims):
+        f = _affine_fit(cores, [offsets[k][d] for k in cores])
+        assert f is not None
+        a, b = f
+        exprs.append(_aff([(_shard(n), a)], b) if a != 0 else _const(b))
+    return exprs
+
+
+def _affine_runs(
+    offsets: Sequence[tuple[int, ...]], extents: Sequence[tuple[int, ...]], ndims: int
+) -> list[tuple[int, int, list[JsonDict]]]:
+    """Runs ``(lo, hi, addrs)`` of consecutive cores with equal extents and affine offsets."""
     runs: list[tuple[int, int, list[JsonDict]]] = []
     c = 0
-    while c < n:
-        hi = c
-        while True:
-            cand = hi + 1
-            if cand >= n or extents[cand] != extents[c]:
-                break
-            cores = list(range(c, cand + 1))
-            fits = [_affine_fit(cores, [offsets[k][d] for k in cores]) for d in range(len(dims))]
-            if any(f is None for f in fits):
-                break
-            hi = cand
-        cores = list(range(c, hi + 1))
-        exprs2: list[JsonDict] = []
-        for d in range(len(dims)):
-            f = _affine_fit(cores, [offsets[k][d] for k in cores])
-            assert f is not None
-            a, b = f
-            exprs2.append(_aff([(_shard(n), a)], b) if a != 0 else _const(b))
-        runs.append((c, hi, exprs2))
+    while c < len(offsets):
+        hi = _run_end(c, offsets, extents, ndims)
+        runs.append((c, hi, _run_addrs(list(range(c, hi + 1)), offsets, ndims)))
         c = hi + 1
+    return runs
+
+
+def _lower_constraint(
+    instr: HloInstruction, out_set: str, in_set: str, in_dims: tuple[int, ...], n: int
+) -> list[JsonDict]:
+    sharding = _constraint_sharding(instr)
+    if instr.shape.is_tuple:
+        raise LoweringError(f"%{instr.name}: tuple-shaped {LNC_SHARDING_CONSTRAINT}")
+    dims = instr.shape.dims
+    copy = _CopyShape(
+        out_set,
+        in_set,
+        _bir_dtype(instr),
+        dims,
+        in_dims,
+        sharding.to_string(include_metadata=False),
+    )
+    offsets, extents = _per_core_tiles(sharding, dims, n, instr.name)
+    # one instruction: equal extents, digit-linear offsets on every dim
+    addrs = _digit_linear_addrs(offsets, extents, len(dims))
+    if addrs is not None:
+        return [copy.make(instr.name, extents[0], addrs, [])]
+    # variants: runs of consecutive cores with equal extents and affine offsets
+    runs = _affine_runs(offsets, extents, len(dims))
     if len(runs) == 1:
-        lo, hi, addrs = runs[0]
-        return [make(instr.name, extents[lo], addrs, [])]
-    out = []
-    for k, (lo, hi, addrs) in enumerate(runs):
-        out.append(make(f"{instr.name}.{k}", extents[lo], addrs, _select_predicates(lo, hi, n)))
-    return out
+        lo, _, addrs = runs[0]
+        return [copy.make(instr.name, extents[lo], addrs, [])]
+    return [
+        copy.make(f"{instr.name}.{k}", extents[lo], addrs, _select_predicates(lo, hi, n))
+        for k, (lo, hi, addrs) in enumerate(runs)
+    ]
 
 
-def lower_to_symbolic_json(hlo_module: HloModule, lnc: int, *, arch: str = "gen3") -> JsonDict:  # noqa: C901
-    """Lower the LNC sharding constraints of ``hlo_module`` to a symbolic BIR-JSON module (dict).
+class _Allocations:
+    """The DRAM memory location sets of the lowered module, placed one after another."""
 
-    The module is named ``<hlo name>_nc_symbolic``; it has one function ``main`` (no
-    ``shard_ids``: they are derived on load) whose single block holds the lowered ``DMACopy``
-    instructions in HLO order. Each constraint gets an ``Internal`` DRAM memory location set
-    named after it; each operand a set named after the operand (``Input`` for parameters).
-    """
-    if isinstance(lnc, bool) or not isinstance(lnc, int) or lnc < 1:
-        raise LoweringError(f"lnc must be a positive integer, got {lnc!r}")
-    n = lnc
-    allocations: dict[str, JsonDict] = {}
-    next_addr = 0
+    def __init__(self) -> None:
+        self.sets: dict[str, JsonDict] = {}
+        self.next_addr = 0
 
-    def alloc(name: str, kind: str, dtype: str, dims: Sequence[int]) -> None:
-        nonlocal next_addr
-        if name in allocations:
+    def add(self, name: str, kind: str, dtype: str, dims: Sequence[int]) -> None:
+        if name in self.sets:
             return
         shape = list(dims) if dims else [1]
         size = _DTYPE_SIZE.get(dtype, 1) * math.prod(shape)
-        allocations[name] = {
+        self.sets[name] = {
             "name": name,
             "kind": kind,
             "dtype": dtype,
             "tensor_shape": shape,
             "partition_dim": 0,
             "addr_space": "Local",
-            "locations": [{"name": f"{name}.dram", "type": "DRAM", "addr": next_addr}],
+            "locations": [{"name": f"{name}.dram", "type": "DRAM", "addr": self.next_addr}],
         }
-        next_addr += -(-size // 64) * 64
+        self.next_addr += -(-size // 64) * 64
 
+
+def _lower_instruction(
+    hlo_module: HloModule, instr: HloInstruction, allocs: _Allocations, n: int
+) -> list[JsonDict]:
+    """The copies of one constraint, with the memory location sets it reads and writes."""
+    if not instr.operands:
+        raise LoweringError(f"%{instr.name}: {LNC_SHARDING_CONSTRAINT} has no operand")
+    dtype = _bir_dtype(instr)
+    op_name = instr.operands[0]
+    op = hlo_module.get(op_name)
+    op_dims = instr.shape.dims
+    op_kind = "Internal"
+    if op is not None:
+        if not op.shape.is_tuple:
+            op_dims = op.shape.dims
+        if op.opcode == "parameter":
+            op_kind = "Input"
+    if math.prod(op_dims) != math.prod(instr.shape.dims):
+        raise LoweringError(f"%{instr.name}: operand %{op_name} shape differs")
+    allocs.add(op_name, op_kind, dtype, op_dims)
+    allocs.add(instr.name, "Internal", dtype, instr.shape.dims)
+    allocs.sets[instr.name]["kind"] = "Internal"
+    return _lower_constraint(instr, instr.name, op_name, op_dims, n)
+
+
+def _check_is_hlo(hlo_module: HloModule) -> None:
+    """Text with neither an ``HloModule`` header nor a computation is not HLO: an error, not an
+    empty module."""
+    if not hlo_module.header and not hlo_module.computations:
+        raise LoweringError(
+            "not HLO text: no 'HloModule' header and no computation "
+            "(expected the text XLA or JAX prints)"
+        )
+
+
+def _is_constraint(instr: HloInstruction) -> bool:
+    """True for an LNC sharding constraint; an unknown ``AwsNeuron*`` target is an error
+    (the front end's CustomCallOpChecker)."""
+    if instr.opcode != "custom-call":
+        return False
+    try:
+        check_custom_call(instr)
+    except CustomCallCheckError as exc:
+        raise LoweringError(str(exc)) from exc
+    return instr.custom_call_target == LNC_SHARDING_CONSTRAINT
+
+
+def lower_to_symbolic_json(hlo_module: HloModule, lnc: int, *, arch: str = "gen3") -> JsonDict:
+    """Lower the LNC sharding constraints of ``hlo_module`` to a symbolic BIR-JSON module (dict).
+
+    The module is named ``<hlo name>_nc_symbolic``; it has one function ``main`` (no
+    ``shard_ids``: they are derived on load) whose single block holds the lowered ``DMACopy``
+    instructions in HLO order. Each constraint gets an ``Internal`` DRAM memory location set
+    named after it; each operand a set named after the operand (``Input`` for parameters).
+    Raises :class:`LoweringError` for text that is not HLO, an ``AwsNeuron*`` custom call the
+    checker does not know, and a constraint that cannot be lowered (with XLA's parse error for
+    a sharding it rejects).
+    """
+    if isinstance(lnc, bool) or not isinstance(lnc, int) or lnc < 1:
+        raise LoweringError(f"lnc must be a positive integer, got {lnc!r}")
+    _check_is_hlo(hlo_module)
+    allocs = _Allocations()
     instructions: list[JsonDict] = []
     for instr in hlo_module.instructions:
-        if instr.opcode != "custom-call" or instr.custom_call_target != LNC_SHARDING_CONSTRAINT:
-            continue
-        if not instr.operands:
-            raise LoweringError(f"%{instr.name}: {LNC_SHARDING_CONSTRAINT} has no operand")
-        dtype = _bir_dtype(instr)
-        op_name = instr.operands[0]
-        op = hlo_module.get(op_name)
-        op_dims = instr.shape.dims
-        op_kind = "Internal"
-        if op is not None:
-            if not op.shape.is_tuple:
-                op_dims = op.shape.dims
-            if op.opcode == "parameter":
-                op_kind = "Input"
-        if math.prod(op_dims) != math.prod(instr.shape.dims):
-            raise LoweringError(f"%{instr.name}: operand %{op_name} shape differs")
-        alloc(op_name, op_kind, dtype, op_dims)
-        alloc(instr.name, "Internal", dtype, instr.shape.dims)
-        allocations[instr.name]["kind"] = "Internal"
-        instructions += _lower_constraint(instr, instr.name, op_name, op_dims, n)
-
+        if _is_constraint(instr):
+            instructions += _lower_instruction(hlo_module, instr, allocs, lnc)
     name = hlo_module.name or "module"
     return {
         "version": 2,
@@ -398,7 +491,7 @@ def lower_to_symbolic_json(hlo_module: HloModule, lnc: int, *, arch: str = "gen3
             {
                 "name": "main",
                 "registers": [],
-                "allocations": list(allocations.values()),
+                "allocations": list(allocs.sets.values()),
                 "basic_blocks": [{"name": "entry", "instructions": instructions}],
             }
         ],

@@ -123,7 +123,46 @@ def can_reshard_with_collective_permute(source: HloSharding, target: HloSharding
     )
 
 
-def all_to_all_source_target_dims(  # noqa: C901, PLR0912
+def _differing_dims(
+    sd: Sequence[int], td: Sequence[int]
+) -> tuple[dict[int, list[int]], dict[int, list[int]]] | None:
+    """The dims where the tile counts differ, keyed by size on each side; None unless the two
+    sides hold the same multiset of sizes."""
+    src_map: dict[int, list[int]] = {}
+    tgt_map: dict[int, list[int]] = {}
+    for i, (a, b) in enumerate(zip(sd, td, strict=True)):
+        if a != b:
+            src_map.setdefault(a, []).append(i)
+            tgt_map.setdefault(b, []).append(i)
+    if not src_map or len(src_map) != len(tgt_map):
+        return None
+    if any(len(tgt_map.get(size, [])) != len(dims) for size, dims in src_map.items()):
+        return None
+    return src_map, tgt_map
+
+
+def _remove_dim(m: dict[int, list[int]], size: int, dim: int) -> None:
+    m[size] = [a for a in m.get(size, []) if a != dim]
+    if not m[size]:
+        del m[size]
+
+
+def _swap_candidate(
+    cands: list[int], td: Sequence[int], source_size: int, target_size: int
+) -> int | None:
+    """XLA's pick among the source dims of size ``target_size``: for a size-1 source the first
+    whose target is not 1, when the target is a multiple the first whose target is
+    ``source_size`` (else the last candidate); None when the sizes do not divide."""
+    if source_size == 1:
+        found = [j for j in cands if td[j] != 1]
+    elif target_size % source_size == 0:
+        found = [j for j in cands if td[j] == source_size]
+    else:
+        return None
+    return found[0] if found else cands[-1]
+
+
+def all_to_all_source_target_dims(
     source: HloSharding, target: HloSharding
 ) -> list[tuple[int, int]] | None:
     """XLA's ``GetReshardAllToAllSourceTargetDims``: ``(source_dim, target_dim)`` swaps or None."""
@@ -134,57 +173,28 @@ def all_to_all_source_target_dims(  # noqa: C901, PLR0912
         or source.num_tiles != target.num_tiles
     ):
         return None
-    sd, td = source.tile_assignment_dims, target.tile_assignment_dims
-    src_map: dict[int, list[int]] = {}
-    tgt_map: dict[int, list[int]] = {}
-    for i in range(len(sd)):
-        if sd[i] == td[i]:
-            continue
-        src_map.setdefault(sd[i], []).append(i)
-        tgt_map.setdefault(td[i], []).append(i)
-    if not src_map or len(src_map) != len(tgt_map):
+    td = target.tile_assignment_dims
+    maps = _differing_dims(source.tile_assignment_dims, td)
+    if maps is None:
         return None
-    for size, dims in src_map.items():
-        if size not in tgt_map or len(tgt_map[size]) != len(dims):
-            return None
-
-    def remove(size: int, dim: int, m: dict[int, list[int]]) -> None:
-        m[size] = [a for a in m.get(size, []) if a != dim]
-        if not m[size]:
-            del m[size]
-
+    src_map, tgt_map = maps
     result: list[tuple[int, int]] = []
     while src_map:
         source_size = min(src_map)
         i = src_map[source_size][-1]
         target_i_size = td[i]
         if target_i_size == source_size:
-            remove(source_size, i, src_map)
-            remove(source_size, i, tgt_map)
+            _remove_dim(src_map, source_size, i)
+            _remove_dim(tgt_map, source_size, i)
             continue
         cands = src_map.get(target_i_size)
-        if not cands:
-            return None
-        k = 0
-        j = cands[0]
-        if source_size == 1:
-            while td[j] == 1:
-                k += 1
-                if k == len(cands):
-                    break
-                j = cands[k]
-        elif target_i_size % source_size == 0:
-            while td[j] != source_size:
-                k += 1
-                if k == len(cands):
-                    break
-                j = cands[k]
-        else:
+        j = None if not cands else _swap_candidate(cands, td, source_size, target_i_size)
+        if j is None:
             return None
         result.append((j, i))
-        remove(target_i_size, i, tgt_map)
+        _remove_dim(tgt_map, target_i_size, i)
         src_map[source_size][-1] = j
-        remove(target_i_size, j, src_map)
+        _remove_dim(src_map, target_i_size, j)
     return result
 
 
@@ -285,19 +295,41 @@ def _interleave(
     return np.transpose(shaped, order).reshape(list(fine_dims))
 
 
+@dataclass(frozen=True)
+class _PartialMatch:
+    """How the tiles of ``other`` refine the data tiles of a partially replicated sharding."""
+
+    coarse: tuple[int, ...]  # the partial sharding's data tile dims
+    factors: list[int]  # other's data dims / coarse, per dim
+    other_replicas: int  # other's replication group size (1 when not partially replicated)
+    fine: list[int]  # other's tile dims (with its replication dim)
+
+
+def _match_partial(partial: HloSharding, other: HloSharding) -> _PartialMatch | None:
+    """The refinement both partial-replicate paths share (XLA's compatible-sharding search), or
+    None when ``partial``'s replication groups cannot be split into ``other``'s tiles."""
+    if other.is_tile_maximal or not partial.replicate_on_last_tile_dim or other.subgroup_types:
+        return None
+    pdims = partial.tile_assignment_dims
+    coarse, r = pdims[:-1], pdims[-1]
+    odims = other.tile_assignment_dims
+    repl = other.replicate_on_last_tile_dim
+    data = odims[:-1] if repl else odims
+    other_replicas = odims[-1] if repl else 1
+    factors = _expand_factors(data, coarse)
+    if factors is None or math.prod(factors) * other_replicas != r:
+        return None
+    fine = list(data) + ([other_replicas] if repl else [])
+    return _PartialMatch(tuple(coarse), factors, other_replicas, fine)
+
+
 def _from_partial_replicate_dynamic_slice(
     source: HloSharding, target: HloSharding, shape: tuple[int, ...]
 ) -> list[ReshardStep] | None:
-    if target.is_tile_maximal or not source.replicate_on_last_tile_dim or target.subgroup_types:
+    m = _match_partial(source, target)
+    if m is None:
         return None
-    sdims = source.tile_assignment_dims
-    p, r = sdims[:-1], sdims[-1]
-    tdims = target.tile_assignment_dims
-    t = tdims[:-1] if target.replicate_on_last_tile_dim else tdims
-    rt = tdims[-1] if target.replicate_on_last_tile_dim else 1
-    e = _expand_factors(t, p)
-    if e is None or math.prod(e) * rt != r:
-        return None
+    p, e, rt, fine = m.coarse, m.factors, m.other_replicas, m.fine
     devices = _all_devices(target)
     direct = all(
         source.tile_index_for_device(d)
@@ -308,7 +340,6 @@ def _from_partial_replicate_dynamic_slice(
         return [
             ReshardStep("dynamic-slice", source, target, offsets=_offsets(target, shape, devices))
         ]
-    fine = list(t) + ([rt] if target.replicate_on_last_tile_dim else [])
     compat = _make(
         _interleave(source.tile_assignment, p, e, rt, fine), target.replicate_on_last_tile_dim
     )
@@ -321,17 +352,10 @@ def _from_partial_replicate_dynamic_slice(
 def _to_partial_replicate_all_gather(
     source: HloSharding, target: HloSharding, shape: tuple[int, ...]
 ) -> list[ReshardStep] | None:
-    if source.is_tile_maximal or not target.replicate_on_last_tile_dim or source.subgroup_types:
+    m = _match_partial(target, source)
+    if m is None:
         return None
-    tdims = target.tile_assignment_dims
-    p, r = tdims[:-1], tdims[-1]
-    sdims = source.tile_assignment_dims
-    s = sdims[:-1] if source.replicate_on_last_tile_dim else sdims
-    rs = sdims[-1] if source.replicate_on_last_tile_dim else 1
-    e = _expand_factors(s, p)
-    if e is None or math.prod(e) * rs != r:
-        return None
-    fine = list(s) + ([rs] if source.replicate_on_last_tile_dim else [])
+    p, e, rs, fine = m.coarse, m.factors, m.other_replicas, m.fine
     tarr = target.tile_assignment
     compat = _make(_interleave(tarr, p, e, rs, fine), source.replicate_on_last_tile_dim)
     steps: list[ReshardStep] = []
@@ -388,13 +412,7 @@ def _from_replicated(
     return [ReshardStep("dynamic-slice", source, target, offsets=_offsets(target, shape, devices))]
 
 
-def plan_reshard(source: HloSharding, target: HloSharding, shape: ShapeLike) -> ReshardPlan:  # noqa: C901
-    """Plan resharding a value of ``shape`` from ``source`` to ``target`` in XLA's order."""
-    if source.is_tuple or target.is_tuple:
-        return _plan_tuple(source, target, shape)
-    dims = _dims_of(shape)
-    if _same_layout(source, target):
-        return ReshardPlan(source, target, dims, "unchanged", [ReshardStep("none", source, target)])
+def _check_modelled(source: HloSharding, target: HloSharding, dims: tuple[int, ...]) -> None:
     for s in (source, target):
         if s.kind in ("manual", "unknown", "unreduced") or s.has_manual_subgroup:
             raise ReshardError(
@@ -402,6 +420,44 @@ def plan_reshard(source: HloSharding, target: HloSharding, shape: ShapeLike) -> 
             )
         if not s.is_tile_maximal:
             s.validate(dims)
+
+
+def _partial_replicate_plan(
+    source: HloSharding, target: HloSharding, dims: tuple[int, ...]
+) -> ReshardPlan | None:
+    """Steps 5 and 6 of ``ReshardNoCache``: from or to a partially replicated sharding."""
+    if not target.is_tile_maximal and source.replicate_on_last_tile_dim:
+        steps = _from_partial_replicate_dynamic_slice(source, target, dims)
+        if steps is not None:
+            return ReshardPlan(source, target, dims, "partial-replicate-dynamic-slice", steps)
+    if not source.is_tile_maximal and target.replicate_on_last_tile_dim:
+        steps = _to_partial_replicate_all_gather(source, target, dims)
+        if steps is not None:
+            return ReshardPlan(source, target, dims, "all-gather-to-partial-replicate", steps)
+    return None
+
+
+def _replicate_then_slice(
+    source: HloSharding, target: HloSharding, dims: tuple[int, ...]
+) -> ReshardPlan:
+    steps: list[ReshardStep] = []
+    repl = source
+    if not source.is_replicated:
+        step = _replicate_step(source, dims)
+        steps.append(step)
+        repl = step.after
+    steps += _from_replicated(repl, target, dims)
+    return ReshardPlan(source, target, dims, "replicate-then-slice", steps)
+
+
+def plan_reshard(source: HloSharding, target: HloSharding, shape: ShapeLike) -> ReshardPlan:
+    """Plan resharding a value of ``shape`` from ``source`` to ``target`` in XLA's order."""
+    if source.is_tuple or target.is_tuple:
+        return _plan_tuple(source, target, shape)
+    dims = _dims_of(shape)
+    if _same_layout(source, target):
+        return ReshardPlan(source, target, dims, "unchanged", [ReshardStep("none", source, target)])
+    _check_modelled(source, target, dims)
     if can_reshard_with_collective_permute(source, target):
         return ReshardPlan(
             source, target, dims, "collective-permute", [_permute_step(source, target)]
@@ -411,22 +467,10 @@ def plan_reshard(source: HloSharding, target: HloSharding, shape: ShapeLike) -> 
         return ReshardPlan(
             source, target, dims, "all-to-all", _all_to_all_steps(source, target, a2a)
         )
-    if not target.is_tile_maximal and source.replicate_on_last_tile_dim:
-        steps = _from_partial_replicate_dynamic_slice(source, target, dims)
-        if steps is not None:
-            return ReshardPlan(source, target, dims, "partial-replicate-dynamic-slice", steps)
-    if not source.is_tile_maximal and target.replicate_on_last_tile_dim:
-        steps = _to_partial_replicate_all_gather(source, target, dims)
-        if steps is not None:
-            return ReshardPlan(source, target, dims, "all-gather-to-partial-replicate", steps)
-    steps = []
-    repl = source
-    if not source.is_replicated:
-        step = _replicate_step(source, dims)
-        steps.append(step)
-        repl = step.after
-    steps += _from_replicated(repl, target, dims)
-    return ReshardPlan(source, target, dims, "replicate-then-slice", steps)
+    partial = _partial_replicate_plan(source, target, dims)
+    if partial is not None:
+        return partial
+    return _replicate_then_slice(source, target, dims)
 
 
 def _plan_tuple(source: HloSharding, target: HloSharding, shape: ShapeLike) -> ReshardPlan:

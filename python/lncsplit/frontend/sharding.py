@@ -1,22 +1,34 @@
-"""XLA ``HloSharding``: the V2 text format, XLA's construction-time normalizations and tile maths.
+"""XLA ``HloSharding``: the model, XLA's construction-time normalizations and the tile maths.
 
-Parse with :meth:`HloSharding.parse`, print with ``str()``. Follows xla-sharding-notes §1:
-replicated, ``maximal device=N``, manual, unknown, unreduced, tiled (device list or iota
-``<=[...]T(...)``), ``last_tile_dim_replicate``, ``last_tile_dims={...}``, tuples (printed with
-``/*index=i*/`` before every fifth element), ``shard_as``/``shard_like`` and ``metadata``.
-Equality and hashing compare the materialized tile assignment, the flags, the subgroup types and
-the shard group; metadata is ignored, as in XLA's ``operator==``.
+``HloSharding.parse(text)`` reads XLA's V2 text and ``str()`` prints it back without metadata
+(``to_string(include_metadata=True)`` adds it), as XLA's ``ToString()``; the text side (lexer,
+parser, printer) is :mod:`lncsplit.frontend.sharding_text`, as XLA keeps ``hlo_parser.cc`` apart
+from ``hlo_sharding.cc``. Follows xla-sharding-notes §1: replicated, ``maximal device=N``, manual,
+unknown, unreduced, tiled (device list or iota ``<=[...]T(...)``), ``last_tile_dim_replicate``,
+``last_tile_dims={...}``, tuples, ``shard_as``/``shard_like`` and ``metadata``. Equality and
+hashing compare the materialized tile assignment, the flags, the subgroup types and the shard
+group; metadata is ignored, as in XLA's ``operator==``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 
+from .sharding_text import (
+    SUBGROUP_TYPES,
+    HloShardingError,
+    HloShardingParseError,
+    OpMetadata,
+    ParsedLeaf,
+    ShardGroup,
+    ShardingValidationError,
+    parse_sharding_text,
+    print_sharding,
+)
 from .tile_assignment import IntArray, TileAssignment
 
 __all__ = [
@@ -29,43 +41,7 @@ __all__ = [
     "SUBGROUP_TYPES",
 ]
 
-#: Subgroup type names accepted in ``last_tile_dims={...}``, in XLA's normalization order
-#: (MAXIMAL < MANUAL < UNREDUCED < REPLICATED).
-SUBGROUP_TYPES: tuple[str, ...] = ("maximal", "manual", "unreduced", "replicated")
 _TYPE_ORDER = {t: i for i, t in enumerate(SUBGROUP_TYPES)}
-
-#: Field order of XLA's ``OpMetadataToString``.
-_METADATA_ORDER = (
-    "op_type",
-    "op_name",
-    "source_file",
-    "source_line",
-    "source_end_line",
-    "source_column",
-    "source_end_column",
-    "profile_type",
-    "deduplicated_name",
-    "preserve_layout",
-    "scheduling_name",
-    "stack_frame_id",
-)
-
-
-class HloShardingError(ValueError):
-    """Base error for sharding misuse (XLA CHECK failures surface as this)."""
-
-
-class HloShardingParseError(HloShardingError):
-    """A sharding text that XLA's parser rejects; ``str(e)`` is XLA's exact message."""
-
-    def __init__(self, message: str, position: int = 0) -> None:
-        super().__init__(message)
-        self.message = message
-        self.position = position
-
-
-class ShardingValidationError(HloShardingError):
-    """``HloSharding.validate`` failure; the message follows XLA's ``ValidateNonTuple``."""
 
 
 @runtime_checkable
@@ -81,408 +57,6 @@ def _dims_of(shape: ShapeLike) -> tuple[int, ...]:
     if isinstance(shape, _HasDims):
         return tuple(int(d) for d in shape.dims)
     return tuple(int(d) for d in shape)
-
-
-@dataclass(frozen=True)
-class OpMetadata:
-    """One ``op_metadata`` record: ``(key, raw value text)`` pairs in XLA's print order."""
-
-    fields: tuple[tuple[str, str], ...]
-
-    @classmethod
-    def of(cls, fields: Iterable[tuple[str, str]]) -> OpMetadata:
-        """Build from pairs, ordering known keys like ``OpMetadataToString`` (unknown keys last)."""
-        items = list(fields)
-        known = {k: i for i, k in enumerate(_METADATA_ORDER)}
-        items.sort(key=lambda kv: known.get(kv[0], len(known)))
-        return cls(tuple(items))
-
-    def get(self, key: str) -> str | None:
-        """The raw value text of ``key`` (strings keep their quotes)."""
-        for k, v in self.fields:
-            if k == key:
-                return v
-        return None
-
-    def __str__(self) -> str:
-        return " ".join(f"{k}={v}" for k, v in self.fields)
-
-
-@dataclass(frozen=True)
-class ShardGroup:
-    """A ``shard_as N`` (``shard_as=True``) or ``shard_like N`` hint."""
-
-    shard_as: bool
-    group_id: int
-
-    def __str__(self) -> str:
-        return f"{'shard_as' if self.shard_as else 'shard_like'} {self.group_id}"
-
-
-# ----------------------------------------------------------------------------------------------
-# Lexer
-# ----------------------------------------------------------------------------------------------
-
-_KEYWORDS = {
-    "replicated",
-    "maximal",
-    "manual",
-    "unknown",
-    "unreduced",
-    "last_tile_dim_replicate",
-    "shard_as",
-    "shard_like",
-    "true",
-    "false",
-}
-
-
-@dataclass(frozen=True)
-class _Tok:
-    kind: str  # "{", "}", "[", "]", "(", ")", ",", "LEQ", "INT", "ATTR", "IDENT", "KW",
-    # "STRING", "EOF", "ERROR"
-    text: str
-    pos: int
-
-
-def _is_ident_start(c: str) -> bool:
-    return c.isalpha() or c == "_"
-
-
-def _is_ident_char(c: str) -> bool:
-    return c.isalnum() or c in "_.-"
-
-
-def _lex(text: str) -> list[_Tok]:  # noqa: C901
-    toks: list[_Tok] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c.isspace():
-            i += 1
-            continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-            continue
-        if c in "{}[](),":
-            toks.append(_Tok(c, c, i))
-            i += 1
-            continue
-        if text.startswith("<=", i):
-            toks.append(_Tok("LEQ", "<=", i))
-            i += 2
-            continue
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            toks.append(_Tok("STRING", text[i:j], i))
-            i = j
-            continue
-        if c.isdigit() or (c == "-" and i + 1 < n and text[i + 1].isdigit()):
-            j = i + 1
-            while j < n and text[j].isdigit():
-                j += 1
-            toks.append(_Tok("INT", text[i:j], i))
-            i = j
-            continue
-        if _is_ident_start(c):
-            j = i + 1
-            while j < n and _is_ident_char(text[j]):
-                j += 1
-            word = text[i:j]
-            if j < n and text[j] == "=" and not text.startswith("==", j):
-                toks.append(_Tok("ATTR", word, i))
-                i = j + 1
-                continue
-            toks.append(_Tok("KW" if word in _KEYWORDS else "IDENT", word, i))
-            i = j
-            continue
-        toks.append(_Tok("ERROR", c, i))
-        i += 1
-    toks.append(_Tok("EOF", "", n))
-    return toks
-
-
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.toks = _lex(text)
-        self.i = 0
-
-    @property
-    def tok(self) -> _Tok:
-        return self.toks[self.i]
-
-    def lex(self) -> _Tok:
-        if self.tok.kind != "EOF":
-            self.i += 1
-        return self.tok
-
-    def error(self, msg: str, pos: int | None = None) -> HloShardingParseError:
-        return HloShardingParseError(msg, self.tok.pos if pos is None else pos)
-
-    def expect(self, kind: str, msg: str) -> None:
-        if self.tok.kind != kind:
-            raise self.error(msg)
-        self.lex()
-
-    def eat(self, kind: str) -> bool:
-        if self.tok.kind == kind:
-            self.lex()
-            return True
-        return False
-
-    def int64(self) -> int:
-        if self.tok.kind != "INT":
-            raise self.error("expects integer")
-        v = int(self.tok.text)
-        self.lex()
-        return v
-
-    def int_list(self) -> list[int]:
-        out = [self.int64()]
-        while self.eat(","):
-            out.append(self.int64())
-        return out
-
-    # sharding ::= '{' '}' | '{' body '}' | '{' leaf (',' leaf)* '}'
-    def sharding(self) -> HloSharding:
-        self.expect("{", "expected '{' to start sharding attribute")
-        if self.tok.kind not in ("{", "}"):
-            return self.single(lbrace_pre_lexed=True)
-        elements: list[HloSharding] = []
-        if self.tok.kind != "}":
-            elements.append(self.single(lbrace_pre_lexed=False))
-            while self.eat(","):
-                elements.append(self.single(lbrace_pre_lexed=False))
-        self.expect("}", "expected '}' to end sharding attribute")
-        return HloSharding.tuple_of(elements)
-
-    def single(self, lbrace_pre_lexed: bool) -> HloSharding:  # noqa: C901, PLR0912, PLR0915
-        if not lbrace_pre_lexed:
-            self.expect("{", "expected '{' to start sharding attribute")
-        loc = self.tok.pos
-        if self.tok.kind == "IDENT" and self.tok.text in ("mesh", "maximal_mesh"):
-            raise self.error("V3 NamedSharding (mesh) is not supported by lncsplit")
-        replicated = maximal = manual = unknown = unreduced = False
-        last_tile_dim_replicate = False
-        shard_group: ShardGroup | None = None
-        devices: list[int] = []
-        tile_dims: list[int] = []
-        iota_reshape: list[int] = []
-        iota_perm: list[int] = []
-        subgroup_types: list[str] = []
-        metadata: list[OpMetadata] = []
-        while self.tok.kind != "}":
-            t = self.tok
-            if t.kind == "KW" and t.text == "maximal":
-                maximal = True
-                self.lex()
-            elif t.kind == "KW" and t.text == "replicated":
-                replicated = True
-                self.lex()
-            elif t.kind == "KW" and t.text == "manual":
-                manual = True
-                self.lex()
-            elif t.kind == "KW" and t.text == "unknown":
-                unknown = True
-                self.lex()
-            elif t.kind == "KW" and t.text == "unreduced":
-                unreduced = True
-                self.lex()
-            elif t.kind == "KW" and t.text == "last_tile_dim_replicate":
-                last_tile_dim_replicate = True
-                self.lex()
-            elif t.kind == "KW" and t.text in ("shard_as", "shard_like"):
-                self.lex()
-                shard_group = ShardGroup(t.text == "shard_as", self.int64())
-            elif t.kind == "ATTR" and t.text == "device":
-                if self.lex().kind != "INT":
-                    raise self.error("device= attribute must be an integer")
-                devices = [int(self.tok.text)]
-                self.lex()
-            elif t.kind == "ATTR" and t.text == "devices":
-                self.lex()
-                self.expect("[", "expected '[' to start sharding devices shape")
-                tile_dims = self.int_list()
-                self.expect("]", "expected ']' to end sharding devices shape")
-                if self.tok.kind == "LEQ":
-                    self.lex()
-                    self.expect("[", "expected '[' to start sharding iota_reshape_dims")
-                    iota_reshape = self.int_list()
-                    self.expect("]", "expected ']' to end sharding iota_reshape_dims")
-                    if len(iota_reshape) == 1:
-                        iota_perm = [0]
-                    else:
-                        msg = "expected 'T(' to start sharding devices iota_transpose_perm"
-                        if self.tok.kind != "IDENT" or self.tok.text != "T":
-                            raise self.error(msg)
-                        self.lex()
-                        self.expect("(", msg)
-                        while True:
-                            d = self.int64()
-                            if d >= len(iota_reshape):
-                                raise self.error(f"Out of range iota minor_to_major value {d}.")
-                            iota_perm.append(d)
-                            if not self.eat(","):
-                                break
-                        self.expect(")", "expected ')' to end sharding devices iota_transpose_perm")
-                else:
-                    devices = self.int_list()
-            elif t.kind == "ATTR" and t.text == "metadata":
-                self.lex()
-                metadata = self.metadata_list()
-            elif t.kind == "ATTR" and t.text == "last_tile_dims":
-                self.lex()
-                subgroup_types = self.sharding_type_list()
-            elif t.kind == "ATTR":
-                raise self.error(
-                    "unknown attribute in sharding: expected device=, devices= "
-                    "metadata= or last_tile_dims= "
-                )
-            else:
-                raise self.error("unexpected token")
-
-        md = tuple(metadata)
-        result: HloSharding
-        if replicated:
-            if devices:
-                raise self.error("replicated shardings should not have any devices assigned", loc)
-            result = HloSharding.replicate(md)
-        elif maximal:
-            if len(devices) != 1:
-                raise self.error("maximal shardings should have exactly one device assigned", loc)
-            result = HloSharding.assign_device(devices[0], md)
-        elif manual:
-            if devices:
-                raise self.error("manual shardings should not have any devices assigned", loc)
-            result = HloSharding.manual(md)
-        elif unknown:
-            if devices:
-                raise self.error("unknown shardings should not have any devices assigned", loc)
-            result = HloSharding.unknown(md)
-        elif unreduced:
-            if devices:
-                raise self.error("unreduced shardings should not have any devices assigned", loc)
-            result = HloSharding.unreduced(md)
-        else:
-            if not tile_dims:
-                raise self.error(
-                    "non-maximal shardings must have a tile assignment list including dimensions",
-                    loc,
-                )
-            if len(iota_perm) != len(iota_reshape):
-                raise self.error(
-                    "iota_transpose_perm should have the same rank as iota_reshape_dims : "
-                    f"expected {len(iota_reshape)}, saw {len(iota_perm)}.",
-                    loc,
-                )
-            if last_tile_dim_replicate:
-                if subgroup_types:
-                    raise self.error(
-                        "last_tile_dim_replicate and last_tile_dims cannot both be set", loc
-                    )
-                subgroup_types = ["replicated"]
-            if any(d <= 0 for d in tile_dims):
-                raise self.error("tile assignment dimensions must be positive", loc)
-            ta: TileAssignment
-            if iota_reshape:
-                if any(d <= 0 for d in iota_reshape):
-                    raise self.error("iota_reshape_dims must be positive", loc)
-                if sorted(iota_perm) != list(range(len(iota_reshape))):
-                    raise self.error("iota_transpose_perm must be a permutation", loc)
-                if math.prod(iota_reshape) != math.prod(tile_dims):
-                    raise self.error(
-                        f"iota_reshape_dims hold {math.prod(iota_reshape)} devices but the tile "
-                        f"assignment dimensions hold {math.prod(tile_dims)}",
-                        loc,
-                    )
-                ta = TileAssignment.iota(tile_dims, iota_reshape, iota_perm)
-            else:
-                if len(devices) <= 1:
-                    raise self.error(
-                        "non-maximal shardings must have more than one device assigned", loc
-                    )
-                if len(devices) != math.prod(tile_dims):
-                    raise self.error(
-                        f"the tile assignment dimensions hold {math.prod(tile_dims)} devices "
-                        f"but {len(devices)} were listed",
-                        loc,
-                    )
-                ta = TileAssignment.from_devices(tile_dims, devices)
-            if len(subgroup_types) > len(tile_dims):
-                raise self.error("more last_tile_dims than tile assignment dimensions", loc)
-            result = HloSharding.subgroup(ta, subgroup_types, md)
-        if shard_group is not None:
-            result = result.with_shard_group(shard_group)
-        self.lex()  # the closing '}'
-        return result
-
-    def sharding_type_list(self) -> list[str]:
-        self.expect("{", "expected '{' to start sharding type list")
-        out: list[str] = []
-        if self.tok.kind != "}":
-            while True:
-                if self.tok.kind != "KW" or self.tok.text not in _TYPE_ORDER:
-                    raise self.error("expected sharding type")
-                out.append(self.tok.text)
-                self.lex()
-                if not self.eat(","):
-                    break
-        self.expect("}", "expected '}' to end sharding type list")
-        return out
-
-    def metadata_list(self) -> list[OpMetadata]:
-        self.expect("{", "expected '{' to start metadata")
-        if self.tok.kind == "{":
-            out = [self.metadata_body()]
-            while self.eat(","):
-                out.append(self.metadata_body())
-            self.expect("}", "expected '}' to end metadata list")
-            return out
-        return [self.metadata_fields()]
-
-    def metadata_body(self) -> OpMetadata:
-        self.expect("{", "expected '{' to start metadata")
-        return self.metadata_fields()
-
-    def metadata_fields(self) -> OpMetadata:
-        fields: list[tuple[str, str]] = []
-        while self.tok.kind != "}":
-            if self.tok.kind == ",":
-                self.lex()
-                continue
-            if self.tok.kind != "ATTR":
-                raise self.error("expected metadata attribute")
-            key = self.tok.text
-            self.lex()
-            fields.append((key, self.raw_value()))
-        self.lex()
-        return OpMetadata.of(fields)
-
-    def raw_value(self) -> str:
-        t = self.tok
-        if t.kind == "{":
-            depth = 0
-            start = t.pos
-            while True:
-                tk = self.tok
-                if tk.kind == "EOF":
-                    raise self.error("expected '}'")
-                if tk.kind == "{":
-                    depth += 1
-                elif tk.kind == "}":
-                    depth -= 1
-                self.lex()
-                if depth == 0:
-                    return self.text[start : tk.pos + 1]
-        if t.kind in ("STRING", "INT", "IDENT", "KW"):
-            self.lex()
-            return t.text
-        raise self.error("expected metadata value")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -534,11 +108,27 @@ class HloSharding:
     @classmethod
     def parse(cls, text: str) -> HloSharding:
         """Parse XLA's sharding text; raises :class:`HloShardingParseError` (XLA's messages)."""
-        p = _Parser(text)
-        s = p.sharding()
-        if p.tok.kind != "EOF":
-            raise p.error("unexpected token")
-        return s
+        parsed = parse_sharding_text(text)
+        if isinstance(parsed, list):
+            return cls.tuple_of([cls._from_leaf(leaf) for leaf in parsed])
+        return cls._from_leaf(parsed)
+
+    @classmethod
+    def _from_leaf(cls, leaf: ParsedLeaf) -> HloSharding:
+        """The factory call at the end of XLA's ``ParseSingleSharding``."""
+        md = leaf.metadata
+        result: HloSharding
+        if leaf.kind == "maximal":
+            assert leaf.device is not None
+            result = cls.assign_device(leaf.device, md)
+        elif leaf.kind == "tiled":
+            assert leaf.tile_assignment is not None
+            result = cls.subgroup(leaf.tile_assignment, leaf.subgroup_types, md)
+        else:
+            result = cls(leaf.kind, metadata=md)
+        if leaf.shard_group is not None:
+            result = result.with_shard_group(leaf.shard_group)
+        return result
 
     @classmethod
     def replicate(cls, metadata: Sequence[OpMetadata] = ()) -> HloSharding:
@@ -619,7 +209,7 @@ class HloSharding:
         )
 
     @classmethod
-    def subgroup(  # noqa: C901, PLR0912, PLR0915
+    def subgroup(
         cls,
         ta: TileAssignment,
         subgroup_types: Sequence[str],
@@ -627,76 +217,42 @@ class HloSharding:
     ) -> HloSharding:
         """Sharding with trailing subgroup dims, normalized like XLA's ``Subgroup``."""
         types = list(subgroup_types)
-        for t in types:
-            if t not in _TYPE_ORDER:
-                raise HloShardingError(f"unknown subgroup type {t!r}")
         if not types:
             return cls("tiled", ta, metadata=metadata)
-        nd = len(ta.dims)
-        data_dims = nd - len(types)
-        if data_dims < 0:
-            raise HloShardingError("more subgroup types than tile assignment dimensions")
-        if all(t == types[0] for t in types) and math.prod(ta.dims[:data_dims]) == 1:
-            if types[0] == "manual":
-                return cls.manual(metadata)
-            if types[0] == "replicated":
-                return cls.replicate(metadata)
-            if types[0] == "unreduced":
-                return cls.unreduced(metadata)
-        perm = list(range(data_dims))
-        type_to_dims: dict[str, list[int]] = {}
-        needs_merging = False
-        removed: list[int] = []
-        for i, t in enumerate(types):
-            if ta.dims[i + data_dims] == 1:
-                removed.append(i + data_dims)
-                needs_merging = True
-                continue
-            lst = type_to_dims.setdefault(t, [])
-            if lst:
-                needs_merging = True
-            lst.append(i + data_dims)
-        needs_merging |= len(type_to_dims) > 1
-
-        def create(tiles: TileAssignment, tys: list[str]) -> HloSharding:
-            if len(tys) == 1 and tys[-1] == "replicated":
-                return cls.partial_tile(tiles, metadata)
-            if len(tys) == 1 and tys[-1] == "manual" and tiles.num_elements == tiles.dims[-1]:
-                return cls.manual(metadata)
-            if tys and tys[-1] == "replicated":
-                s = cls.partial_tile(tiles, metadata)
-                return cls("tiled", s._ta, subgroup_types=tys, metadata=metadata)
-            return cls("tiled", tiles, subgroup_types=tys, metadata=metadata)
-
+        data_dims = _subgroup_data_dims(ta, types)
+        trivial = cls._trivial_subgroup(ta, types, data_dims, metadata)
+        if trivial is not None:
+            return trivial
+        type_to_dims, removed, needs_merging = _group_subgroup_dims(ta, types, data_dims)
         if not needs_merging:
-            return create(ta, types)
-        merged_shape = list(ta.dims[:data_dims])
-        transposed_shape = list(merged_shape)
-        merged_types: list[str] = []
-        for t in SUBGROUP_TYPES:
-            dims = type_to_dims.get(t, [])
-            if not dims:
-                continue
-            size = 1
-            for d in dims:
-                perm.append(d)
-                size *= ta.dims[d]
-                transposed_shape.append(ta.dims[d])
-            merged_shape.append(size)
-            merged_types.append(t)
-        new_ta: TileAssignment | None = None
-        if ta.is_iota:
-            full_perm = perm + removed
-            tr = ta.transpose(full_perm)
-            if tr.is_iota:
-                assert tr.reshape_dims is not None and tr.transpose_perm is not None
-                new_ta = TileAssignment.iota(merged_shape, tr.reshape_dims, tr.transpose_perm)
-        if new_ta is None:
-            arr = ta.array()
-            full = perm + removed
-            arr_t = np.transpose(arr, full).reshape(merged_shape)
-            new_ta = TileAssignment.from_array(arr_t)
-        return create(new_ta, merged_types)
+            return cls._create_subgroup(ta, types, metadata)
+        merged_ta, merged_types = _merge_subgroup_dims(ta, data_dims, type_to_dims, removed)
+        return cls._create_subgroup(merged_ta, merged_types, metadata)
+
+    @classmethod
+    def _trivial_subgroup(
+        cls, ta: TileAssignment, types: list[str], data_dims: int, metadata: Sequence[OpMetadata]
+    ) -> HloSharding | None:
+        """All subgroups of one type over a single data tile: ``{manual}``, ``{replicated}``…"""
+        if any(t != types[0] for t in types) or math.prod(ta.dims[:data_dims]) != 1:
+            return None
+        if types[0] in ("manual", "replicated", "unreduced"):
+            return cls(types[0], metadata=metadata)
+        return None
+
+    @classmethod
+    def _create_subgroup(
+        cls, tiles: TileAssignment, types: list[str], metadata: Sequence[OpMetadata]
+    ) -> HloSharding:
+        """The normalized subgroup sharding once the subgroup dims are merged and sorted."""
+        if len(types) == 1 and types[-1] == "replicated":
+            return cls.partial_tile(tiles, metadata)
+        if len(types) == 1 and types[-1] == "manual" and tiles.num_elements == tiles.dims[-1]:
+            return cls.manual(metadata)
+        if types and types[-1] == "replicated":
+            s = cls.partial_tile(tiles, metadata)
+            return cls("tiled", s._ta, subgroup_types=types, metadata=metadata)
+        return cls("tiled", tiles, subgroup_types=types, metadata=metadata)
 
     # -- modifiers ---------------------------------------------------------------------------
     def with_shard_group(self, group: ShardGroup | None) -> HloSharding:
@@ -997,42 +553,15 @@ class HloSharding:
             )
 
     # -- printing ------------------------------------------------------------------------------
-    def to_string(self, include_metadata: bool = True) -> str:  # noqa: C901
-        """XLA's ``HloSharding::Print`` text (metadata included by default)."""
-        if self.is_tuple:
-            if not self._elements:
-                return "{}"
-            parts = [self._elements[0].to_string(include_metadata)]
-            for i, e in enumerate(self._elements[1:], start=1):
-                sep = f", /*index={i}*/" if i % 5 == 0 else ", "
-                parts.append(sep + e.to_string(include_metadata))
-            return "{" + "".join(parts) + "}"
-        tail = ""
-        if self._shard_group is not None:
-            tail += f" {self._shard_group}"
-        if include_metadata and self._metadata:
-            if len(self._metadata) == 1:
-                tail += " metadata={" + str(self._metadata[0]) + "}"
-            else:
-                tail += " metadata={" + ", ".join("{" + str(m) + "}" for m in self._metadata)
-                tail += "}"
-        if self._kind in ("replicated", "manual", "unknown", "unreduced"):
-            return "{" + self._kind + tail + "}"
-        if self._kind == "maximal":
-            return "{maximal device=" + str(self.unique_device) + tail + "}"
-        assert self._ta is not None
-        body = "devices=" + self._ta.to_string()
-        if self._repl_last:
-            body += " last_tile_dim_replicate"
-        if self._subgroups:
-            body += " last_tile_dims={" + ", ".join(self._subgroups) + "}"
-        return "{" + body + tail + "}"
+    def to_string(self, include_metadata: bool = False) -> str:
+        """XLA's ``HloSharding::ToString``: metadata only with ``include_metadata=True``."""
+        return print_sharding(self, include_metadata)
 
     def __str__(self) -> str:
         return self.to_string()
 
     def __repr__(self) -> str:
-        return f"HloSharding.parse({self.to_string()!r})"
+        return f"HloSharding.parse({self.to_string(include_metadata=True)!r})"
 
     def _key(self) -> tuple[object, ...]:
         ta: tuple[object, ...] = ()
@@ -1119,3 +648,60 @@ def _group_minor_iota_dims_sorted(
         head, tail = new_perm[: len(new_perm) - grouped], new_perm[len(new_perm) - grouped :]
         new_perm = head + sorted(tail)
     return new_dims, new_perm
+
+
+def _subgroup_data_dims(ta: TileAssignment, types: Sequence[str]) -> int:
+    """Number of leading data dims of a subgroup sharding (its types checked)."""
+    for t in types:
+        if t not in _TYPE_ORDER:
+            raise HloShardingError(f"unknown subgroup type {t!r}")
+    data_dims = len(ta.dims) - len(types)
+    if data_dims < 0:
+        raise HloShardingError("more subgroup types than tile assignment dimensions")
+    return data_dims
+
+
+def _group_subgroup_dims(
+    ta: TileAssignment, types: Sequence[str], data_dims: int
+) -> tuple[dict[str, list[int]], list[int], bool]:
+    """Subgroup dims by type, the size-1 dims to drop, and whether any merging is needed."""
+    type_to_dims: dict[str, list[int]] = {}
+    removed: list[int] = []
+    needs_merging = False
+    for i, t in enumerate(types):
+        dim = i + data_dims
+        if ta.dims[dim] == 1:
+            removed.append(dim)
+            needs_merging = True
+            continue
+        same = type_to_dims.setdefault(t, [])
+        needs_merging |= bool(same)
+        same.append(dim)
+    needs_merging |= len(type_to_dims) > 1
+    return type_to_dims, removed, needs_merging
+
+
+def _merge_subgroup_dims(
+    ta: TileAssignment, data_dims: int, type_to_dims: dict[str, list[int]], removed: list[int]
+) -> tuple[TileAssignment, list[str]]:
+    """Merge same-type subgroup dims in XLA's type order; size-1 dims go last and vanish."""
+    perm = list(range(data_dims))
+    merged_shape = list(ta.dims[:data_dims])
+    merged_types: list[str] = []
+    for t in SUBGROUP_TYPES:
+        dims = type_to_dims.get(t, [])
+        if not dims:
+            continue
+        perm.extend(dims)
+        merged_shape.append(math.prod(ta.dims[d] for d in dims))
+        merged_types.append(t)
+    full_perm = perm + removed
+    if ta.is_iota:
+        tr = ta.transpose(full_perm)
+        if tr.is_iota:
+            assert tr.reshape_dims is not None and tr.transpose_perm is not None
+            return TileAssignment.iota(
+                merged_shape, tr.reshape_dims, tr.transpose_perm
+            ), merged_types
+    arr_t = np.transpose(ta.array(), full_perm).reshape(merged_shape)
+    return TileAssignment.from_array(arr_t), merged_types

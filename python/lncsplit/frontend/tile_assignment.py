@@ -104,6 +104,45 @@ def _fully_decanonicalize(
     return new_dims, new_perm
 
 
+def _non_one_dims(
+    dims: Sequence[int], reshape: Sequence[int], tperm: Sequence[int]
+) -> tuple[list[int], list[int], bool]:
+    """The dims other than 1, each dim's index among them (-1 for a 1), and whether they are the
+    transposed reshape dims one for one (a pure transpose)."""
+    non_one: list[int] = []
+    one_to_non_one: list[int] = []
+    pure = True
+    for d in dims:
+        if d == 1:
+            one_to_non_one.append(-1)
+            continue
+        if len(non_one) >= len(reshape) or reshape[tperm[len(non_one)]] != d:
+            pure = False
+        one_to_non_one.append(len(non_one))
+        non_one.append(d)
+    return non_one, one_to_non_one, pure
+
+
+def _group_factors(
+    non_one: Sequence[int], dec_dims: Sequence[int], dec_perm: Sequence[int]
+) -> list[list[int]] | None:
+    """Assign the prime reshape dims, in transposed order, to the array dims they multiply to;
+    None when a dim is not a product of consecutive factors."""
+    groups: list[list[int]] = [[] for _ in non_one]
+    idx = 0
+    for i, target0 in enumerate(non_one):
+        if idx >= len(dec_dims):
+            break
+        target = target0
+        while idx < len(dec_dims) and target % dec_dims[dec_perm[idx]] == 0:
+            target //= dec_dims[dec_perm[idx]]
+            groups[i].append(dec_perm[idx])
+            idx += 1
+        if target != 1:
+            return None
+    return groups
+
+
 class TileAssignment:
     """An n-d array of device ids in list form or canonical iota form.
 
@@ -234,7 +273,9 @@ class TileAssignment:
                 return res
         return TileAssignment.from_array(np.transpose(self.array(), list(perm)))
 
-    def _iota_transpose(self, perm: Sequence[int], kind: str) -> TileAssignment | None:  # noqa: C901, PLR0912
+    def _iota_transpose(self, perm: Sequence[int], kind: str) -> TileAssignment | None:
+        """``IotaTileAssignment::Transpose``: the iota form of the transpose, None when the
+        transposed array is not an iota of the same reshape."""
         assert self._reshape is not None and self._perm is not None
         dims = self._dims
         new_dims = [dims[p] for p in perm]
@@ -243,44 +284,15 @@ class TileAssignment:
         if len(self._reshape) == 1:
             return TileAssignment.iota(new_dims, dims, perm)
         reshape, tperm = self._reshape, self._perm
-        pure = True
-        non_one: list[int] = []
-        one_to_non_one: list[int] = []
-        for d in dims:
-            if d == 1:
-                one_to_non_one.append(-1)
-                continue
-            if len(non_one) >= len(reshape) or reshape[tperm[len(non_one)]] != d:
-                pure = False
-            one_to_non_one.append(len(non_one))
-            non_one.append(d)
+        non_one, one_to_non_one, pure = _non_one_dims(dims, reshape, tperm)
         if pure:
             new_perm = [tperm[one_to_non_one[p]] for p in perm if dims[p] != 1]
             return TileAssignment.iota(new_dims, reshape, new_perm)
         dec_dims, dec_perm = _fully_decanonicalize(reshape, tperm)
-        groups: list[list[int]] = [[] for _ in non_one]
-        idx = 0
-        for i, target0 in enumerate(non_one):
-            if idx >= len(dec_dims):
-                break
-            target = target0
-            rdim = dec_perm[idx]
-            cand = dec_dims[rdim]
-            while target % cand == 0:
-                target //= cand
-                groups[i].append(rdim)
-                idx += 1
-                if idx >= len(dec_dims):
-                    break
-                rdim = dec_perm[idx]
-                cand = dec_dims[rdim]
-            if target != 1:
-                return None
-        flat: list[int] = []
-        for p in perm:
-            if one_to_non_one[p] < 0:
-                continue
-            flat.extend(groups[one_to_non_one[p]])
+        groups = _group_factors(non_one, dec_dims, dec_perm)
+        if groups is None:
+            return None
+        flat = [r for p in perm if one_to_non_one[p] >= 0 for r in groups[one_to_non_one[p]]]
         if len(flat) != len(dec_perm):
             return None
         return TileAssignment.iota(new_dims, dec_dims, flat)

@@ -16,12 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lncsplit.memory._types import (
-    FunctionLike,
-    LocationLike,
-    LocationSetLike,
-    ModuleLike,
-)
+from lncsplit._core import FunctionView, MemoryLocationSetView, MemoryLocationView, Module
 from lncsplit.memory.arch import ArchGeometry
 
 
@@ -43,6 +38,7 @@ class Rule:
     SB2SB_SIZE = "gpsimd_sb2sb_size"
     SB2SB_MEMORY = "gpsimd_sb2sb_memory"
     CC_BUFFER = "cc_buffer"
+    SIZE_OVERFLOW = "size_overflow"
 
     ALL: tuple[str, ...] = (
         SB_PARTITION_RANGE,
@@ -60,6 +56,7 @@ class Rule:
         SB2SB_SIZE,
         SB2SB_MEMORY,
         CC_BUFFER,
+        SIZE_OVERFLOW,
     )
 
 
@@ -138,9 +135,10 @@ class Usage:
     psum_bank_high_water: int = 0
     """Highest PSUM bank used + 1."""
     private_dram_bytes: int = 0
-    """Private (per-core window) DRAM bytes: every non-shared DRAM location."""
+    """Private (per-core window) DRAM bytes: the union of the placed non-shared
+    DRAM locations' byte ranges plus the size of each unplaced one."""
     shared_dram_bytes: int = 0
-    """Bytes of the shared DRAM tensors this core references."""
+    """Bytes of the shared DRAM tensors this core references (same union rule)."""
     cc_buffer_bytes: int = 0
     """Bytes of the DRAM sets CollectiveCompute instructions use."""
     limits: dict[str, int] = field(default_factory=dict)
@@ -196,12 +194,12 @@ def limits_of(geo: ArchGeometry, cc_buffer_mb: int) -> dict[str, int]:
 # helpers
 
 
-def is_shared_set(s: LocationSetLike) -> bool:
+def is_shared_set(s: MemoryLocationSetView) -> bool:
     """True when the set lives in the Shared address space."""
     return (s.addr_space or "Local") == "Shared"
 
 
-def is_shared_location(s: LocationSetLike, loc: LocationLike) -> bool:
+def is_shared_location(s: MemoryLocationSetView, loc: MemoryLocationView) -> bool:
     """True when ``loc`` is a shared tensor: Shared set, shared flag or remote target."""
     return (
         is_shared_set(s)
@@ -215,7 +213,7 @@ def psum_bank_count(nbytes: int, bank_size: int = 2048) -> int:
     return max(0, -(-nbytes // bank_size))
 
 
-def tensor_bytes(s: LocationSetLike) -> int | None:
+def tensor_bytes(s: MemoryLocationSetView) -> int | None:
     """Total bytes of one placement of ``s`` (partitions × bytes per partition)."""
     bpp = s.bytes_per_partition
     if bpp is None:
@@ -240,7 +238,7 @@ def union_length(intervals: Iterable[tuple[int, int]]) -> int:
     return total
 
 
-def _bank_of(loc: LocationLike, bank_size: int) -> int | None:
+def _bank_of(loc: MemoryLocationView, bank_size: int) -> int | None:
     """The first PSUM bank of ``loc``: ``bank`` when set and ≥ 0, else ``addr // bank size``.
 
     The wire ``bank`` is signed (the compiler prints ``|bank|``); a negative
@@ -256,7 +254,7 @@ def _bank_of(loc: LocationLike, bank_size: int) -> int | None:
 class _Ctx:
     """Where a check runs: module, core, arch; builds the violation messages."""
 
-    def __init__(self, module: ModuleLike, core: int, geo: ArchGeometry) -> None:
+    def __init__(self, module: Module, core: int, geo: ArchGeometry) -> None:
         self.module = module.name
         self.core = core
         self.geo = geo
@@ -290,7 +288,13 @@ class _Ctx:
 
 
 def _check_partition_range(
-    ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike, limit: int, rule: str, memory: str
+    ctx: _Ctx,
+    fn: str,
+    s: MemoryLocationSetView,
+    loc: MemoryLocationView,
+    limit: int,
+    rule: str,
+    memory: str,
 ) -> None:
     """``base + partitions`` must fit the memory's full per-core partition count."""
     base = loc.base if loc.base is not None else 0
@@ -308,7 +312,7 @@ def _check_partition_range(
         )
 
 
-def _check_sb(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike) -> None:
+def _check_sb(ctx: _Ctx, fn: str, s: MemoryLocationSetView, loc: MemoryLocationView) -> None:
     geo = ctx.geo
     _check_partition_range(ctx, fn, s, loc, geo.sb_partitions, Rule.SB_PARTITION_RANGE, "SBUF")
     bpp = s.bytes_per_partition
@@ -328,7 +332,7 @@ def _check_sb(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike) -> None
         )
 
 
-def _check_psum(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike) -> None:
+def _check_psum(ctx: _Ctx, fn: str, s: MemoryLocationSetView, loc: MemoryLocationView) -> None:
     geo = ctx.geo
     _check_partition_range(ctx, fn, s, loc, geo.psum_partitions, Rule.PSUM_PARTITION_RANGE, "PSUM")
     base = loc.base if loc.base is not None else 0
@@ -377,7 +381,9 @@ def _check_psum(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike) -> No
         )
 
 
-def _check_on_chip_shared(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationLike) -> None:
+def _check_on_chip_shared(
+    ctx: _Ctx, fn: str, s: MemoryLocationSetView, loc: MemoryLocationView
+) -> None:
     reasons = []
     if is_shared_set(s):
         reasons.append("its set has addr_space Shared")
@@ -396,10 +402,35 @@ def _check_on_chip_shared(ctx: _Ctx, fn: str, s: LocationSetLike, loc: LocationL
         )
 
 
-def check_locations(ctx: _Ctx, fn: FunctionLike) -> None:
-    """Range, partition, bank, alignment and shared-flag checks on every SB/PSUM location."""
+def _check_size(ctx: _Ctx, fn: str, s: MemoryLocationSetView, loc: MemoryLocationView) -> None:
+    """A size past 64 bits is a violation, not a reason to skip the checks.
+
+    ``bytes_per_partition`` is None only when dtype size × the non-partition
+    dims overflows (an unknown dtype is refused when the module is read).
+    """
+    if s.bytes_per_partition is not None:
+        return
+    pd = s.partition_dim or 0
+    elems = 1
+    for i, d in enumerate(s.tensor_shape):
+        if i != pd:
+            elems *= d
+    ctx.add(
+        fn,
+        loc.name,
+        Rule.SIZE_OVERFLOW,
+        "Tensor size overflow",
+        f"{s.dtype} set {s.name!r} of shape {list(s.tensor_shape)} (partition dim {pd}) has "
+        f"{elems} elements per partition: its bytes per partition do not fit 64 bits, so "
+        f"its {loc.type} footprint cannot be placed",
+    )
+
+
+def check_locations(ctx: _Ctx, fn: FunctionView) -> None:
+    """Size, range, partition, bank, alignment and shared-flag checks on every location."""
     for s in fn.allocations:
         for loc in s.locations:
+            _check_size(ctx, fn.name, s, loc)
             if loc.type == "SB":
                 _check_sb(ctx, fn.name, s, loc)
                 _check_on_chip_shared(ctx, fn.name, s, loc)
@@ -415,21 +446,21 @@ def check_locations(ctx: _Ctx, fn: FunctionLike) -> None:
 class _Index:
     """Name lookups of one function's sets and locations."""
 
-    def __init__(self, fn: FunctionLike) -> None:
-        self.sets: dict[str, LocationSetLike] = {}
-        self.locs: dict[str, tuple[LocationSetLike, LocationLike]] = {}
+    def __init__(self, fn: FunctionView) -> None:
+        self.sets: dict[str, MemoryLocationSetView] = {}
+        self.locs: dict[str, tuple[MemoryLocationSetView, MemoryLocationView]] = {}
         for s in fn.allocations:
             self.sets[s.name] = s
             for loc in s.locations:
                 self.locs[loc.name] = (s, loc)
 
         self._resolved: dict[
-            tuple[str | None, str | None], list[tuple[LocationSetLike, LocationLike]]
+            tuple[str | None, str | None], list[tuple[MemoryLocationSetView, MemoryLocationView]]
         ] = {}
 
     def resolve_names(
         self, memref: str | None, memsetref: str | None
-    ) -> list[tuple[LocationSetLike, LocationLike]]:
+    ) -> list[tuple[MemoryLocationSetView, MemoryLocationView]]:
         """The (set, location) pairs an access may touch (memref, else all of memsetref)."""
         key = (memref, memsetref)
         hit = self._resolved.get(key)
@@ -444,16 +475,8 @@ class _Index:
             self._resolved[key] = hit
         return hit
 
-    def set_of(self, memref: str | None, memsetref: str | None) -> LocationSetLike | None:
-        """The set an access names (memsetref, else the set of its memref)."""
-        if memsetref is not None and memsetref in self.sets:
-            return self.sets[memsetref]
-        if memref is not None and memref in self.locs:
-            return self.locs[memref][0]
-        return None
 
-
-def check_instructions(ctx: _Ctx, fn: FunctionLike, lnc: int, cc_sets: dict[str, int]) -> None:  # noqa: C901, PLR0912
+def check_instructions(ctx: _Ctx, fn: FunctionView, lnc: int, cc_sets: dict[str, int]) -> None:  # noqa: C901, PLR0912
     """Matmult input alignment and GPSIMDSB2SB rules; collects CollectiveCompute DRAM sets.
 
     ``cc_sets`` (set name → bytes) accumulates the DRAM sets used by
@@ -512,7 +535,7 @@ def check_instructions(ctx: _Ctx, fn: FunctionLike, lnc: int, cc_sets: dict[str,
                         cc_sets[f"{fn.name}/{s2.name}"] = nbytes
 
 
-def check_sb2sb_moved(ctx: _Ctx, fn: FunctionLike) -> None:
+def check_sb2sb_moved(ctx: _Ctx, fn: FunctionView) -> None:
     """GPSIMDSB2SB moves at most 1024 bytes per partition (contract §3.4).
 
     Measured on what the instruction moves: the most footprint bytes in one
@@ -562,40 +585,76 @@ def check_cc_buffer(ctx: _Ctx, cc_sets: dict[str, int], cc_buffer_mb: int) -> in
 # usage and the module-level DRAM budget
 
 
-def measure(module: ModuleLike, usage: Usage, geo: ArchGeometry) -> None:  # noqa: C901
-    """Fill ``usage`` with the SBUF/PSUM/DRAM use of ``module``."""
-    sb: list[tuple[int, int]] = []
-    banks: list[tuple[int, int]] = []
+class _Measure:
+    """Accumulates one module's footprints for :func:`measure`."""
+
+    def __init__(self, usage: Usage, geo: ArchGeometry) -> None:
+        self.usage = usage
+        self.geo = geo
+        self.sb: list[tuple[int, int]] = []
+        self.banks: list[tuple[int, int]] = []
+        # Placed DRAM byte ranges and unplaced sizes, private and shared.
+        self.dram: dict[bool, list[tuple[int, int]]] = {False: [], True: []}
+        self.dram_unplaced: dict[bool, int] = {False: 0, True: 0}
+
+    def sb_location(
+        self, s: MemoryLocationSetView, loc: MemoryLocationView, bpp: int | None
+    ) -> None:
+        u = self.usage
+        u.sbuf_partitions_high_water = max(
+            u.sbuf_partitions_high_water, (loc.base or 0) + s.partitions
+        )
+        if loc.addr is None or bpp is None:
+            u.sbuf_unplaced += 1
+            return
+        self.sb.append((loc.addr, loc.addr + bpp))
+        u.sbuf_high_water = max(u.sbuf_high_water, loc.addr + bpp)
+
+    def psum_location(self, loc: MemoryLocationView, bpp: int | None) -> None:
+        bank = _bank_of(loc, self.geo.psum_bank_size)
+        if bank is None or bpp is None:
+            return
+        n = psum_bank_count(bpp, self.geo.psum_bank_size)
+        self.banks.append((bank, bank + n))
+        self.usage.psum_bank_high_water = max(self.usage.psum_bank_high_water, bank + n)
+
+    def dram_location(self, s: MemoryLocationSetView, loc: MemoryLocationView) -> None:
+        nbytes = tensor_bytes(s)
+        if nbytes is None:
+            return
+        shared = is_shared_location(s, loc)
+        if loc.addr is None:
+            self.dram_unplaced[shared] += nbytes
+        else:
+            self.dram[shared].append((loc.addr, loc.addr + nbytes))
+
+    def finish(self) -> None:
+        u = self.usage
+        u.sbuf_bytes_per_partition = union_length(self.sb)
+        u.psum_banks_used = union_length(self.banks)
+        u.private_dram_bytes = union_length(self.dram[False]) + self.dram_unplaced[False]
+        u.shared_dram_bytes = union_length(self.dram[True]) + self.dram_unplaced[True]
+
+
+def measure(module: Module, usage: Usage, geo: ArchGeometry) -> None:
+    """Fill ``usage`` with the SBUF/PSUM/DRAM use of ``module``.
+
+    DRAM use (contract §3.4) is the union of the byte ranges of the placed
+    locations — two functions' locations at the same addresses count once —
+    plus the size of each unplaced location; private and shared separately.
+    """
+    acc = _Measure(usage, geo)
     for fn in module.functions:
         for s in fn.allocations:
             bpp = s.bytes_per_partition
             for loc in s.locations:
                 if loc.type == "SB":
-                    usage.sbuf_partitions_high_water = max(
-                        usage.sbuf_partitions_high_water, (loc.base or 0) + s.partitions
-                    )
-                    if loc.addr is None or bpp is None:
-                        usage.sbuf_unplaced += 1
-                        continue
-                    sb.append((loc.addr, loc.addr + bpp))
-                    usage.sbuf_high_water = max(usage.sbuf_high_water, loc.addr + bpp)
+                    acc.sb_location(s, loc, bpp)
                 elif loc.type == "PSUM":
-                    bank = _bank_of(loc, geo.psum_bank_size)
-                    if bank is None or bpp is None:
-                        continue
-                    n = psum_bank_count(bpp, geo.psum_bank_size)
-                    banks.append((bank, bank + n))
-                    usage.psum_bank_high_water = max(usage.psum_bank_high_water, bank + n)
+                    acc.psum_location(loc, bpp)
                 elif loc.type == "DRAM":
-                    nbytes = tensor_bytes(s)
-                    if nbytes is None:
-                        continue
-                    if is_shared_location(s, loc):
-                        usage.shared_dram_bytes += nbytes
-                    else:
-                        usage.private_dram_bytes += nbytes
-    usage.sbuf_bytes_per_partition = union_length(sb)
-    usage.psum_banks_used = union_length(banks)
+                    acc.dram_location(s, loc)
+    acc.finish()
 
 
 def check_dram_budget(ctx: _Ctx, usage: Usage) -> None:
@@ -615,7 +674,7 @@ def check_dram_budget(ctx: _Ctx, usage: Usage) -> None:
 
 
 def check_module(
-    module: ModuleLike, core: int, geo: ArchGeometry, lnc: int, cc_buffer_mb: int = 500
+    module: Module, core: int, geo: ArchGeometry, lnc: int, cc_buffer_mb: int = 500
 ) -> Usage:
     """Run every check on one concretized module; returns its :class:`Usage`.
 
@@ -637,7 +696,7 @@ def check_module(
 
 
 def check_modules(
-    modules: Sequence[tuple[ModuleLike, int, ArchGeometry]], lnc: int, cc_buffer_mb: int = 500
+    modules: Sequence[tuple[Module, int, ArchGeometry]], lnc: int, cc_buffer_mb: int = 500
 ) -> list[Usage]:
     """:func:`check_module` over (module, core, geometry) triples."""
     return [check_module(m, c, g, lnc, cc_buffer_mb) for m, c, g in modules]

@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lncsplit._core import Module
 from lncsplit.errors import LncsplitError
-from lncsplit.memory._types import ModuleLike
 from lncsplit.memory.arch import ArchGeometry, canonical_arch, geometry
 from lncsplit.memory.checks import Usage, Violation, check_module
 
@@ -149,7 +149,7 @@ class MemoryCheckError(LncsplitError):
 
 
 def check_memory(
-    modules: Sequence[ModuleLike] | ModuleLike,
+    modules: Sequence[Module] | Module,
     arch: str | None = None,
     *,
     lnc: int | None = None,
@@ -171,7 +171,7 @@ def check_memory(
     reported, never raised; an unknown arch name raises
     :class:`~lncsplit.memory.arch.UnknownArchError`.
     """
-    mods: list[ModuleLike] = [modules] if hasattr(modules, "functions") else list(modules)  # type: ignore[list-item]
+    mods: list[Module] = [modules] if isinstance(modules, Module) else list(modules)
     override: ArchGeometry | None = geometry(arch) if arch is not None else None
     raw = [m.neuron_core_id for m in mods]
     if lnc is None:

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from lncsplit._core import FunctionView, MemoryLocationSetView, MemoryLocationView, Module
 from lncsplit.errors import LncsplitError
-from lncsplit.memory._types import FunctionLike, LocationLike, LocationSetLike, ModuleLike
 from lncsplit.memory.checks import tensor_bytes
 
 logger = logging.getLogger("lncsplit.memory")
@@ -67,30 +68,30 @@ def _align(x: int, a: int) -> int:
     return -(-x // a) * a
 
 
-def _core_of(module: ModuleLike, index: int) -> int:
+def _core_of(module: Module, index: int) -> int:
     c = module.neuron_core_id
     return index if c is None else c
 
 
-def _by_core(core_modules: Sequence[ModuleLike]) -> dict[int, ModuleLike]:
-    out: dict[int, ModuleLike] = {}
+def _by_core(core_modules: Sequence[Module]) -> dict[int, Module]:
+    out: dict[int, Module] = {}
     for i, m in enumerate(core_modules):
         out.setdefault(_core_of(m, i), m)
     return out
 
 
-def is_shared_dram(s: LocationSetLike, loc: LocationLike) -> bool:
+def is_shared_dram(s: MemoryLocationSetView, loc: MemoryLocationView) -> bool:
     """A shared DRAM tensor: a DRAM location whose set is Shared or already flagged."""
     return loc.type == "DRAM" and (
         (s.addr_space or "Local") == "Shared" or bool(loc.is_shared_post_dram_alloc)
     )
 
 
-def _shared_locations(fn: FunctionLike) -> list[tuple[LocationSetLike, LocationLike]]:
+def _shared_locations(fn: FunctionView) -> list[tuple[MemoryLocationSetView, MemoryLocationView]]:
     return [(s, loc) for s in fn.allocations for loc in s.locations if is_shared_dram(s, loc)]
 
 
-def allocate_shared_dram(core_modules: Sequence[ModuleLike], lnc: int) -> None:  # noqa: C901
+def allocate_shared_dram(core_modules: Sequence[Module], lnc: int) -> None:
     """Order 82: place each shared DRAM tensor once on core 0; remote-target it elsewhere.
 
     ``core_modules`` are the N per-core modules of one split module (core ``c``
@@ -107,66 +108,74 @@ def allocate_shared_dram(core_modules: Sequence[ModuleLike], lnc: int) -> None: 
     cores = _by_core(core_modules)
     owner = cores.get(OWNER_CORE)
     if owner is not None:
-        pending: list[tuple[LocationSetLike, LocationLike]] = []
-        top = SHARED_REGION_BASE
-        for fn in owner.functions:
-            for s, loc in _shared_locations(fn):
-                if loc.allocated and loc.addr is not None:
-                    nbytes = tensor_bytes(s) or 0
-                    top = max(top, loc.addr + max(nbytes, 1))
-                    loc.is_shared_post_dram_alloc = True
-                else:
-                    pending.append((s, loc))
-        top = _align(top, SHARED_REGION_ALIGN)
-        for s, loc in pending:
-            nbytes = tensor_bytes(s) or 0
-            loc.addr = top
-            loc.allocated = True
-            loc.is_shared_post_dram_alloc = True
-            logger.debug(
-                "Allocated shared tensor %s on core %d at address %#x (%d bytes)",
-                loc.name,
-                OWNER_CORE,
-                top,
-                nbytes,
-            )
-            top = _align(top + max(nbytes, 1), SHARED_REGION_ALIGN)
+        _place_on_owner(owner)
     for core in sorted(cores):
-        if core == OWNER_CORE:
-            continue
-        marked = False
-        for fn in cores[core].functions:
-            for _s, loc in _shared_locations(fn):
-                if not marked:
-                    logger.info(
-                        "Skipping shared tensor allocations on core %d, "
-                        "marking as remoteLocalTarget instead",
-                        core,
-                    )
-                    marked = True
+        if core != OWNER_CORE:
+            _defer_to_owner(core, cores[core])
+
+
+def _place_on_owner(owner: Module) -> None:
+    """Bump-allocate core 0's unplaced shared tensors past its already placed ones."""
+    pending: list[tuple[MemoryLocationSetView, MemoryLocationView]] = []
+    top = SHARED_REGION_BASE
+    for fn in owner.functions:
+        for s, loc in _shared_locations(fn):
+            if loc.allocated and loc.addr is not None:
+                top = max(top, loc.addr + max(tensor_bytes(s) or 0, 1))
                 loc.is_shared_post_dram_alloc = True
-                loc.remote_local_target = {"name": loc.name, "core": OWNER_CORE}
+            else:
+                pending.append((s, loc))
+    top = _align(top, SHARED_REGION_ALIGN)
+    for s, loc in pending:
+        nbytes = tensor_bytes(s) or 0
+        loc.addr = top
+        loc.allocated = True
+        loc.is_shared_post_dram_alloc = True
+        logger.debug(
+            "Allocated shared tensor %s on core %d at address %#x (%d bytes)",
+            loc.name,
+            OWNER_CORE,
+            top,
+            nbytes,
+        )
+        top = _align(top + max(nbytes, 1), SHARED_REGION_ALIGN)
+
+
+def _defer_to_owner(core: int, module: Module) -> None:
+    """Point every shared tensor of ``core`` at core 0's (logged once per core)."""
+    marked = False
+    for fn in module.functions:
+        for _s, loc in _shared_locations(fn):
+            if not marked:
+                logger.info(
+                    "Skipping shared tensor allocations on core %d, "
+                    "marking as remoteLocalTarget instead",
+                    core,
+                )
+                marked = True
+            loc.is_shared_post_dram_alloc = True
+            loc.remote_local_target = {"name": loc.name, "core": OWNER_CORE}
 
 
 class _TargetIndex:
     """Lazy per-(core, function) name → location maps, built once per sync."""
 
-    def __init__(self, cores: dict[int, ModuleLike]) -> None:
+    def __init__(self, cores: dict[int, Module]) -> None:
         self.cores = cores
-        self._fns: dict[int, dict[str, FunctionLike]] = {}
-        self._locs: dict[tuple[int, str], dict[str, LocationLike]] = {}
+        self._fns: dict[int, dict[str, FunctionView]] = {}
+        self._locs: dict[tuple[int, str], dict[str, MemoryLocationView]] = {}
 
-    def function(self, core: int, name: str) -> FunctionLike | None:
+    def function(self, core: int, name: str) -> FunctionView | None:
         if core not in self._fns:
             self._fns[core] = {}
             for fn in self.cores[core].functions:
                 self._fns[core].setdefault(fn.name, fn)
         return self._fns[core].get(name)
 
-    def location(self, core: int, fn: FunctionLike, name: str) -> LocationLike | None:
+    def location(self, core: int, fn: FunctionView, name: str) -> MemoryLocationView | None:
         key = (core, fn.name)
         if key not in self._locs:
-            table: dict[str, LocationLike] = {}
+            table: dict[str, MemoryLocationView] = {}
             for s in fn.allocations:
                 for loc in s.locations:
                     table.setdefault(loc.name, loc)
@@ -174,7 +183,7 @@ class _TargetIndex:
         return self._locs[key].get(name)
 
 
-def sync_shared_allocations(core_modules: Sequence[ModuleLike], lnc: int) -> None:  # noqa: C901
+def sync_shared_allocations(core_modules: Sequence[Module], lnc: int) -> None:
     """Order 83: copy addr, bank and base from each shared location's remote target.
 
     Skipped when ``lnc == 1``. For every core, function and location with
@@ -202,67 +211,82 @@ def sync_shared_allocations(core_modules: Sequence[ModuleLike], lnc: int) -> Non
         for fn in module.functions:
             for s in fn.allocations:
                 for loc in s.locations:
-                    if not loc.is_shared_post_dram_alloc:
-                        continue
-                    where = (
-                        f"memloc {loc.name!r} of function {fn.name!r} in module "
-                        f"{module.name!r} (core {core})"
-                    )
-                    rlt = loc.remote_local_target
-                    if rlt is None:
-                        if core == OWNER_CORE or (loc.allocated and loc.addr is not None):
-                            continue  # the owner's own placement (checked via its peers)
-                        raise SharedAllocationError(
-                            f"Shared {where} has no remote local target and no allocation",
-                            module=module.name,
-                            core=core,
-                            function=fn.name,
-                            location=loc.name,
-                        )
-                    tname = str(rlt.get("name"))
-                    tcore_raw = rlt.get("core")
-                    tcore = tcore_raw if isinstance(tcore_raw, int) else -1
-                    target_module = cores.get(tcore)
-                    if target_module is None:
-                        raise SharedAllocationError(
-                            f"Remote local target {tname!r} of {where} names core {tcore_raw!r}, "
-                            f"which is not among the {len(cores)} core modules",
-                            module=module.name,
-                            core=core,
-                            function=fn.name,
-                            location=loc.name,
-                        )
-                    tfn = index.function(tcore, fn.name)
-                    target = index.location(tcore, tfn, tname) if tfn is not None else None
-                    if target is None:
-                        missing = f"function {fn.name!r}" if tfn is None else f"memloc {tname!r}"
-                        raise SharedAllocationError(
-                            f"Remote local target {tname!r} of {where} not found: core {tcore} "
-                            f"module {target_module.name!r} has no {missing}",
-                            module=module.name,
-                            core=core,
-                            function=fn.name,
-                            location=loc.name,
-                        )
-                    if not target.allocated or target.addr is None:
-                        raise SharedAllocationError(
-                            f"Remote local target {tname!r} on core {tcore} of {where} is not "
-                            "allocated",
-                            module=module.name,
-                            core=core,
-                            function=fn.name,
-                            location=loc.name,
-                        )
-                    loc.addr = target.addr
-                    loc.bank = target.bank
-                    loc.base = target.base
-                    loc.allocated = True
-                    logger.info(
-                        "Assigned memloc %s to address %#x based on its remote local target %s",
-                        loc.name,
-                        target.addr,
-                        tname,
-                    )
+                    if loc.is_shared_post_dram_alloc:
+                        _sync_location(index, _Site(module, core, fn, loc))
+
+
+@dataclass(frozen=True)
+class _Site:
+    """One shared location being synced, for its error messages."""
+
+    module: Module
+    core: int
+    fn: FunctionView
+    loc: MemoryLocationView
+
+    @property
+    def where(self) -> str:
+        return (
+            f"memloc {self.loc.name!r} of function {self.fn.name!r} in module "
+            f"{self.module.name!r} (core {self.core})"
+        )
+
+    def error(self, message: str) -> SharedAllocationError:
+        return SharedAllocationError(
+            message,
+            module=self.module.name,
+            core=self.core,
+            function=self.fn.name,
+            location=self.loc.name,
+        )
+
+
+def _sync_location(index: _TargetIndex, site: _Site) -> None:
+    """Copy addr, bank and base from the location's remote target (see above)."""
+    loc = site.loc
+    rlt = loc.remote_local_target
+    if rlt is None:
+        if site.core == OWNER_CORE or (loc.allocated and loc.addr is not None):
+            return  # the owner's own placement (checked via its peers)
+        raise site.error(f"Shared {site.where} has no remote local target and no allocation")
+    tname = str(rlt.get("name"))
+    target = _resolve_target(index, site, tname, rlt.get("core"))
+    loc.addr = target.addr
+    loc.bank = target.bank
+    loc.base = target.base
+    loc.allocated = True
+    logger.info(
+        "Assigned memloc %s to address %#x based on its remote local target %s",
+        loc.name,
+        target.addr,
+        tname,
+    )
+
+
+def _resolve_target(
+    index: _TargetIndex, site: _Site, tname: str, tcore_raw: object
+) -> MemoryLocationView:
+    """The allocated location ``tname`` of the same function on core ``tcore_raw``."""
+    tcore = tcore_raw if isinstance(tcore_raw, int) else -1
+    target_module = index.cores.get(tcore)
+    if target_module is None:
+        raise site.error(
+            f"Remote local target {tname!r} of {site.where} names core {tcore_raw!r}, "
+            f"which is not among the {len(index.cores)} core modules"
+        )
+    tfn = index.function(tcore, site.fn.name)
+    target = index.location(tcore, tfn, tname) if tfn is not None else None
+    if target is None:
+        missing = f"function {site.fn.name!r}" if tfn is None else f"memloc {tname!r}"
+        raise site.error(
+            f"Remote local target {tname!r} of {site.where} not found: core {tcore} "
+            f"module {target_module.name!r} has no {missing}"
+        )
+    if not target.allocated or target.addr is None:
+        raise site.error(
+            f"Remote local target {tname!r} on core {tcore} of {site.where} is not allocated"
+        )
+    return target
 
 
 __all__ = [

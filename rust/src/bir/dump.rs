@@ -33,7 +33,7 @@ pub fn write_module<W: std::io::Write>(m: &Module, version: u32, w: W) -> Result
     }
     serde_json::to_writer(w, &ModuleSer { m, version }).map_err(|e| {
         if e.is_io() {
-            return Error::Io(e.to_string());
+            return Error::from(std::io::Error::from(e));
         }
         let msg = e.to_string();
         Error::pelican(msg, "QuasiAffineExpr.cpp")

@@ -1165,7 +1165,7 @@ pub fn generate_corpus(
 
 /// [`generate_corpus`] with every option: module k is `opts` with `index` k.
 pub fn generate_corpus_with(dir: &Path, modules: usize, opts: &GenOptions) -> Result<Vec<std::path::PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut out = Vec::with_capacity(modules);
     for k in 0..modules {
         let m = generate_module(&GenOptions {

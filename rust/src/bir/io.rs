@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::{load_module, write_module, Module};
 use crate::error::{Error, Result};
 
-fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Io(format!("{}: {e}", path.display()))
+fn io_err(path: &Path, e: std::io::Error) -> Error {
+    Error::io(path, e)
 }
 
 /// Read and parse a module file.
@@ -35,13 +35,28 @@ fn temp_path(path: &Path) -> PathBuf {
     dir.join(format!(".{base}.{}.{n}.tmp", std::process::id()))
 }
 
+/// The temporary file could not be created: name what the user wrote — the
+/// target, and its directory when that is what is missing — not the
+/// temporary file.
+fn create_err(path: &Path, tmp: &Path, e: std::io::Error) -> Error {
+    let dir = tmp.parent().unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        // The OS error (ENOENT) kept, filed under the missing directory.
+        return io_err(dir, e);
+    }
+    io_err(path, e)
+}
+
 /// Write `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, f: impl FnOnce(&mut BufWriter<&File>) -> Result<()>) -> Result<()> {
     if path.file_name().is_none() {
-        return Err(io_err(path, "not a file path"));
+        return Err(io_err(
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"),
+        ));
     }
     let tmp = temp_path(path);
-    let file = File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
+    let file = File::create(&tmp).map_err(|e| create_err(path, &tmp, e))?;
     let r = (|| {
         let mut w = BufWriter::with_capacity(1 << 20, &file);
         f(&mut w)?;
@@ -58,10 +73,5 @@ pub fn write_atomic(path: &Path, f: impl FnOnce(&mut BufWriter<&File>) -> Result
 
 /// Serialize a module straight into `path`, atomically.
 pub fn write_module_atomic(m: &Module, path: &Path, version: u32) -> Result<()> {
-    write_atomic(path, |w| {
-        write_module(m, version, w).map_err(|e| match e {
-            Error::Io(msg) => io_err(path, msg),
-            other => other,
-        })
-    })
+    write_atomic(path, |w| write_module(m, version, w).map_err(|e| e.with_path(path)))
 }

@@ -71,6 +71,23 @@ pub struct Module {
     pub ctx: Context,
 }
 
+impl Default for Module {
+    /// A cheap empty module (for `std::mem::take`).
+    fn default() -> Self {
+        Module {
+            version: 2,
+            name: String::new(),
+            arch: Arch::Gen3,
+            arch_given: false,
+            artifact_path: None,
+            attributes: None,
+            functions: Vec::new(),
+            extra: None,
+            ctx: Context::new(),
+        }
+    }
+}
+
 /// ModuleAttribute name of the concrete core id (ordinal 16 in the wiki).
 pub const NEURON_CORE_ID: &str = "neuron_core_id";
 

@@ -20,6 +20,9 @@ use crate::pelican::{Context, ExprId, Node};
 pub const CONFLICTING_PARAMS: u32 = 9001;
 pub const BAD_GROWTH: u32 = 9002;
 pub const BAD_PARAMS: u32 = 9003;
+/// A writer of a replicated set whose output argument cannot be shifted to
+/// the replicas (a kind lncsplit carries without modelling, or no `addrs`).
+pub const UNSHIFTABLE_WRITER: u32 = 9004;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReplicationParams {
@@ -208,14 +211,59 @@ fn increase_ifmap_memset_size(
     }
     let ctx = &mut m.ctx;
     let f = &mut m.functions[fi];
+    let geo = f
+        .memory_location_set(set)
+        .map(SetGeometry::of)
+        .unwrap_or(SetGeometry { elems: 1, elem_size: 1 });
     let mut names: HashSet<Arc<str>> = HashSet::new();
     f.walk(&mut |i| {
         names.insert(i.name.clone());
     });
+    let mut x = Expansion {
+        ctx,
+        set,
+        p,
+        geo,
+        names: &mut names,
+    };
     for b in &mut f.basic_blocks {
-        expand_block(ctx, b, set, p, &mut names)?;
+        x.expand_block(b)?;
     }
     Ok(())
+}
+
+/// The replicated set's layout: F elements per partition of `elem_size` bytes
+/// (contract §3.6 footprints: partition-major, F = product of the other dims).
+#[derive(Clone, Copy)]
+struct SetGeometry {
+    elems: i64,
+    elem_size: i64,
+}
+
+impl SetGeometry {
+    fn of(s: &crate::bir::MemoryLocationSet) -> Self {
+        let pd = s.partition_dim();
+        let elems = s
+            .tensor_shape
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != pd)
+            .try_fold(1i64, |acc, (_, &d)| acc.checked_mul(d))
+            .unwrap_or(i64::MAX);
+        SetGeometry {
+            elems,
+            elem_size: crate::bir::dtype::dtype_size(&s.dtype).unwrap_or(1),
+        }
+    }
+}
+
+/// One set's expansion over a function: the state `expand_block` threads.
+struct Expansion<'a> {
+    ctx: &'a mut Context,
+    set: &'a str,
+    p: ReplicationParams,
+    geo: SetGeometry,
+    names: &'a mut HashSet<Arc<str>>,
 }
 
 fn reads_set(inst: &Instruction, set: &str) -> bool {
@@ -226,32 +274,130 @@ fn writes_set<'a>(inst: &'a Instruction, set: &str) -> Option<&'a Argument> {
     inst.outs.iter().find(|a| a.memsetref() == Some(set))
 }
 
-fn expand_block(
-    ctx: &mut Context,
-    b: &mut Block,
-    set: &str,
-    p: ReplicationParams,
-    names: &mut HashSet<Arc<str>>,
-) -> Result<()> {
-    let mut out = Vec::with_capacity(b.instructions.len());
-    for mut inst in std::mem::take(&mut b.instructions) {
-        if let OpFields::Loop { blocks, .. } = &mut inst.op {
-            for nb in blocks.iter_mut() {
-                expand_block(ctx, nb, set, p, names)?;
+impl Expansion<'_> {
+    fn expand_block(&mut self, b: &mut Block) -> Result<()> {
+        let mut out = Vec::with_capacity(b.instructions.len());
+        for mut inst in std::mem::take(&mut b.instructions) {
+            if let OpFields::Loop { blocks, .. } = &mut inst.op {
+                for nb in blocks.iter_mut() {
+                    self.expand_block(nb)?;
+                }
+            }
+            if inst.opcode.is_matmult() && reads_set(&inst, self.set) {
+                expand_replicated_ap(&mut inst, self.set, self.p);
+            }
+            let copies = match writes_set(&inst, self.set) {
+                Some(arg) => self.replicated_copies(&inst, arg)?,
+                None => Vec::new(),
+            };
+            out.push(inst);
+            out.extend(copies);
+        }
+        b.instructions = out;
+        Ok(())
+    }
+
+    /// replace_with_replicated_copy (contract §3.2): when the writer spans all
+    /// `rows` partitions and `shift` == rows, one DMACopy `<writer>_replicate`
+    /// writing replicas 1…R−1 at once; otherwise one copy per replica r,
+    /// `<writer>_replicate_<r>`, writing the writer's own AP shifted by
+    /// r·shift partitions. Each reads the writer's output AP and carries the
+    /// writer's predicates.
+    fn replicated_copies(&mut self, writer: &Instruction, out: &Argument) -> Result<Vec<Instruction>> {
+        let p = self.p;
+        if p.shift == p.rows && self.spans_all_rows(writer, out)? {
+            let mut dst = self.shifted_arg(writer, out, p.shift)?;
+            set_partition_count(&mut dst, p.rows * (p.resolution - 1));
+            let name = unique_name(format!("{}_replicate", writer.name), self.names);
+            return Ok(vec![replicate_copy(name, writer, out, dst)]);
+        }
+        let mut copies = Vec::with_capacity((p.resolution - 1).max(0) as usize);
+        for r in 1..p.resolution {
+            let by = r.checked_mul(p.shift).ok_or_else(|| Error::overflow("replica shift"))?;
+            let dst = self.shifted_arg(writer, out, by)?;
+            let name = unique_name(format!("{}_replicate_{r}", writer.name), self.names);
+            copies.push(replicate_copy(name, writer, out, dst));
+        }
+        Ok(copies)
+    }
+
+    /// Does the writer's output cover partitions 0…rows−1 exactly: start at
+    /// partition 0, `ap[0] = [F, rows]` (steps are flat element strides)?
+    fn spans_all_rows(&self, writer: &Instruction, out: &Argument) -> Result<bool> {
+        let rows = self.p.rows;
+        let first = out.ap().and_then(|ap| ap.first().copied());
+        let Some([step, num]) = first else {
+            return Ok(false);
+        };
+        if num != rows || (rows > 1 && step != self.geo.elems) {
+            return Ok(false);
+        }
+        Ok(match out {
+            Argument::Symbolic(s) => s.addrs.first().and_then(|&a| self.ctx.as_constant(a)) == Some(0),
+            Argument::Physical(ph) => {
+                let row_bytes = self.row_bytes(writer)?;
+                (0..row_bytes).contains(&ph.offset.unwrap_or(0))
+            }
+            _ => false,
+        })
+    }
+
+    /// Bytes of one partition of the set: F · element size.
+    fn row_bytes(&self, writer: &Instruction) -> Result<i64> {
+        self.geo.elems.checked_mul(self.geo.elem_size).ok_or_else(|| {
+            Error::neuron_at(
+                BAD_GROWTH,
+                "bytes per partition fit 64 bits",
+                loc("replace_with_replicated_copy"),
+                format!("set {} written by {}", self.set, writer.name),
+            )
+        })
+    }
+
+    /// The writer's output argument moved `by` partitions: `addrs[0] + by` for
+    /// a `symbolic_ap`, `offset + by·F·element size` for a `physical_ap`.
+    fn shifted_arg(&mut self, writer: &Instruction, out: &Argument, by: i64) -> Result<Argument> {
+        let mut dst = out.clone();
+        match &mut dst {
+            Argument::Symbolic(s) if !s.addrs.is_empty() => {
+                s.addrs[0] = shifted(self.ctx, s.addrs[0], by)?;
+            }
+            Argument::Physical(ph) => {
+                let bytes = self
+                    .row_bytes(writer)?
+                    .checked_mul(by)
+                    .and_then(|b| b.checked_add(ph.offset.unwrap_or(0)))
+                    .ok_or_else(|| Error::overflow("replica offset"))?;
+                ph.offset = Some(bytes);
+            }
+            other => {
+                return Err(Error::neuron_at(
+                    UNSHIFTABLE_WRITER,
+                    "the writer of a replicated set must be a symbolic_ap with addrs or a physical_ap",
+                    loc("replace_with_replicated_copy"),
+                    format!(
+                        "instruction {} writes set {} through a {} argument, which cannot be shifted to the replicas",
+                        writer.name,
+                        self.set,
+                        other.kind_name()
+                    ),
+                ))
             }
         }
-        if inst.opcode.is_matmult() && reads_set(&inst, set) {
-            expand_replicated_ap(&mut inst, set, p);
-        }
-        let copy = match writes_set(&inst, set) {
-            Some(arg) => Some(replace_with_replicated_copy(ctx, &inst, arg, p, names)?),
-            None => None,
-        };
-        out.push(inst);
-        out.extend(copy);
+        Ok(dst)
     }
-    b.instructions = out;
-    Ok(())
+}
+
+/// `ap[0].num = n` on an access-pattern argument.
+fn set_partition_count(a: &mut Argument, n: i64) {
+    let ap = match a {
+        Argument::Symbolic(s) => &mut s.ap,
+        Argument::Physical(ph) => &mut ph.ap,
+        _ => return,
+    };
+    if let Some(first) = ap.first_mut() {
+        first[1] = n;
+    }
 }
 
 /// expand_replicated_ap: the matmult's ifmap AP spans all replicas.
@@ -293,39 +439,14 @@ fn unique_name(base: String, names: &mut HashSet<Arc<str>>) -> Arc<str> {
     name
 }
 
-/// replace_with_replicated_copy: one DMACopy (mode Replicate) after the
-/// writer, reading the writer's output AP and writing replicas 1…R−1,
-/// carrying the writer's predicates.
-fn replace_with_replicated_copy(
-    ctx: &mut Context,
-    writer: &Instruction,
-    out: &Argument,
-    p: ReplicationParams,
-    names: &mut HashSet<Arc<str>>,
-) -> Result<Instruction> {
-    let src = out.clone();
-    let mut dst = out.clone();
-    match &mut dst {
-        Argument::Symbolic(s) => {
-            if let Some(a0) = s.addrs.first_mut() {
-                *a0 = shifted(ctx, *a0, p.shift)?;
-            }
-            if let Some(first) = s.ap.first_mut() {
-                first[1] = p.rows * (p.resolution - 1);
-            }
-        }
-        Argument::Physical(ph) => {
-            if let Some(first) = ph.ap.first_mut() {
-                first[1] = p.rows * (p.resolution - 1);
-            }
-        }
-        _ => {}
-    }
-    Ok(Instruction {
-        name: unique_name(format!("{}_replicate", writer.name), names),
+/// One DMACopy in Replicate mode after `writer`: reads the writer's output
+/// AP, writes `dst`, carries the writer's predicates.
+fn replicate_copy(name: Arc<str>, writer: &Instruction, src: &Argument, dst: Argument) -> Instruction {
+    Instruction {
+        name,
         opcode: Opcode::DMA_COPY,
         engine: None,
-        ins: vec![src],
+        ins: vec![src.clone()],
         outs: vec![dst],
         indirection_ins: None,
         predicates: writer.predicates.clone(),
@@ -334,5 +455,5 @@ fn replace_with_replicated_copy(
             mode: Some(Arc::from("Replicate")),
         },
         extra: None,
-    })
+    }
 }

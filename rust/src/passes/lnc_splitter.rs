@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use crate::bir::{Argument, Block, Function, Instruction, IntOrExpr, Module, OpFields};
 use crate::error::{Error, Result};
+use crate::passes::carried_shards::CarriedBinder;
 use crate::pelican::{eval_mask, Bindings, Context, ExprId, Node};
 
 /// How the per-core copies are made.
@@ -105,13 +106,19 @@ pub fn split_module(orig: &mut Module, opts: &SplitOptions) -> Result<Vec<Module
     // All clones are taken before the original is mutated, so every core
     // starts from the same state. With the structural clone, cloning and
     // concretizing are fused per instruction (one pass over memory instead of
-    // two, and pruned instructions are never copied).
+    // two, and pruned instructions are never copied). ShardIds in carried
+    // fields are bound on the way; core 0's clone also tries the original's
+    // core N−1 on them, so a field that cannot be bound is refused (9007)
+    // before the original is touched.
+    let last = (n - 1) as i64;
+    let orig_ro: &Module = orig;
     let make = |c: usize| -> Result<Module> {
+        let probe = (c == 0).then_some(last);
         match opts.clone {
-            CloneMode::Structural => clone_concretized(orig, c as i64),
+            CloneMode::Structural => clone_concretized_probing(orig_ro, c as i64, probe),
             CloneMode::Json => {
-                let mut m = clone_module(orig, CloneMode::Json)?;
-                concretize_module(&mut m, c as i64)?;
+                let mut m = clone_module(orig_ro, CloneMode::Json)?;
+                concretize_probing(&mut m, c as i64, probe)?;
                 Ok(m)
             }
         }
@@ -121,7 +128,7 @@ pub fn split_module(orig: &mut Module, opts: &SplitOptions) -> Result<Vec<Module
     } else {
         (0..n - 1).map(make).collect::<Result<_>>()?
     };
-    concretize_module(orig, (n - 1) as i64)?;
+    concretize_module(orig, last)?;
     Ok(clones)
 }
 
@@ -162,23 +169,28 @@ fn stamp_core(m: &mut Module, core: i64) {
 /// this core is never kept. The result is identical to
 /// `concretize_module(&mut src.clone(), core)`.
 pub fn clone_concretized(src: &Module, core: i64) -> Result<Module> {
+    clone_concretized_probing(src, core, None)
+}
+
+fn clone_concretized_probing(src: &Module, core: i64, probe: Option<i64>) -> Result<Module> {
     let mut ctx = src.ctx.clone();
-    let mut memo: HashMap<ExprId, ExprId> = HashMap::new();
+    let mut cz = Concretizer::new(&mut ctx, core, CarriedBinder::new(src.version, core, probe));
     let mut functions = Vec::with_capacity(src.functions.len());
     for f in &src.functions {
-        let mut deleted: HashSet<Arc<str>> = HashSet::new();
+        cz.deleted.clear();
         let mut blocks = Vec::with_capacity(f.basic_blocks.len());
         for b in &f.basic_blocks {
-            let instructions =
-                concretize_instructions(&mut ctx, b.instructions.iter().cloned(), core, &mut memo, &mut deleted)?;
-            blocks.push(Block {
+            let instructions = cz.instructions(b.instructions.iter().cloned())?;
+            let mut block = Block {
                 name: b.name.clone(),
                 instructions,
                 extra: b.extra.clone(),
-            });
+            };
+            cz.carried.block(&mut block)?;
+            blocks.push(block);
         }
-        if !deleted.is_empty() {
-            drop_dangling_dependencies(&mut blocks, &deleted);
+        if !cz.deleted.is_empty() {
+            drop_dangling_dependencies(&mut blocks, &cz.deleted);
         }
         functions.push(Function {
             name: f.name.clone(),
@@ -189,6 +201,7 @@ pub fn clone_concretized(src: &Module, core: i64) -> Result<Module> {
             extra: f.extra.clone(),
         });
     }
+    let mut carried = cz.carried;
     let mut m = Module {
         version: src.version,
         name: src.name.clone(),
@@ -201,139 +214,166 @@ pub fn clone_concretized(src: &Module, core: i64) -> Result<Module> {
         ctx,
     };
     stamp_core(&mut m, core);
+    carried.module_level(&mut m)?;
     Ok(m)
 }
 
-/// concretizeModule: specialize a module to `core`, in the seed's order.
+/// concretizeModule: specialize a module to `core`, in the seed's order;
+/// ShardIds in carried-through fields are bound too.
 pub fn concretize_module(m: &mut Module, core: i64) -> Result<()> {
+    concretize_probing(m, core, None)
+}
+
+fn concretize_probing(m: &mut Module, core: i64, probe: Option<i64>) -> Result<()> {
     // (4a) stamp the core id; (4b) per-core rename and artifact path.
     stamp_core(m, core);
     // (4c) walk, concretize, prune; then clear the shard-id sets.
-    let mut memo: HashMap<ExprId, ExprId> = HashMap::new();
-    let ctx = &mut m.ctx;
+    let mut cz = Concretizer::new(&mut m.ctx, core, CarriedBinder::new(m.version, core, probe));
     for f in &mut m.functions {
-        let mut deleted: HashSet<Arc<str>> = HashSet::new();
+        cz.deleted.clear();
         for b in &mut f.basic_blocks {
-            concretize_block(ctx, b, core, &mut memo, &mut deleted)?;
+            cz.block(b)?;
         }
-        if !deleted.is_empty() {
-            drop_dangling_dependencies(&mut f.basic_blocks, &deleted);
+        if !cz.deleted.is_empty() {
+            drop_dangling_dependencies(&mut f.basic_blocks, &cz.deleted);
         }
         f.shard_ids.clear();
     }
-    Ok(())
+    let mut carried = cz.carried;
+    carried.module_level(m)
 }
 
-/// Concretize a sequence of instructions for `core`: returns the kept ones
-/// and records the names of the deleted ones. Serves both the in-place walk
-/// (instructions moved out of their block) and the fused clone (instructions
-/// cloned from the source one at a time).
-fn concretize_instructions(
-    ctx: &mut Context,
-    insts: impl ExactSizeIterator<Item = Instruction>,
+/// One core's concretize walk: its expression arena, the memo of bound
+/// expressions, the names deleted in the current function, and the binder of
+/// carried-through fields.
+struct Concretizer<'a> {
+    ctx: &'a mut Context,
     core: i64,
-    memo: &mut HashMap<ExprId, ExprId>,
-    deleted: &mut HashSet<Arc<str>>,
-) -> Result<Vec<Instruction>> {
-    let mut kept = Vec::with_capacity(insts.len());
-    for mut inst in insts {
-        if concretize_instruction(ctx, &mut inst, core, memo, deleted)? {
-            deleted.insert(inst.name.clone());
-        } else {
-            kept.push(inst);
+    memo: HashMap<ExprId, ExprId>,
+    deleted: HashSet<Arc<str>>,
+    carried: CarriedBinder,
+}
+
+impl<'a> Concretizer<'a> {
+    fn new(ctx: &'a mut Context, core: i64, carried: CarriedBinder) -> Self {
+        Concretizer {
+            ctx,
+            core,
+            memo: HashMap::new(),
+            deleted: HashSet::new(),
+            carried,
         }
     }
-    Ok(kept)
-}
 
-/// Walk a block in place: returns how many instructions were deleted from it.
-fn concretize_block(
-    ctx: &mut Context,
-    b: &mut Block,
-    core: i64,
-    memo: &mut HashMap<ExprId, ExprId>,
-    deleted: &mut HashSet<Arc<str>>,
-) -> Result<usize> {
-    let before = b.instructions.len();
-    let insts = std::mem::take(&mut b.instructions);
-    b.instructions = concretize_instructions(ctx, insts.into_iter(), core, memo, deleted)?;
-    Ok(before - b.instructions.len())
-}
-
-fn bind(ctx: &mut Context, e: &mut ExprId, core: i64, memo: &mut HashMap<ExprId, ExprId>) -> Result<()> {
-    *e = ctx.update_shard_id_memo(*e, core, memo)?;
-    Ok(())
-}
-
-fn bind_field(
-    ctx: &mut Context,
-    f: &mut Option<IntOrExpr>,
-    core: i64,
-    memo: &mut HashMap<ExprId, ExprId>,
-) -> Result<()> {
-    if let Some(IntOrExpr::Expr(e)) = f {
-        bind(ctx, e, core, memo)?;
-    }
-    Ok(())
-}
-
-/// concretizeInstruction: bind the shard everywhere in the instruction and
-/// return whether it is to be DELETED on this core (`evalMask() ^ 1`).
-pub fn concretize_instruction(
-    ctx: &mut Context,
-    inst: &mut Instruction,
-    core: i64,
-    memo: &mut HashMap<ExprId, ExprId>,
-    deleted: &mut HashSet<Arc<str>>,
-) -> Result<bool> {
-    // IT48: a collective carries shard-dependent geometry on the op itself,
-    // bound before the generic argument walk.
-    match &mut inst.op {
-        OpFields::CollectiveCompute {
-            recv_from_rank,
-            send_to_rank,
-            queue,
-            ..
-        } => {
-            bind_field(ctx, recv_from_rank, core, memo)?;
-            bind_field(ctx, send_to_rank, core, memo)?;
-            bind_field(ctx, queue, core, memo)?;
+    /// Concretize a sequence of instructions: returns the kept ones and
+    /// records the names of the deleted ones. Serves both the in-place walk
+    /// (instructions moved out of their block) and the fused clone
+    /// (instructions cloned from the source one at a time).
+    fn instructions(&mut self, insts: impl ExactSizeIterator<Item = Instruction>) -> Result<Vec<Instruction>> {
+        let mut kept = Vec::with_capacity(insts.len());
+        for mut inst in insts {
+            if self.instruction(&mut inst)? {
+                self.deleted.insert(inst.name.clone());
+            } else {
+                kept.push(inst);
+            }
         }
-        OpFields::Matmult {
-            replication_resolution,
-            replication_shift_amnt,
-            replication_num_rows,
-        } => {
-            bind_field(ctx, replication_resolution, core, memo)?;
-            bind_field(ctx, replication_shift_amnt, core, memo)?;
-            bind_field(ctx, replication_num_rows, core, memo)?;
+        Ok(kept)
+    }
+
+    /// Walk a block in place: returns how many instructions were deleted from it.
+    fn block(&mut self, b: &mut Block) -> Result<usize> {
+        self.carried.block(b)?;
+        let before = b.instructions.len();
+        let insts = std::mem::take(&mut b.instructions);
+        b.instructions = self.instructions(insts.into_iter())?;
+        Ok(before - b.instructions.len())
+    }
+
+    fn bind(&mut self, e: &mut ExprId) -> Result<()> {
+        *e = self.ctx.update_shard_id_memo(*e, self.core, &mut self.memo)?;
+        Ok(())
+    }
+
+    fn bind_field(&mut self, f: &mut Option<IntOrExpr>) -> Result<()> {
+        if let Some(IntOrExpr::Expr(e)) = f {
+            self.bind(e)?;
         }
-        _ => {}
+        Ok(())
     }
-    for arg in inst.arguments_mut() {
-        concretize_argument(ctx, arg, core, memo)?;
-    }
-    let bindings = Bindings::shard(core);
-    for p in &mut inst.predicates {
-        bind(ctx, &mut p.expr, core, memo)?;
-    }
-    // IT105: a region is deleted iff it has children and every child was
-    // deleted (the AND-fold of the children's keep bits).
-    if let OpFields::Loop { blocks, .. } = &mut inst.op {
-        let mut children = 0usize;
-        let mut removed = 0usize;
-        for b in blocks.iter_mut() {
-            children += b.instructions.len();
-            removed += concretize_block(ctx, b, core, memo, deleted)?;
+
+    /// concretizeInstruction: bind the shard everywhere in the instruction and
+    /// return whether it is to be DELETED on this core (`evalMask() ^ 1`).
+    fn instruction(&mut self, inst: &mut Instruction) -> Result<bool> {
+        // Carried fields first, pruned or not: every instruction of core 0's
+        // clone is checked against the original's core this way.
+        self.carried.instruction(inst)?;
+        // IT48: a collective carries shard-dependent geometry on the op itself,
+        // bound before the generic argument walk.
+        match &mut inst.op {
+            OpFields::CollectiveCompute {
+                recv_from_rank,
+                send_to_rank,
+                queue,
+                ..
+            } => {
+                self.bind_field(recv_from_rank)?;
+                self.bind_field(send_to_rank)?;
+                self.bind_field(queue)?;
+            }
+            OpFields::Matmult {
+                replication_resolution,
+                replication_shift_amnt,
+                replication_num_rows,
+            } => {
+                self.bind_field(replication_resolution)?;
+                self.bind_field(replication_shift_amnt)?;
+                self.bind_field(replication_num_rows)?;
+            }
+            _ => {}
         }
-        drop_true_predicates(ctx, inst, &bindings)?;
-        return Ok(children > 0 && removed == children);
+        for arg in inst.arguments_mut() {
+            self.argument(arg)?;
+        }
+        let bindings = Bindings::shard(self.core);
+        for p in &mut inst.predicates {
+            self.bind(&mut p.expr)?;
+        }
+        // IT105: a region is deleted iff it has children and every child was
+        // deleted (the AND-fold of the children's keep bits).
+        if let OpFields::Loop { blocks, .. } = &mut inst.op {
+            let mut children = 0usize;
+            let mut removed = 0usize;
+            for b in blocks.iter_mut() {
+                children += b.instructions.len();
+                removed += self.block(b)?;
+            }
+            drop_true_predicates(self.ctx, inst, &bindings)?;
+            return Ok(children > 0 && removed == children);
+        }
+        let delete = eval_mask(self.ctx, &inst.predicates, &bindings)? == 0;
+        if !delete {
+            drop_true_predicates(self.ctx, inst, &bindings)?;
+        }
+        Ok(delete)
     }
-    let delete = eval_mask(ctx, &inst.predicates, &bindings)? == 0;
-    if !delete {
-        drop_true_predicates(ctx, inst, &bindings)?;
+
+    /// concretizeArgument: a symbolic access pattern binds the shard in its
+    /// per-dim `addrs`, `tile_addrs` and `block_addrs`.
+    fn argument(&mut self, arg: &mut Argument) -> Result<()> {
+        if let Argument::Symbolic(ap) = arg {
+            for e in &mut ap.addrs {
+                self.bind(e)?;
+            }
+            if let Some(e) = &mut ap.tile_addrs {
+                self.bind(e)?;
+            }
+            if let Some(e) = &mut ap.block_addrs {
+                self.bind(e)?;
+            }
+        }
+        Ok(())
     }
-    Ok(delete)
 }
 
 /// On a kept instruction, predicates that became constant-true are dropped;
@@ -345,28 +385,6 @@ fn drop_true_predicates(ctx: &Context, inst: &mut Instruction, b: &Bindings) -> 
     }
     let mut v = verdicts.iter();
     inst.predicates.retain(|_| !*v.next().unwrap_or(&false));
-    Ok(())
-}
-
-/// concretizeArgument: a symbolic access pattern binds the shard in its
-/// per-dim `addrs`, `tile_addrs` and `block_addrs`.
-pub fn concretize_argument(
-    ctx: &mut Context,
-    arg: &mut Argument,
-    core: i64,
-    memo: &mut HashMap<ExprId, ExprId>,
-) -> Result<()> {
-    if let Argument::Symbolic(ap) = arg {
-        for e in &mut ap.addrs {
-            bind(ctx, e, core, memo)?;
-        }
-        if let Some(e) = &mut ap.tile_addrs {
-            bind(ctx, e, core, memo)?;
-        }
-        if let Some(e) = &mut ap.block_addrs {
-            bind(ctx, e, core, memo)?;
-        }
-    }
     Ok(())
 }
 

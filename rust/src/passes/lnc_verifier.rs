@@ -10,6 +10,7 @@ use hashbrown::HashSet;
 
 use crate::bir::{Function, Instruction, Module, Opcode};
 use crate::error::{Error, Result};
+use crate::passes::birverifier::shard_ub_mismatch;
 use crate::pelican::{eval_mask, Bindings};
 
 fn fail(code: u32, line: u32, cond: &str, detail: String) -> Error {
@@ -21,9 +22,29 @@ pub fn is_symbolic_input(mods: &[&Module]) -> bool {
     mods.len() == 1 && mods[0].neuron_core_id().is_none()
 }
 
+/// lncsplit's codes for what the compiler never sees (contract §3.3: 9000 up).
+/// `lnc_size` must be at least 1.
+pub const BAD_LNC: u32 = 9000;
+/// A concretized set must be exactly cores 0…N−1, `cores[i]` carrying
+/// `neuron_core_id` i (the contract's code for a wrong core list, §3.6).
+pub const BAD_CORE_SET: u32 = 9006;
+
+fn check_lnc(lnc: usize) -> Result<()> {
+    if lnc == 0 {
+        return Err(Error::neuron_at(
+            BAD_LNC,
+            "lnc_size >= 1",
+            "lnc_verifier.cpp",
+            "lnc_size must be at least 1",
+        ));
+    }
+    Ok(())
+}
+
 /// LncVerifier::run: no-op when lnc == 1; the symbolic checker on one
 /// symbolic module, the concretized checker otherwise.
 pub fn verify(mods: &[&Module], lnc: usize) -> Result<()> {
+    check_lnc(lnc)?;
     if lnc == 1 {
         return Ok(());
     }
@@ -50,12 +71,17 @@ fn active_cores(m: &Module, inst: &Instruction, lnc: usize) -> Result<Vec<u8>> {
 /// The symbolic checker: shard-id sets (1200), CoreBarriers active on zero or
 /// all cores (1201), equal GPSIMDSB2SB counts per core (1202).
 pub fn verify_symbolic(m: &Module, lnc: usize) -> Result<()> {
+    check_lnc(lnc)?;
     if lnc == 1 {
         return Ok(());
     }
     for f in &m.functions {
         match f.shard_ids.len() {
             0 => continue,
+            // A function whose ShardId says `ub` cannot be split into
+            // lnc ≠ ub cores. The compiler never meets one (it makes the
+            // symbol with ub = N); this is the birverifier's 9011, run here too.
+            1 if f.shard_ids[0] != lnc as i64 => return Err(shard_ub_mismatch(m, f, f.shard_ids[0], lnc)),
             1 => {}
             n => {
                 return Err(fail(
@@ -108,6 +134,7 @@ pub fn verify_symbolic(m: &Module, lnc: usize) -> Result<()> {
 /// The concretized checker over N split modules (core 0 is the reference);
 /// a longer list is checked N modules at a time (`[module][core]` order).
 pub fn verify_concretized(mods: &[&Module], lnc: usize) -> Result<()> {
+    check_lnc(lnc)?;
     if lnc == 1 {
         return Ok(());
     }
@@ -181,6 +208,7 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
             }
         }
     }
+    verify_core_set(mods)?;
     let cb0 = barriers(m0);
     let sb0 = sb2sb_count(m0);
     let index: Vec<LocIndex<'_>> = mods.iter().map(|m| location_index(m)).collect();
@@ -358,4 +386,48 @@ fn verify_remote_targets(mods: &[&Module], nc: usize, index: &[LocIndex<'_>]) ->
         }
     }
     Ok(())
+}
+
+/// 9006: the N modules of one split are cores 0…N−1 in order. Names what is
+/// missing, duplicated or out of range, else the first misplaced core.
+fn verify_core_set(mods: &[&Module]) -> Result<()> {
+    let n = mods.len();
+    let ids: Vec<i64> = mods.iter().map(|m| m.neuron_core_id().unwrap_or(-1)).collect();
+    if ids.iter().enumerate().all(|(i, &c)| c == i as i64) {
+        return Ok(());
+    }
+    let mut problems = Vec::new();
+    for c in 0..n as i64 {
+        let holders: Vec<&str> = mods
+            .iter()
+            .zip(&ids)
+            .filter(|(_, &id)| id == c)
+            .map(|(m, _)| m.name.as_str())
+            .collect();
+        match holders.len() {
+            0 => problems.push(format!("core {c} missing")),
+            1 => {}
+            k => problems.push(format!("core {c} given {k} times ({})", holders.join(", "))),
+        }
+    }
+    for (m, &c) in mods.iter().zip(&ids) {
+        if c < 0 || c >= n as i64 {
+            problems.push(format!("module {} has core {c}, outside 0..{}", m.name, n - 1));
+        }
+    }
+    if problems.is_empty() {
+        if let Some((i, (m, c))) = mods.iter().zip(&ids).enumerate().find(|(i, (_, &c))| c != *i as i64) {
+            problems.push(format!("position {i} holds core {c} (module {})", m.name));
+        }
+    }
+    Err(Error::neuron_at(
+        BAD_CORE_SET,
+        "modules[ncId]->getNeuronCoreId() == ncId",
+        "lnc_verifier.cpp",
+        format!(
+            "a split of {n} cores must be nc00 … nc{:02} in order: {}",
+            n - 1,
+            problems.join("; ")
+        ),
+    ))
 }

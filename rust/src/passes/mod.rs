@@ -1,8 +1,9 @@
 //! The split passes (contract §3), each in the file named after it:
 //! `birverifier` (3, 13), `lnc_verifier` (4, 14), `expand_replication` (7),
-//! `lnc_splitter` (8).
+//! `lnc_splitter` (8), with `carried_shards` (ShardIds in unmodelled fields).
 
 pub mod birverifier;
+pub mod carried_shards;
 pub mod expand_replication;
 pub mod lnc_splitter;
 pub mod lnc_verifier;

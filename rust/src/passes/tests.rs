@@ -92,7 +92,13 @@ fn expand_replication_grows_and_inserts_copy() {
     assert_eq!(m.functions[0].allocations[0].tensor_shape, vec![128, 4]);
     let n = names(&m);
     let w = n.iter().position(|x| x == "w").unwrap();
-    assert_eq!(n[w + 1], "w_replicate");
+    // `w` writes 32 of the 64 rows (one half per core): one copy per replica,
+    // its AP shifted by r·shift partitions (contract §3.2).
+    assert_eq!(n[w + 1], "w_replicate_1");
+    let doc: serde_json::Value = serde_json::from_slice(&dump_module(&m, 2).unwrap()).unwrap();
+    let copy = &doc["functions"][0]["basic_blocks"][0]["instructions"][w + 1];
+    assert_eq!(copy["outs"][0]["addrs"][0], shard_aff(32, 64));
+    assert_eq!(copy["outs"][0]["ap"][0], json!([4, 32]));
     lnc_verifier::verify_symbolic(&m, 2).unwrap();
 }
 
@@ -147,4 +153,68 @@ fn fused_clone_concretize_equals_clone_then_concretize() {
             );
         }
     }
+}
+
+fn carried_module(extra_key: serde_json::Value) -> Module {
+    module_from_value(json!({
+        "name": "k_nc_symbolic", "version": 2,
+        "functions": [{"name": "main", "allocations": [],
+          "basic_blocks": [{"name": "bb", "instructions": [
+            {"name": "a", "opcode": "NoOp", "order": extra_key,
+             "ins": [{"kind": "register_ap", "regref": "r", "reg_ap_offset": shard_aff(4, 1)}]}
+          ]}]}]
+    }))
+    .unwrap()
+}
+
+#[test]
+fn carried_shard_ids_are_bound_on_every_core() {
+    let out = split(vec![carried_module(shard_aff(10, 1))], &SplitOptions::new(2)).unwrap();
+    for (core, m) in out.iter().enumerate() {
+        let doc: serde_json::Value = serde_json::from_slice(&dump_module(m, 2).unwrap()).unwrap();
+        let a = &doc["functions"][0]["basic_blocks"][0]["instructions"][0];
+        let c = core as i64;
+        assert_eq!(a["order"], json!({"kind": "AffExprKind", "terms": [], "c": 10 * c + 1}));
+        assert_eq!(
+            a["ins"][0]["reg_ap_offset"],
+            json!({"kind": "AffExprKind", "terms": [], "c": 4 * c + 1})
+        );
+        assert!(!crate::passes::birverifier::has_shard_anywhere(m));
+    }
+}
+
+#[test]
+fn unbindable_carried_shard_is_refused_and_the_input_kept() {
+    use crate::passes::carried_shards::UNBINDABLE_SHARD;
+    use crate::passes::lnc_splitter::split_module;
+    // A ShardId of ub 2 cannot be bound to core 2 of 3: core 0's clone probes
+    // core 2, so the original is never touched.
+    let mut m = carried_module(json!({"kind": "ShardIDKind", "ub": 2}));
+    let before = dump_module(&m, 2).unwrap();
+    for parallel in [false, true] {
+        let opts = SplitOptions {
+            parallel,
+            ..SplitOptions::new(3)
+        };
+        match split_module(&mut m, &opts) {
+            Err(crate::error::Error::Neuron { code, detail, .. }) => {
+                assert_eq!(code, UNBINDABLE_SHARD);
+                assert!(detail.contains("instruction \"a\" key \"order\""), "{detail}");
+            }
+            other => panic!("expected 9007, got {other:?}"),
+        }
+        assert_eq!(dump_module(&m, 2).unwrap(), before);
+    }
+}
+
+#[test]
+fn concretized_set_must_be_cores_0_to_n_minus_1_in_order() {
+    let out = split(vec![module()], &SplitOptions::new(2)).unwrap();
+    let twice = [&out[0], &out[0]];
+    let err = lnc_verifier::verify_concretized(&twice, 2).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("9006") && text.contains("core 1 missing"), "{text}");
+    let swapped = [&out[1], &out[0]];
+    let text = lnc_verifier::verify_concretized(&swapped, 2).unwrap_err().to_string();
+    assert!(text.contains("position 0 holds core 1"), "{text}");
 }

@@ -1,47 +1,56 @@
-//! Mapping of core errors onto the Python `LncsplitError` family, which is
-//! defined in `lncsplit/errors.py` so it can carry attributes (`code`,
-//! `location`, `path`) and be subclassed freely.
+//! Core errors → the Python `LncsplitError` family, which is defined in
+//! `lncsplit/errors.py` so it can carry attributes (`code`, `location`,
+//! `path`) and be subclassed freely.
+//!
+//! `import_exception!` caches each class after its first use, and
+//! `From<Error> for PyErr` builds a lazy exception (the Python object is only
+//! made if the error reaches Python), so `?` works on every core `Result`.
+
+use std::path::PathBuf;
 
 use pyo3::prelude::*;
 
 use crate::error::Error;
 
-fn raise<A>(py: Python<'_>, class: &str, args: A) -> PyErr
-where
-    A: for<'py> pyo3::call::PyCallArgs<'py>,
-{
-    match py.import("lncsplit.errors").and_then(|m| m.getattr(class)) {
-        Ok(cls) => match cls.call1(args) {
-            Ok(exc) => PyErr::from_value(exc),
-            Err(e) => e,
-        },
-        Err(e) => e,
+pyo3::import_exception!(lncsplit.errors, PelicanAssertion);
+pyo3::import_exception!(lncsplit.errors, PelicanWireError);
+pyo3::import_exception!(lncsplit.errors, NeuronAssertion);
+pyo3::import_exception!(lncsplit.errors, BirJsonError);
+pyo3::import_exception!(lncsplit.errors, LncsplitIOError);
+
+impl From<Error> for PyErr {
+    #[cold]
+    fn from(e: Error) -> PyErr {
+        match e {
+            Error::Pelican { message, location } => PelicanAssertion::new_err((message, location)),
+            Error::PelicanWire { message, path } => PelicanWireError::new_err((message, path)),
+            Error::BirJson { message, path } => BirJsonError::new_err((message, path)),
+            Error::Neuron {
+                code,
+                message,
+                location,
+                detail,
+            } => NeuronAssertion::new_err((code, message, location, detail)),
+            Error::Io { path, source } => io_error(path, source),
+        }
     }
 }
 
-/// Convert a core error into the matching Python exception.
-pub(crate) fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
-    match e {
-        Error::Pelican { message, location } => raise(py, "PelicanAssertion", (message, location)),
-        Error::PelicanWire { message, path } => raise(py, "PelicanWireError", (message, path)),
-        Error::BirJson { message, path } => raise(py, "BirJsonError", (message, path)),
-        Error::Neuron {
-            code,
-            message,
-            location,
-            detail,
-        } => raise(py, "NeuronAssertion", (code, message, location, detail)),
-        Error::Io(message) => raise(py, "LncsplitIOError", (message,)),
-    }
-}
-
-/// `Result` → `PyResult` with the GIL token at hand.
-pub(crate) trait IntoPy<T> {
-    fn py(self, py: Python<'_>) -> PyResult<T>;
-}
-
-impl<T> IntoPy<T> for crate::Result<T> {
-    fn py(self, py: Python<'_>) -> PyResult<T> {
-        self.map_err(|e| to_pyerr(py, e))
-    }
+/// `LncsplitIOError(errno, strerror, filename)` for an OS error — Python then
+/// picks the class that is also the matching `OSError` subclass
+/// (`FileNotFoundError` for `ENOENT`, …) — and `LncsplitIOError(message)` for
+/// an error the OS did not raise.
+#[cold]
+fn io_error(path: PathBuf, source: std::io::Error) -> PyErr {
+    let Some(code) = source.raw_os_error() else {
+        return LncsplitIOError::new_err((Error::Io { path, source }.to_string(),));
+    };
+    // std prints an OS error as "<strerror> (os error <code>)".
+    let text = source.to_string();
+    let strerror = text
+        .strip_suffix(&format!(" (os error {code})"))
+        .unwrap_or(&text)
+        .to_string();
+    let filename = (!path.as_os_str().is_empty()).then(|| path.into_os_string());
+    LncsplitIOError::new_err((code, strerror, filename))
 }

@@ -1,20 +1,56 @@
 //! PyO3 bindings: thin wrappers over the pure-Rust core. Every heavy call
 //! copies its inputs out of Python objects and runs inside `py.detach`.
+//!
+//! Files by concern: `module.rs` (`Module`, load/dump/generate), `views/`
+//! (the read-only views), `pelican.rs` (`Context`, `Expr`, `Predicate`),
+//! `passes.rs` (split and the verifiers), `convert.rs` (JSON ↔ Python),
+//! `errors.rs` (core errors → Python exceptions), `alloc.rs` (the global
+//! allocator). The `_core` module below lists every name it exports.
 
-use pyo3::prelude::*;
-
+mod alloc;
+pub(crate) mod convert;
 pub(crate) mod errors;
 pub(crate) mod module;
 pub(crate) mod passes;
 pub(crate) mod pelican;
 pub(crate) mod racecheck;
+pub(crate) mod sim;
+pub(crate) mod views;
+
+use pyo3::prelude::*;
 
 #[pymodule]
-fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    pelican::register(m)?;
-    module::register(m)?;
-    passes::register(m)?;
-    racecheck::register(m)?;
-    Ok(())
+mod _core {
+    #[allow(non_upper_case_globals)]
+    #[pymodule_export]
+    const __version__: &str = env!("CARGO_PKG_VERSION");
+
+    #[pymodule_export]
+    const NO_ID: u32 = crate::pelican::NO_ID;
+
+    // pelican
+    #[pymodule_export]
+    use super::pelican::{eval_mask, eval_mask_batch, Context, Expr, Predicate};
+
+    // BIR modules and their views
+    #[pymodule_export]
+    use super::module::{dump, generate_corpus, generate_module, load, PyBirModule};
+    #[pymodule_export]
+    use super::views::{
+        ArgumentView, BlockView, FunctionView, InstructionView, MemoryLocationSetView, MemoryLocationView,
+    };
+
+    // passes
+    #[pymodule_export]
+    use super::passes::{
+        concretize, expand_replication, has_shard_ids, release, split, verify_bir, verify_concretized, verify_symbolic,
+    };
+
+    // lnc_barriercheck (lncsplit.racecheck)
+    #[pymodule_export]
+    use super::racecheck::racecheck;
+
+    // simulator (lncsplit.sim)
+    #[pymodule_export]
+    use super::sim::{sim_is_linked, sim_plan, sim_run};
 }

@@ -5,7 +5,6 @@
 
 use pyo3::prelude::*;
 
-use super::errors::IntoPy;
 use super::module::PyBirModule;
 use crate::bir::Module;
 use crate::passes::lnc_splitter::{self, CloneMode, SplitOptions};
@@ -21,16 +20,15 @@ fn clone_mode(s: &str) -> PyResult<CloneMode> {
     }
 }
 
-/// Move the Rust modules out of their Python objects.
+/// Move the Rust modules out of their Python objects (their views go stale:
+/// the pass may restructure them).
 fn take_all(py: Python<'_>, mods: &[Py<PyBirModule>]) -> PyResult<Vec<Module>> {
-    mods.iter()
-        .map(|m| Ok(std::mem::take(&mut m.try_borrow_mut(py)?.inner)))
-        .collect()
+    mods.iter().map(|m| Ok(m.try_borrow_mut(py)?.take())).collect()
 }
 
 fn put_back(py: Python<'_>, mods: &[Py<PyBirModule>], owned: Vec<Module>) -> PyResult<()> {
     for (m, inner) in mods.iter().zip(owned) {
-        m.try_borrow_mut(py)?.inner = inner;
+        m.try_borrow_mut(py)?.put(inner);
     }
     Ok(())
 }
@@ -38,7 +36,7 @@ fn put_back(py: Python<'_>, mods: &[Py<PyBirModule>], owned: Vec<Module>) -> PyR
 /// `lnc_splitter` over the module list: returns M·N modules, `[module][core]`.
 #[pyfunction]
 #[pyo3(signature = (modules, lnc, clone = "structural", parallel = true))]
-fn split(
+pub(crate) fn split(
     py: Python<'_>,
     modules: Vec<Py<PyBirModule>>,
     lnc: usize,
@@ -60,11 +58,11 @@ fn split(
     let result: crate::Result<Vec<Vec<Module>>> =
         py.detach(|| owned.iter_mut().map(|m| lnc_splitter::split_module(m, &opts)).collect());
     put_back(py, &modules, owned)?;
-    let clones = result.py(py)?;
+    let clones = result?;
     let mut out = Vec::with_capacity(modules.len() * lnc);
     for (orig, cl) in modules.iter().zip(clones) {
         for m in cl {
-            out.push(Py::new(py, PyBirModule { inner: m })?);
+            out.push(Py::new(py, PyBirModule::new(m))?);
         }
         out.push(orig.clone_ref(py));
     }
@@ -73,44 +71,44 @@ fn split(
 
 /// `concretizeModule` of one module to one core, in place (for tools/tests).
 #[pyfunction]
-fn concretize(py: Python<'_>, module: Py<PyBirModule>, core: i64) -> PyResult<()> {
+pub(crate) fn concretize(py: Python<'_>, module: Py<PyBirModule>, core: i64) -> PyResult<()> {
     let mut owned = take_all(py, std::slice::from_ref(&module))?;
     let r = py.detach(|| lnc_splitter::concretize_module(&mut owned[0], core));
     put_back(py, std::slice::from_ref(&module), owned)?;
-    r.py(py)
+    Ok(r?)
 }
 
 #[pyfunction]
-fn expand_replication(py: Python<'_>, module: Py<PyBirModule>) -> PyResult<()> {
+pub(crate) fn expand_replication(py: Python<'_>, module: Py<PyBirModule>) -> PyResult<()> {
     let mut owned = take_all(py, std::slice::from_ref(&module))?;
     let r = py.detach(|| expand::expand_replication(&mut owned[0]));
     put_back(py, std::slice::from_ref(&module), owned)?;
-    r.py(py)
+    Ok(r?)
 }
 
 #[pyfunction]
-fn verify_symbolic(py: Python<'_>, module: PyRef<'_, PyBirModule>, lnc: usize) -> PyResult<()> {
-    let m = &module.inner;
-    py.detach(|| lnc_verifier::verify_symbolic(m, lnc)).py(py)
+pub(crate) fn verify_symbolic(py: Python<'_>, module: PyRef<'_, PyBirModule>, lnc: usize) -> PyResult<()> {
+    let m = &module.module();
+    Ok(py.detach(|| lnc_verifier::verify_symbolic(m, lnc))?)
 }
 
 #[pyfunction]
-fn verify_concretized(py: Python<'_>, modules: Vec<PyRef<'_, PyBirModule>>, lnc: usize) -> PyResult<()> {
-    let refs: Vec<&Module> = modules.iter().map(|m| &m.inner).collect();
-    py.detach(|| lnc_verifier::verify_concretized(&refs, lnc)).py(py)
+pub(crate) fn verify_concretized(py: Python<'_>, modules: Vec<PyRef<'_, PyBirModule>>, lnc: usize) -> PyResult<()> {
+    let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
+    Ok(py.detach(|| lnc_verifier::verify_concretized(&refs, lnc))?)
 }
 
 #[pyfunction]
 #[pyo3(signature = (module, lnc = 1))]
-fn verify_bir(py: Python<'_>, module: PyRef<'_, PyBirModule>, lnc: usize) -> PyResult<()> {
-    let m = &module.inner;
-    py.detach(|| birverifier::verify_module(m, lnc)).py(py)
+pub(crate) fn verify_bir(py: Python<'_>, module: PyRef<'_, PyBirModule>, lnc: usize) -> PyResult<()> {
+    let m = &module.module();
+    Ok(py.detach(|| birverifier::verify_module(m, lnc))?)
 }
 
 /// True when any expression of the module still contains a ShardId.
 #[pyfunction]
-fn has_shard_ids(module: PyRef<'_, PyBirModule>) -> bool {
-    birverifier::has_shard_anywhere(&module.inner)
+pub(crate) fn has_shard_ids(module: PyRef<'_, PyBirModule>) -> bool {
+    birverifier::has_shard_anywhere(module.module())
 }
 
 /// Free the modules' contents now, with the GIL released (a large module
@@ -118,20 +116,8 @@ fn has_shard_ids(module: PyRef<'_, PyBirModule>) -> bool {
 /// would hold the GIL and serialize corpus worker threads). The objects stay
 /// valid as empty modules.
 #[pyfunction]
-fn release(py: Python<'_>, modules: Vec<Py<PyBirModule>>) -> PyResult<()> {
+pub(crate) fn release(py: Python<'_>, modules: Vec<Py<PyBirModule>>) -> PyResult<()> {
     let owned = take_all(py, &modules)?;
     py.detach(move || drop(owned));
-    Ok(())
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(release, m)?)?;
-    m.add_function(wrap_pyfunction!(split, m)?)?;
-    m.add_function(wrap_pyfunction!(concretize, m)?)?;
-    m.add_function(wrap_pyfunction!(expand_replication, m)?)?;
-    m.add_function(wrap_pyfunction!(verify_symbolic, m)?)?;
-    m.add_function(wrap_pyfunction!(verify_concretized, m)?)?;
-    m.add_function(wrap_pyfunction!(verify_bir, m)?)?;
-    m.add_function(wrap_pyfunction!(has_shard_ids, m)?)?;
     Ok(())
 }

@@ -11,10 +11,10 @@ use std::hash::{Hash, Hasher};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString};
 use serde_json::Value;
 
-use super::errors::{to_pyerr, IntoPy};
+use super::convert::{json_to_py, py_to_json};
 use crate::error::Error;
 use crate::pelican as pel;
 use crate::pelican::{AffinePredicate, Bindings, CmpOp, ExprId, ExprKind};
@@ -23,14 +23,15 @@ use crate::pelican::{AffinePredicate, Bindings, CmpOp, ExprId, ExprKind};
 /// expression of `MAX_DEPTH` levels is at most two JSON levels per level).
 const MAX_JSON_DEPTH: u32 = 2 * pel::MAX_DEPTH + 16;
 
-fn pelican_err(py: Python<'_>, msg: impl Into<String>) -> PyErr {
-    to_pyerr(py, Error::pelican(msg, "lncsplit/pelican"))
+#[cold]
+fn pelican_err(msg: impl Into<String>) -> PyErr {
+    Error::pelican(msg, "lncsplit/pelican").into()
 }
 
 // ------------------------------------------------------------------ Owner
 
-/// Who owns the arena an [`Expr`] points into. Today only a stand-alone
-/// `Context`; module views will add a variant owning a module's context.
+/// Who owns the arena an [`Expr`] points into: a stand-alone `Context`, or
+/// a module (its views hand out expressions of the module's own arena).
 pub(crate) enum Owner {
     Ctx(Py<Context>),
     /// An expression of a module's own arena (module views hand these out).
@@ -73,7 +74,7 @@ impl Owner {
             }
             Owner::Module(m) => {
                 let guard = m.try_borrow(py)?;
-                Ok(f(&guard.inner.ctx))
+                Ok(f(&guard.module().ctx))
             }
         }
     }
@@ -85,18 +86,45 @@ impl Owner {
                 Ok(f(&mut guard.inner))
             }
             Owner::Module(m) => {
+                // Interning appends nodes: every existing id keeps its
+                // meaning, so the module's views stay valid.
                 let mut guard = m.try_borrow_mut(py)?;
-                Ok(f(&mut guard.inner.ctx))
+                Ok(f(&mut guard.module_mut_in_place().ctx))
             }
         }
     }
 
+    /// [`Owner::with_ctx`] for a call on expressions up to id `max_id`. The
+    /// arena only grows, except that `lncsplit.release` empties a module's:
+    /// an expression of a released module raises `IndexError` instead of
+    /// reading past the end.
+    pub(crate) fn with_expr<R>(
+        &self,
+        py: Python<'_>,
+        max_id: ExprId,
+        f: impl FnOnce(&pel::Context) -> R,
+    ) -> PyResult<R> {
+        self.with_ctx(py, |c| c.contains(max_id).then(|| f(c)))?
+            .ok_or_else(released)
+    }
+
+    /// [`Owner::with_ctx_mut`] with the check of [`Owner::with_expr`].
+    pub(crate) fn with_expr_mut<R>(
+        &self,
+        py: Python<'_>,
+        max_id: ExprId,
+        f: impl FnOnce(&mut pel::Context) -> R,
+    ) -> PyResult<R> {
+        self.with_ctx_mut(py, |c| c.contains(max_id).then(|| f(c)))?
+            .ok_or_else(released)
+    }
+
     /// The id of `e` after checking it lives in this owner's context.
-    fn id_of(&self, py: Python<'_>, e: &Expr) -> PyResult<ExprId> {
+    fn id_of(&self, e: &Expr) -> PyResult<ExprId> {
         if self.same(&e.owner) {
             Ok(e.id)
         } else {
-            Err(pelican_err(py, "expressions from different contexts cannot be mixed"))
+            Err(pelican_err("expressions from different contexts cannot be mixed"))
         }
     }
 }
@@ -114,106 +142,14 @@ fn slice<'a, T: numpy::Element + Copy>(a: &'a PyReadonlyArray1<'_, T>) -> Cow<'a
     }
 }
 
-fn wire_err(py: Python<'_>, msg: impl Into<String>, path: &str) -> PyErr {
-    to_pyerr(py, Error::wire(msg, path))
+#[cold]
+fn released() -> PyErr {
+    pyo3::exceptions::PyIndexError::new_err("stale expression: its module was released")
 }
 
-/// Python JSON-like object → `serde_json::Value`, bounded in depth so no
-/// input can exhaust the stack.
-fn py_to_json(obj: &Bound<'_, PyAny>, depth: u32, path: &mut String) -> PyResult<Value> {
-    let py = obj.py();
-    if depth > MAX_JSON_DEPTH {
-        return Err(wire_err(
-            py,
-            format!("JSON nested deeper than {MAX_JSON_DEPTH} levels"),
-            path,
-        ));
-    }
-    if obj.is_none() {
-        return Ok(Value::Null);
-    }
-    if let Ok(b) = obj.cast::<PyBool>() {
-        return Ok(Value::Bool(b.is_true()));
-    }
-    if obj.cast::<PyInt>().is_ok() {
-        if let Ok(v) = obj.extract::<i64>() {
-            return Ok(Value::from(v));
-        }
-        if let Ok(v) = obj.extract::<u64>() {
-            return Ok(Value::from(v));
-        }
-        return Err(wire_err(py, format!("integer {obj} does not fit in 64 bits"), path));
-    }
-    if let Ok(f) = obj.cast::<PyFloat>() {
-        return serde_json::Number::from_f64(f.value())
-            .map(Value::Number)
-            .ok_or_else(|| wire_err(py, format!("{obj} is not a JSON number"), path));
-    }
-    if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Value::String(s.to_cow()?.into_owned()));
-    }
-    if let Ok(d) = obj.cast::<PyDict>() {
-        let mut m = serde_json::Map::with_capacity(d.len());
-        for (k, v) in d.iter() {
-            let Ok(k) = k.cast::<PyString>() else {
-                return Err(wire_err(py, format!("JSON object key {k} is not a string"), path));
-            };
-            let k = k.to_cow()?.into_owned();
-            let len = path.len();
-            path.push('.');
-            path.push_str(&k);
-            let v = py_to_json(&v, depth + 1, path)?;
-            path.truncate(len);
-            m.insert(k, v);
-        }
-        return Ok(Value::Object(m));
-    }
-    if obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok() {
-        let mut out = Vec::new();
-        for (i, item) in obj.try_iter()?.enumerate() {
-            let len = path.len();
-            path.push_str(&format!("[{i}]"));
-            out.push(py_to_json(&item?, depth + 1, path)?);
-            path.truncate(len);
-        }
-        return Ok(Value::Array(out));
-    }
-    Err(wire_err(
-        py,
-        format!("{} is not a JSON value", obj.get_type().name()?),
-        path,
-    ))
-}
-
-fn json_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
-    Ok(match v {
-        Value::Null => py.None(),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any().unbind()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any().unbind()
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any().unbind()
-            }
-        }
-        Value::String(s) => PyString::new(py, s).into_any().unbind(),
-        Value::Array(a) => {
-            let l = PyList::empty(py);
-            for x in a {
-                l.append(json_to_py(py, x)?)?;
-            }
-            l.into_any().unbind()
-        }
-        Value::Object(m) => {
-            let d = PyDict::new(py);
-            for (k, x) in m {
-                d.set_item(k, json_to_py(py, x)?)?;
-            }
-            d.into_any().unbind()
-        }
-    })
+#[cold]
+fn wire_err(msg: impl Into<String>, path: &str) -> PyErr {
+    Error::wire(msg, path).into()
 }
 
 /// Python bindings dict → core [`Bindings`]: str keys are axis names (the key
@@ -242,7 +178,7 @@ fn to_bindings(py: Python<'_>, owner: &Owner, bindings: Option<&Bound<'_, PyAny>
                 b.by_name.insert(s.into_owned(), v);
             }
         } else if let Ok(e) = k.cast::<Expr>() {
-            let id = owner.id_of(py, e.get())?;
+            let id = owner.id_of(e.get())?;
             b.by_id.insert(id, v);
         } else {
             return Err(PyTypeError::new_err(format!(
@@ -267,12 +203,12 @@ impl Context {
     }
 
     fn id(slf: &Bound<'_, Self>, e: &Bound<'_, Expr>) -> PyResult<ExprId> {
-        Self::owner(slf).id_of(slf.py(), e.get())
+        Self::owner(slf).id_of(e.get())
     }
 
     fn build(slf: &Bound<'_, Self>, f: impl FnOnce(&mut pel::Context) -> crate::Result<ExprId>) -> PyResult<Expr> {
         let py = slf.py();
-        let id = f(&mut slf.try_borrow_mut()?.inner).py(py)?;
+        let id = f(&mut slf.try_borrow_mut()?.inner)?;
         Ok(new_expr(py, Self::owner(slf), id))
     }
 }
@@ -299,7 +235,7 @@ impl Context {
         let ok = u32::try_from(id).ok().filter(|&i| slf.borrow().inner.contains(i));
         match ok {
             Some(i) => Ok(new_expr(slf.py(), Self::owner(slf), i)),
-            None => Err(pelican_err(slf.py(), format!("unknown expression id {id}"))),
+            None => Err(pelican_err(format!("unknown expression id {id}"))),
         }
     }
 
@@ -310,15 +246,14 @@ impl Context {
         version: u32,
         axes: Option<HashMap<String, (i64, i64, i64)>>,
     ) -> PyResult<Expr> {
-        let py = slf.py();
         let value = if let Ok(s) = obj.cast::<PyString>() {
-            serde_json::from_str::<Value>(&s.to_cow()?).map_err(|e| wire_err(py, format!("invalid JSON: {e}"), ""))?
+            serde_json::from_str::<Value>(&s.to_cow()?).map_err(|e| wire_err(format!("invalid JSON: {e}"), ""))?
         } else if let Ok(b) = obj.cast::<PyBytes>() {
-            serde_json::from_slice::<Value>(b.as_bytes()).map_err(|e| wire_err(py, format!("invalid JSON: {e}"), ""))?
+            serde_json::from_slice::<Value>(b.as_bytes()).map_err(|e| wire_err(format!("invalid JSON: {e}"), ""))?
         } else if let Ok(b) = obj.cast::<PyByteArray>() {
-            serde_json::from_slice::<Value>(&b.to_vec()).map_err(|e| wire_err(py, format!("invalid JSON: {e}"), ""))?
+            serde_json::from_slice::<Value>(&b.to_vec()).map_err(|e| wire_err(format!("invalid JSON: {e}"), ""))?
         } else {
-            py_to_json(obj, 0, &mut String::new())?
+            py_to_json(obj, MAX_JSON_DEPTH)?
         };
         let mut table: Vec<(String, i64, i64, i64)> = axes
             .unwrap_or_default()
@@ -438,10 +373,9 @@ impl Context {
     /// ICmp (kind 20); `op` is one of eq, ne, slt, sle, sgt, sge.
     fn icmp(slf: &Bound<'_, Self>, op: &str, lhs: Bound<'_, Expr>, rhs: Bound<'_, Expr>) -> PyResult<Expr> {
         let Some(op) = CmpOp::from_name(op) else {
-            return Err(pelican_err(
-                slf.py(),
-                format!("unknown comparison {op:?}: expected eq, ne, slt, sle, sgt or sge"),
-            ));
+            return Err(pelican_err(format!(
+                "unknown comparison {op:?}: expected eq, ne, slt, sle, sgt or sge"
+            )));
         };
         let (l, r) = (Self::id(slf, &lhs)?, Self::id(slf, &rhs)?);
         Self::build(slf, |c| c.icmp(op, l, r))
@@ -465,7 +399,7 @@ impl Context {
         let (ops, a, b, c) = (slice(&ops), slice(&a), slice(&b), slice(&c));
         let mut guard = slf.try_borrow_mut()?;
         let inner = &mut guard.inner;
-        let ids = py.detach(|| inner.intern_batch(&ops, &a, &b, &c)).py(py)?;
+        let ids = py.detach(|| inner.intern_batch(&ops, &a, &b, &c))?;
         Ok(PyArray1::from_vec(py, ids))
     }
 }
@@ -485,7 +419,7 @@ impl Expr {
     }
 
     fn kind_enum(&self, py: Python<'_>) -> PyResult<ExprKind> {
-        self.owner.with_ctx(py, |c| c.kind(self.id))
+        self.owner.with_expr(py, self.id, |c| c.kind(self.id))
     }
 }
 
@@ -513,18 +447,18 @@ impl Expr {
 
     #[getter]
     fn children(&self, py: Python<'_>) -> PyResult<Vec<Expr>> {
-        let ids = self.owner.with_ctx(py, |c| c.node(self.id).children())?;
+        let ids = self.owner.with_expr(py, self.id, |c| c.node(self.id).children())?;
         Ok(ids.into_iter().map(|i| self.sibling(py, i)).collect())
     }
 
     #[getter]
     fn has_shard(&self, py: Python<'_>) -> PyResult<bool> {
-        self.owner.with_ctx(py, |c| c.has_shard(self.id))
+        self.owner.with_expr(py, self.id, |c| c.has_shard(self.id))
     }
 
     #[getter]
     fn has_runtime(&self, py: Python<'_>) -> PyResult<bool> {
-        self.owner.with_ctx(py, |c| c.has_runtime(self.id))
+        self.owner.with_expr(py, self.id, |c| c.has_runtime(self.id))
     }
 
     #[getter]
@@ -534,38 +468,37 @@ impl Expr {
 
     #[getter]
     fn trip_count(&self, py: Python<'_>) -> PyResult<Option<i64>> {
-        self.owner.with_ctx(py, |c| c.trip_count(self.id))
+        self.owner.with_expr(py, self.id, |c| c.trip_count(self.id))
     }
 
     #[getter]
     fn infimum(&self, py: Python<'_>) -> PyResult<Option<i64>> {
-        self.owner.with_ctx(py, |c| c.infimum(self.id))
+        self.owner.with_expr(py, self.id, |c| c.infimum(self.id))
     }
 
     #[getter]
     fn supremum(&self, py: Python<'_>) -> PyResult<Option<i64>> {
-        self.owner.with_ctx(py, |c| c.supremum(self.id))
+        self.owner.with_expr(py, self.id, |c| c.supremum(self.id))
     }
 
     #[pyo3(signature = (version = 2))]
     fn to_json(&self, py: Python<'_>, version: u32) -> PyResult<Py<PyAny>> {
-        let v = self.owner.with_ctx(py, |c| c.to_json(self.id, version))?.py(py)?;
-        json_to_py(py, &v)
+        let v = self.owner.with_expr(py, self.id, |c| c.to_json(self.id, version))??;
+        Ok(json_to_py(py, &v)?.unbind())
     }
 
     #[pyo3(signature = (bindings = None))]
     fn eval(&self, py: Python<'_>, bindings: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
         let b = to_bindings(py, &self.owner, bindings)?;
-        self.owner
-            .with_ctx(py, |c| c.check_bindings(&b).and_then(|_| c.eval(self.id, &b)))?
-            .py(py)
+        Ok(self
+            .owner
+            .with_expr(py, self.id, |c| c.check_bindings(&b).and_then(|_| c.eval(self.id, &b)))??)
     }
 
     fn update_shard_id(&self, py: Python<'_>, core: i64) -> PyResult<Expr> {
         let id = self
             .owner
-            .with_ctx_mut(py, |c| c.update_shard_id(self.id, core))?
-            .py(py)?;
+            .with_expr_mut(py, self.id, |c| c.update_shard_id(self.id, core))??;
         Ok(self.sibling(py, id))
     }
 
@@ -576,11 +509,9 @@ impl Expr {
         is_partition_dim: bool,
         require_pred: bool,
     ) -> PyResult<bool> {
-        self.owner
-            .with_ctx(py, |c| {
-                c.is_legal_delinearized_address(self.id, axis, is_partition_dim, require_pred)
-            })?
-            .py(py)
+        Ok(self.owner.with_expr(py, self.id, |c| {
+            c.is_legal_delinearized_address(self.id, axis, is_partition_dim, require_pred)
+        })??)
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
@@ -600,7 +531,7 @@ impl Expr {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        self.owner.with_ctx(py, |c| {
+        self.owner.with_expr(py, self.id, |c| {
             let k = c.kind(self.id);
             format!("Expr(#{} {}: {})", self.id, k.name(), c.display(self.id, 200))
         })
@@ -653,9 +584,8 @@ impl Predicate {
             expr: e.id,
             ge: self.ge,
         };
-        e.owner
-            .with_ctx(py, |c| c.check_bindings(&b).and_then(|_| p.eval(c, &b)))?
-            .py(py)
+        Ok(e.owner
+            .with_expr(py, e.id, |c| c.check_bindings(&b).and_then(|_| p.eval(c, &b)))??)
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
@@ -674,7 +604,7 @@ impl Predicate {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let e = self.expr.get();
-        let text = e.owner.with_ctx(py, |c| c.display(e.id, 200))?;
+        let text = e.owner.with_expr(py, e.id, |c| c.display(e.id, 200))?;
         Ok(format!("Predicate({text} {} 0)", if self.ge { ">=" } else { "==" }))
     }
 }
@@ -691,17 +621,22 @@ fn predicate_owner(py: Python<'_>, preds: &[Bound<'_, Predicate>]) -> PyResult<O
         let p = p.get();
         let e = p.expr.get();
         out.push(AffinePredicate {
-            expr: owner.id_of(py, e)?,
+            expr: owner.id_of(e)?,
             ge: p.ge,
         });
     }
     Ok(Some((owner, out)))
 }
 
+/// The largest expression id of a predicate list (they share one owner).
+fn max_expr(preds: &[AffinePredicate]) -> ExprId {
+    preds.iter().map(|p| p.expr).max().unwrap_or(0)
+}
+
 /// Conjunction of the predicates under `bindings`: 0 iff one is false.
 #[pyfunction]
 #[pyo3(signature = (predicates, bindings = None))]
-fn eval_mask(
+pub(crate) fn eval_mask(
     py: Python<'_>,
     predicates: Vec<Bound<'_, Predicate>>,
     bindings: Option<&Bound<'_, PyAny>>,
@@ -710,15 +645,15 @@ fn eval_mask(
         return Ok(1);
     };
     let b = to_bindings(py, &owner, bindings)?;
-    owner
-        .with_ctx(py, |c| c.check_bindings(&b).and_then(|_| pel::eval_mask(c, &preds, &b)))?
-        .py(py)
+    Ok(owner.with_expr(py, max_expr(&preds), |c| {
+        c.check_bindings(&b).and_then(|_| pel::eval_mask(c, &preds, &b))
+    })??)
 }
 
 /// `eval_mask` with the shard bound to each core id in turn. GIL released.
 #[pyfunction]
 #[pyo3(signature = (predicates, core_ids, bindings = None))]
-fn eval_mask_batch<'py>(
+pub(crate) fn eval_mask_batch<'py>(
     py: Python<'py>,
     predicates: Vec<Bound<'py, Predicate>>,
     core_ids: PyReadonlyArray1<'py, i64>,
@@ -729,21 +664,9 @@ fn eval_mask_batch<'py>(
         return Ok(PyArray1::from_vec(py, vec![1u8; cores.len()]));
     };
     let b = to_bindings(py, &owner, bindings)?;
-    let masks = owner
-        .with_ctx(py, |c| {
-            c.check_bindings(&b)?;
-            py.detach(|| pel::eval_mask_batch(c, &preds, &b, &cores))
-        })?
-        .py(py)?;
+    let masks = owner.with_expr(py, max_expr(&preds), |c| {
+        c.check_bindings(&b)?;
+        py.detach(|| pel::eval_mask_batch(c, &preds, &b, &cores))
+    })??;
     Ok(PyArray1::from_vec(py, masks))
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<Context>()?;
-    m.add_class::<Expr>()?;
-    m.add_class::<Predicate>()?;
-    m.add_function(wrap_pyfunction!(eval_mask, m)?)?;
-    m.add_function(wrap_pyfunction!(eval_mask_batch, m)?)?;
-    m.add("NO_ID", pel::NO_ID)?;
-    Ok(())
 }

@@ -4,7 +4,6 @@
 
 use pyo3::prelude::*;
 
-use super::errors::IntoPy;
 use super::module::PyBirModule;
 use crate::bir::Module;
 use crate::tail::lnc_barriercheck::{self, Mode};
@@ -12,16 +11,11 @@ use crate::tail::lnc_barriercheck::{self, Mode};
 /// The race report of the N core modules `cores` (core order) as JSON.
 #[pyfunction]
 #[pyo3(signature = (cores, mode = "exact"))]
-fn racecheck(py: Python<'_>, cores: Vec<PyRef<'_, PyBirModule>>, mode: &str) -> PyResult<String> {
+pub(crate) fn racecheck(py: Python<'_>, cores: Vec<PyRef<'_, PyBirModule>>, mode: &str) -> PyResult<String> {
     let mode = Mode::parse(mode).ok_or_else(|| {
         pyo3::exceptions::PyValueError::new_err(format!("mode must be 'exact' or 'interval', got {mode:?}"))
     })?;
-    let refs: Vec<&Module> = cores.iter().map(|m| &m.inner).collect();
-    let report = py.detach(|| lnc_barriercheck::racecheck(&refs, mode)).py(py)?;
+    let refs: Vec<&Module> = cores.iter().map(|m| m.module()).collect();
+    let report = py.detach(|| lnc_barriercheck::racecheck(&refs, mode))?;
     Ok(report.to_value().to_string())
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(racecheck, m)?)?;
-    Ok(())
 }

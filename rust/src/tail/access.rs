@@ -151,7 +151,7 @@ impl<'m> FunctionIndex<'m> {
     }
 
     /// The set holding the location named `name` (a `physical_ap` with only a `memref`).
-    fn set_of_location(&self, name: &str) -> Option<&SetEntry<'m>> {
+    pub(crate) fn set_of_location(&self, name: &str) -> Option<&SetEntry<'m>> {
         self.sets.values().find(|s| s.locations.iter().any(|l| l.name == name))
     }
 
@@ -251,7 +251,8 @@ fn points(
     })
 }
 
-fn unknown_set(code: u32, inst: &Instruction, list: ArgList, index: usize, arg: &Argument) -> Error {
+/// The error for an argument whose set (or location) is not in its function.
+pub(crate) fn unknown_set(code: u32, inst: &Instruction, list: ArgList, index: usize, arg: &Argument) -> Error {
     let name = match arg {
         Argument::Physical(p) => p.memsetref.as_deref().or(p.memref.as_deref()),
         _ => arg.memsetref(),

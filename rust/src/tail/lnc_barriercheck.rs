@@ -40,7 +40,7 @@
 
 use std::sync::Arc;
 
-use hashbrown::{HashMap, HashSet};
+use hashbrown::HashMap;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
@@ -52,6 +52,7 @@ use crate::bir::{Argument, Function, Instruction, Module, OpFields, Opcode};
 use crate::error::{Error, Result};
 use crate::passes::lnc_verifier;
 
+mod bounds;
 mod sweep;
 #[cfg(test)]
 mod tests;
@@ -395,53 +396,53 @@ struct Scan {
     skip: Vec<Option<Skip>>,
     /// The instruction itself may touch a location another core reaches.
     touches: Vec<bool>,
+    /// Its footprints must be checked instance by instance (the static
+    /// bounds could not clear them).
+    verify: Vec<bool>,
     /// Barrier ordinal (depth-first among the function's CoreBarriers).
     barrier: Vec<u32>,
 }
 
 const NOT_A_BARRIER: u32 = u32::MAX;
 
-/// Names (sets and locations) of one core whose bytes another core reaches.
-fn reachable_names<'m>(cf: &CoreFn<'m>, reach: &Reach) -> HashSet<&'m str> {
-    let mut names = HashSet::new();
-    for set in &cf.function.allocations {
-        let ids = cf.phys.get(&*set.name);
-        let multi = ids.is_some_and(|ids| ids.iter().any(|&id| reach.multi[id as usize]));
-        if multi || cf.partner.contains_key(&*set.name) {
-            names.insert(&*set.name);
-            for l in &set.locations {
-                names.insert(&*l.name);
-            }
-        }
-    }
-    names
+/// Can another core touch the bytes of this set of one core (one of its
+/// locations resolves to a physical location another core reaches, or it is
+/// a GPSIMDSB2SB destination)?
+fn reachable(cf: &CoreFn<'_>, reach: &Reach, set: &str) -> bool {
+    let multi = cf
+        .phys
+        .get(set)
+        .is_some_and(|ids| ids.iter().any(|&id| reach.multi[id as usize]));
+    multi || cf.partner.contains_key(set)
 }
 
-fn arg_names(a: &Argument) -> [Option<&str>; 2] {
-    let memref = match a {
-        Argument::Physical(p) => p.memref.as_deref(),
-        _ => None,
-    };
-    [a.memsetref(), memref]
-}
-
-fn scan(cf: &CoreFn<'_>, reach: &Reach) -> Scan {
-    let names = reachable_names(cf, reach);
-    let mut touches = Vec::new();
-    let mut barrier = Vec::new();
+/// What the walk must do per position, and the static footprint check of
+/// every instruction ([`bounds`]): a footprint that certainly leaves its
+/// location is an error here.
+fn scan(cf: &CoreFn<'_>, reach: &Reach) -> Result<Scan> {
+    let mut scanner = bounds::Scanner::new(&cf.module.ctx, &cf.index, |set| reachable(cf, reach, set));
+    let mut error = None;
+    let (mut touches, mut verify, mut barrier) = (Vec::new(), Vec::new(), Vec::new());
     let mut barriers = 0u32;
     let skip = prune_table(&cf.module.ctx, cf.function, &mut |inst| {
-        let t = !names.is_empty()
-            && inst
-                .arguments()
-                .any(|a| arg_names(a).iter().flatten().any(|n| names.contains(n)));
+        let (v, t) = bounds::first_error(&mut error, scanner.instruction(inst));
+        let v = v == bounds::Verdict::PerInstance;
         touches.push(t);
+        verify.push(v);
         let is_barrier = inst.opcode == Opcode::CORE_BARRIER;
         barrier.push(if is_barrier { barriers } else { NOT_A_BARRIER });
         barriers += is_barrier as u32;
-        t || is_barrier
+        t || v || is_barrier
     });
-    Scan { skip, touches, barrier }
+    match error {
+        Some(e) => Err(e),
+        None => Ok(Scan {
+            skip,
+            touches,
+            verify,
+            barrier,
+        }),
+    }
 }
 
 // ------------------------------------------------------------------ walk
@@ -458,7 +459,7 @@ struct Collected<'m> {
 type Last = HashMap<(u32, u8, u32, u32), (u32, Option<Progression>)>;
 
 fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode) -> Result<Collected<'m>> {
-    let sc = scan(cf, reach);
+    let sc = scan(cf, reach)?;
     let mut out = Collected {
         barriers: Vec::new(),
         items: Vec::new(),
@@ -480,7 +481,7 @@ fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode) -> Result<Collected<'
             }
             return Ok(());
         }
-        if !sc.touches[p] {
+        if !sc.touches[p] && !sc.verify[p] {
             return Ok(());
         }
         scratch.clear();

@@ -20,7 +20,7 @@ pub use access::{accumulate_op, AccOp, Access, ArgList, FunctionIndex, Role, Set
 pub use footprint::{FootprintError, Layout, Progression, RunSet};
 pub use location::{Cores, PhysLoc, Reach, Resolved};
 pub use walk::{
-    prune_table, static_instances, walk_function, walk_function_pruned, Instance, Limit, Mask, Prune, Skip,
+    prune_table, static_instances, walk_function, walk_function_pruned, Instance, Limit, Mask, Prune, Skip, WalkCursor,
 };
 
 #[cfg(test)]

@@ -322,3 +322,228 @@ impl Walker<'_> {
         Ok(())
     }
 }
+
+// ------------------------------------------------------------ step form
+
+/// The same walk as [`walk_function`], one instance at a time: the simulator
+/// steps several cores' walks in lockstep (each core runs to its next sync
+/// point, then the others), which a callback walk cannot do. A cursor is
+/// `Clone`: saving one and walking again repeats the same instances.
+///
+/// It visits exactly what `walk_function` visits, in the same order, with the
+/// same positions, masks, bindings and instance limit (a test checks this on
+/// generated modules).
+#[derive(Clone)]
+pub struct WalkCursor<'m> {
+    function: &'m Function,
+    limit: Limit,
+    count: u64,
+    bindings: Bindings,
+    ivs: HashMap<AxisId, Option<ExprId>>,
+    frames: Vec<Frame<'m>>,
+}
+
+/// One level of the walk: the top-level blocks, or one Loop's body.
+#[derive(Clone)]
+struct Frame<'m> {
+    blocks: &'m [Block],
+    block: usize,
+    idx: usize,
+    /// Position of the next instruction of this level.
+    pos: u32,
+    /// Top-level block and position of this level's instructions (inherited
+    /// from the enclosing Loop inside a body).
+    at: Place,
+    looping: Option<LoopState>,
+}
+
+/// The iteration state of a Loop frame.
+#[derive(Clone)]
+struct LoopState {
+    iv: Option<ExprId>,
+    /// The IV's binding before the Loop (restored when it ends).
+    saved: Option<i64>,
+    /// The next IV value; None once the loop is done.
+    next: Option<i64>,
+    ub: i64,
+    step: i64,
+    /// Position of the body's first instruction.
+    body_pos: u32,
+}
+
+impl<'m> WalkCursor<'m> {
+    /// A cursor at the start of `function` with the shard bound to `shard`.
+    pub fn new(function: &'m Function, shard: Option<i64>, limit: Limit) -> Self {
+        WalkCursor {
+            function,
+            limit,
+            count: 0,
+            bindings: Bindings {
+                shard,
+                ..Default::default()
+            },
+            ivs: HashMap::new(),
+            frames: vec![Frame {
+                blocks: &function.basic_blocks,
+                block: 0,
+                idx: 0,
+                pos: 0,
+                at: Place {
+                    pos: 0,
+                    block: 0,
+                    top: 0,
+                    undecided: false,
+                },
+                looping: None,
+            }],
+        }
+    }
+
+    pub fn function(&self) -> &'m Function {
+        self.function
+    }
+
+    /// Instances (and loop iterations) counted so far, as the limit counts them.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    fn tick(&mut self) -> Result<()> {
+        self.count += 1;
+        if self.count > self.limit.max {
+            return Err(Error::neuron_at(
+                self.limit.code,
+                format!("more than {} instruction instances in one function", self.limit.max),
+                self.limit.location,
+                format!("function {}", self.function.name),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The next existing instance in execution order, or None at the end.
+    pub fn next_instance(&mut self, ctx: &Context) -> Result<Option<Instance<'_, 'm>>> {
+        loop {
+            let depth = self.frames.len();
+            let Some(frame) = self.frames.last_mut() else {
+                return Ok(None);
+            };
+            let Some(inst) = next_in_frame(frame, depth == 1) else {
+                self.end_of_body()?;
+                continue;
+            };
+            let at = frame.at;
+            let here = Place { pos: frame.pos, ..at };
+            frame.pos += subtree_size(inst);
+            frame.idx += 1;
+            self.tick()?;
+            let Some(mask) = mask_of(ctx, &inst.predicates, &self.bindings)? else {
+                continue;
+            };
+            let mask = if at.undecided { Mask::Undecided } else { mask };
+            if let OpFields::Loop { axis, blocks, .. } = &inst.op {
+                self.enter_loop(ctx, *axis, blocks, here, mask == Mask::Undecided);
+            }
+            return Ok(Some(Instance {
+                inst,
+                pos: here.pos,
+                block: here.block,
+                top: here.top,
+                mask,
+                bindings: &self.bindings,
+            }));
+        }
+    }
+
+    fn enter_loop(&mut self, ctx: &Context, axis: AxisId, blocks: &'m [Block], at: Place, undecided: bool) {
+        let a = ctx.axis(axis).clone();
+        let iv = *self
+            .ivs
+            .entry(axis)
+            .or_insert_with(|| ctx.lookup(&Node::AffineIV { axis }));
+        let saved = iv.and_then(|id| self.bindings.by_id.get(&id).copied());
+        self.frames.push(Frame {
+            blocks,
+            // Exhausted: the first call starts the first iteration.
+            block: blocks.len(),
+            idx: 0,
+            pos: at.pos + 1,
+            at: Place { undecided, ..at },
+            looping: Some(LoopState {
+                iv,
+                saved,
+                next: Some(a.lo),
+                ub: a.ub,
+                step: a.step,
+                body_pos: at.pos + 1,
+            }),
+        });
+    }
+
+    /// The innermost frame has no instruction left: start the Loop's next
+    /// iteration, or leave the Loop (restoring its IV), or end the walk.
+    fn end_of_body(&mut self) -> Result<()> {
+        let Some(frame) = self.frames.last_mut() else {
+            return Ok(());
+        };
+        let Some(lp) = frame.looping.as_mut() else {
+            self.frames.pop();
+            return Ok(());
+        };
+        match lp.next {
+            Some(v) if lp.step > 0 && v < lp.ub => {
+                lp.next = v.checked_add(lp.step);
+                let (iv, body_pos) = (lp.iv, lp.body_pos);
+                frame.block = 0;
+                frame.idx = 0;
+                frame.pos = body_pos;
+                if let Some(id) = iv {
+                    self.bindings.by_id.insert(id, v);
+                }
+                self.tick()
+            }
+            _ => {
+                let (iv, saved) = (lp.iv, lp.saved);
+                self.frames.pop();
+                if let Some(id) = iv {
+                    match saved {
+                        Some(s) => self.bindings.by_id.insert(id, s),
+                        None => self.bindings.by_id.remove(&id),
+                    };
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The next instruction of a frame (moving across its blocks); at top level
+/// the frame's place follows the block and position.
+fn next_in_frame<'m>(frame: &mut Frame<'m>, top_level: bool) -> Option<&'m Instruction> {
+    loop {
+        let block = frame.blocks.get(frame.block)?;
+        if let Some(inst) = block.instructions.get(frame.idx) {
+            if top_level {
+                frame.at.block = frame.block as u32;
+                frame.at.top = frame.idx as u32;
+            }
+            return Some(inst);
+        }
+        frame.block += 1;
+        frame.idx = 0;
+    }
+}
+
+/// The mask of an instance: None when it is 0 (the instance does not exist).
+fn mask_of(ctx: &Context, preds: &[AffinePredicate], bindings: &Bindings) -> Result<Option<Mask>> {
+    if eval_mask(ctx, preds, bindings)? == 0 {
+        return Ok(None);
+    }
+    let mut m = Mask::True;
+    for p in preds {
+        if p.eval(ctx, bindings)?.is_none() {
+            m = Mask::Undecided;
+        }
+    }
+    Ok(Some(m))
+}

@@ -1,0 +1,141 @@
+"""``lncsplit memory``: the memory-model report (contract §3.4) per unit, as tables or JSON.
+
+A split output is checked as it is (an N = 1 output as one core); a symbolic
+file is first split (pipeline without verification and without its own
+memory step, then shared-DRAM placement and sync), so the report shows the
+per-core picture; a lone concretized file is checked alone. A unit whose
+report has violations fails (exit 1); its ``--plot`` is still drawn — it is
+the diagnostic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import threading
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from lncsplit.cli._common import (
+    DEFAULT_LNC,
+    add_runner_options,
+    check_paths,
+    finish,
+    format_error,
+    infer_lnc,
+    positive,
+    run_bulk,
+)
+
+if TYPE_CHECKING:
+    from lncsplit._core import Module
+    from lncsplit._job import FileResult, Unit
+
+# pyplot keeps global state: one figure at a time per process.
+_PLOT_LOCK = threading.Lock()
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``memory`` on the subparsers ``sub``."""
+    m = sub.add_parser("memory", help="memory-model report (contract §3.4)")
+    m.add_argument("inputs", nargs="+", metavar="INPUT")
+    m.add_argument(
+        "--lnc", type=positive, help="N for symbolic inputs (default: from the ShardIds, else 2)"
+    )
+    m.add_argument("--arch", help="override the modules' arch")
+    m.add_argument(
+        "--plot", metavar="PNG", help="draw the report (several inputs: PNG gets -<k> suffixes)"
+    )
+    m.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    add_runner_options(m)
+    m.set_defaults(run=run)
+
+
+def plot_paths(units: list[Unit], plot: str | None) -> dict[str, str]:
+    """Unit path → PNG: ``plot`` itself for one unit, ``<root>-<k><ext>`` for several."""
+    if not plot:
+        return {}
+    if len(units) == 1:
+        return {units[0].path: plot}
+    root, ext = os.path.splitext(plot)
+    return {u.path: f"{root}-{k}{ext or '.png'}" for k, u in enumerate(units)}
+
+
+def run(a: argparse.Namespace) -> int:
+    """Report every unit in input order (tables, or one JSON list with ``--json``)."""
+    from lncsplit.discovery import discover_units
+
+    check_paths(a.inputs)
+    units = discover_units(a.inputs, core_sets=True)
+    job = partial(memory_unit, lnc=a.lnc, arch=a.arch, plots=plot_paths(units, a.plot))
+    report = run_bulk(a, units, job, command="memory", lnc=a.lnc, quiet=a.json)
+    docs = []
+    for f in report.files:
+        if "report" not in f.detail:
+            docs.append({"input": f.input, "error": format_error(f.error or {})})
+            if not a.json:
+                print(f"FAIL  {f.input}: {format_error(f.error or {})}")
+            continue
+        docs.append({"input": f.input, "report": f.detail["report"]})
+        if not a.json:
+            print(f"== {f.input}")
+            print(f.text)
+    if a.json:
+        print(json.dumps(docs, indent=2))
+    return finish(a, report)
+
+
+def memory_unit(unit: Unit, lnc: int | None, arch: str | None, plots: dict[str, str]) -> FileResult:
+    """The job: the memory report of one unit.
+
+    ``detail`` = ``{"kind", "lnc", "report": MemoryReport.to_dict()}``, ``text`` = the
+    report's table, ``outputs`` = the plot drawn, if any.
+    """
+    from lncsplit._job import guarded
+
+    return guarded(unit, partial(_report, unit, lnc, arch, plots.get(unit.path)))
+
+
+def _report(
+    unit: Unit, lnc: int | None, arch: str | None, plot: str | None, res: FileResult
+) -> None:
+    from lncsplit import memory
+    from lncsplit._job import error_info
+
+    mods, n = _modules(unit, lnc, arch)
+    report = memory.check_memory(mods, arch=arch, lnc=1 if n == 1 else None)
+    res.detail = {"kind": unit.kind, "lnc": n, "report": report.to_dict()}
+    res.text = str(report)
+    if plot:
+        with _PLOT_LOCK:
+            memory.plot_report(report, plot)
+    if not report.ok:
+        res.fail(error_info(memory.MemoryCheckError(report)))
+    if plot:
+        res.outputs = [plot]
+
+
+def _modules(unit: Unit, lnc: int | None, arch: str | None) -> tuple[list[Module], int | None]:
+    """Per-core modules of one unit and their N (None for a lone core file)."""
+    import lncsplit
+    from lncsplit import memory
+    from lncsplit.discovery import load_core_set
+    from lncsplit.pipeline import PassOptions, run_pipeline
+
+    if unit.kind == "core_set":
+        mods = load_core_set(unit)
+        return mods, len(mods)
+    m = lncsplit.load(unit.path)
+    if m.neuron_core_id is not None:
+        return [m], None
+    n = lnc if lnc is not None else (infer_lnc(m) or DEFAULT_LNC)
+    # The pipeline without its memory step: the report is the memory step,
+    # and it reports violations instead of raising.
+    mods = run_pipeline(
+        [m], PassOptions(lnc_size=n, verify=False, memory=False, racecheck=False, arch=arch)
+    )
+    if n > 1:
+        memory.allocate_shared_dram(mods, n)
+        memory.sync_shared_allocations(mods, n)
+    return mods, n

@@ -1,0 +1,449 @@
+"""BirSim for data movement (contract §3.8): run a program on N simulated cores.
+
+:func:`run` interprets one symbolic module (core ``c`` with the shard bound to
+``c``; nothing is split) or N concretized cores (a linked module is unlinked
+first) on numpy arrays, and :func:`equivalent` compares the Output sets of two
+runs — translation validation: a pass keeps a program's meaning iff the
+simulator cannot tell its input from its output.
+
+Arrays have their set's ``tensor_shape`` and an unsigned integer dtype of the
+element size (``bfloat16`` → ``uint16`` …): bytes are taken as they are. The
+interpreter itself is Rust (``lncsplit._core.sim_run``); this module converts
+arrays, draws inputs and shapes the results. ``docs/sim.md`` explains the
+semantics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from lncsplit import _core
+from lncsplit._core import Module
+from lncsplit.errors import NeuronAssertion
+
+#: The seed inputs are drawn from when none are given.
+SEED = 0x5EED_B125
+
+_LOCATION = "lncsplit/birsim"
+
+Array = npt.NDArray[Any]
+
+
+@dataclass(frozen=True)
+class PerCore:
+    """Arrays for some cores; the others get ``default`` (drawn from the seed when None)."""
+
+    cores: Mapping[int, Array]
+    default: Array | None = None
+
+
+#: Inputs keyed by ``(function, set)``: one array for every core, a list of N, or :class:`PerCore`.
+Inputs = Mapping[tuple[str, str], Array | Sequence[Array] | PerCore]
+Modules = Module | Sequence[Module]
+
+
+@dataclass(frozen=True)
+class SetSpec:
+    """An Input or Output set of one core, as the simulator sees it."""
+
+    core: int
+    function: str
+    set: str
+    kind: str
+    dtype: str
+    shape: tuple[int, ...]
+    partition_dim: int
+    esize: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.esize
+
+    def to_bytes(self, arr: Array) -> bytes:
+        """The array's bytes partition-major, little-endian."""
+        moved = np.moveaxis(arr, self.partition_dim, 0) if arr.ndim else arr
+        return np.ascontiguousarray(moved).astype(f"<u{self.esize}", copy=False).tobytes()
+
+    def from_bytes(self, data: bytes) -> Array:
+        """The set's array (its shape, ``uint<8·esize>``) from partition-major bytes."""
+        flat = np.frombuffer(data, dtype=f"<u{self.esize}").astype(f"=u{self.esize}")
+        if not self.shape:
+            return flat.reshape(())
+        pdim = self.partition_dim
+        moved = (self.shape[pdim], *self.shape[:pdim], *self.shape[pdim + 1 :])
+        return np.moveaxis(flat.reshape(moved), 0, pdim)
+
+
+@dataclass(frozen=True)
+class Writer:
+    """The instruction that last wrote a byte: its core and name."""
+
+    core: int
+    instruction: str
+
+    def __str__(self) -> str:
+        return f"{self.instruction} (core {self.core})"
+
+
+@dataclass(frozen=True)
+class DynamicRace:
+    """Bytes that end different when an interval runs in the two core orders."""
+
+    function: str
+    interval: int
+    sync: str | None
+    location: tuple[int, str]
+    partition: int
+    byte: int
+    bytes: int
+    forward: Writer | None
+    reverse: Writer | None
+
+    def __str__(self) -> str:
+        end = f"before {self.sync}" if self.sync else "to the end of the function"
+        core, name = self.location
+        return (
+            f"{self.function}: interval {self.interval} ({end}): {self.bytes} byte(s) of {name} "
+            f"(core {core}) depend on the core order; first at partition {self.partition}, "
+            f"byte {self.byte}: forward {self.forward or 'nobody'}, reverse {self.reverse or 'nobody'}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        def w(x: Writer | None) -> dict[str, Any] | None:
+            return None if x is None else {"core": x.core, "instruction": x.instruction}
+
+        return {
+            "function": self.function,
+            "interval": self.interval,
+            "sync": self.sync,
+            "location": {"core": self.location[0], "name": self.location[1]},
+            "witness": {"partition": self.partition, "byte": self.byte},
+            "bytes": self.bytes,
+            "forward": w(self.forward),
+            "reverse": w(self.reverse),
+        }
+
+
+@dataclass
+class SimResult:
+    """What a run produced (contract §3.8).
+
+    ``outputs[core][(function, set)]`` is the final array of every Output
+    set; ``races`` the dynamic races; ``steps`` the instruction instances
+    executed over all cores (Loop headers excluded).
+    """
+
+    lnc: int
+    symbolic: bool
+    outputs: list[dict[tuple[str, str], Array]]
+    races: list[DynamicRace]
+    steps: int
+    _writers: dict[tuple[int, str, str], Array] = field(default_factory=dict, repr=False)
+    _names: list[Writer] = field(default_factory=list, repr=False)
+
+    def writer(self, core: int, function: str, set: str, index: Sequence[int]) -> Writer | None:
+        """The instruction that last wrote element ``index`` of an Output set."""
+        ids = self._writers.get((core, function, set))
+        if ids is None:
+            return None
+        wid = int(ids[tuple(index)])
+        return self._names[wid - 1] if wid > 0 else None
+
+    def checksums(self) -> list[dict[tuple[str, str], str]]:
+        """Per core, a BLAKE2b-8 hex digest of each Output set's bytes."""
+        return [
+            {
+                key: hashlib.blake2b(arr.tobytes(), digest_size=8).hexdigest()
+                for key, arr in core.items()
+            }
+            for core in self.outputs
+        ]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first Output element where two runs differ."""
+
+    core: int
+    function: str
+    set: str
+    index: tuple[int, ...] | None
+    a: int | None
+    b: int | None
+    a_writer: Writer | None
+    b_writer: Writer | None
+
+    def __str__(self) -> str:
+        where = f"core {self.core}, {self.function}/{self.set}"
+        if self.index is None:
+            return f"{where}: the Output set exists on one side only"
+        return (
+            f"{where}[{', '.join(map(str, self.index))}]: {self.a} vs {self.b} "
+            f"(last written by {self.a_writer or 'nobody'} vs {self.b_writer or 'nobody'})"
+        )
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Truthy iff the two runs' Output sets agree; else names the first difference."""
+
+    difference: Difference | None
+    a: SimResult
+    b: SimResult
+
+    def __bool__(self) -> bool:
+        return self.difference is None
+
+    @property
+    def ok(self) -> bool:
+        return self.difference is None
+
+    def __str__(self) -> str:
+        return "equivalent" if self.difference is None else f"different: {self.difference}"
+
+
+# ----------------------------------------------------------------- running
+
+
+def _modules(modules: Modules) -> list[Module]:
+    mods = [modules] if isinstance(modules, Module) else list(modules)
+    if len(mods) == 1 and _core.sim_is_linked(mods[0]):
+        unlink = getattr(__import__("lncsplit"), "unlink", None)
+        if unlink is None:
+            raise NeuronAssertion(
+                9401,
+                "a linked module needs lncsplit.unlink, which this build lacks",
+                _LOCATION,
+                mods[0].name,
+            )
+        mods = list(unlink(mods[0]))
+    return mods
+
+
+def _bad_input(spec_or_key: SetSpec | tuple[str, str], why: str) -> NeuronAssertion:
+    if isinstance(spec_or_key, SetSpec):
+        function, name = spec_or_key.function, spec_or_key.set
+    else:
+        function, name = spec_or_key
+    return NeuronAssertion(
+        9403, f"input for set {name} of function {function}: {why}", _LOCATION, f"set {name}"
+    )
+
+
+def _check_array(spec: SetSpec, arr: Any) -> Array:
+    if not isinstance(arr, np.ndarray):
+        raise _bad_input(spec, f"expected a numpy array, got {type(arr).__name__}")
+    if arr.dtype.kind != "u" or arr.dtype.itemsize != spec.esize:
+        raise _bad_input(
+            spec, f"dtype {arr.dtype} is not uint{8 * spec.esize} (set dtype {spec.dtype})"
+        )
+    if tuple(arr.shape) != spec.shape:
+        raise _bad_input(spec, f"shape {tuple(arr.shape)} is not the set's {spec.shape}")
+    return arr
+
+
+def _drawn(spec: SetSpec) -> bytes:
+    key = f"{spec.function}/{spec.set}/{spec.core}".encode()
+    seed = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") ^ SEED
+    return np.random.default_rng(seed).bytes(spec.nbytes)
+
+
+def _per_core(spec_key: tuple[str, str], value: Any, lnc: int) -> list[Any]:
+    """One entry per core (None: draw it)."""
+    if isinstance(value, np.ndarray):
+        return [value] * lnc
+    if isinstance(value, PerCore):
+        if any(not 0 <= c < lnc for c in value.cores):
+            raise _bad_input(spec_key, f"cores {sorted(value.cores)} are not all in [0, {lnc})")
+        return [value.cores.get(c, value.default) for c in range(lnc)]
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        if len(value) != lnc:
+            raise _bad_input(spec_key, f"a list of {len(value)} arrays for {lnc} cores")
+        return list(value)
+    raise _bad_input(
+        spec_key, f"expected an array or a list of {lnc} arrays, got {type(value).__name__}"
+    )
+
+
+def _input_bytes(
+    specs: list[SetSpec], inputs: Inputs | None, lnc: int
+) -> list[tuple[int, str, str, bytes]]:
+    wanted = {(s.core, s.function, s.set): s for s in specs if s.kind == "Input"}
+    known = {(s.function, s.set): s for s in specs}
+    given: dict[tuple[int, str, str], Any] = {}
+    for key, value in (inputs or {}).items():
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise _bad_input(("?", str(key)), "keys are (function, set)")
+        spec = known.get(key)
+        if spec is None:
+            raise _bad_input(key, "no such set")
+        if spec.kind != "Input":
+            raise _bad_input(key, f"it is an {spec.kind} set, not Input")
+        for core, arr in enumerate(_per_core(key, value, lnc)):
+            if arr is not None:
+                given[(core, key[0], key[1])] = arr
+    out = []
+    for k, spec in wanted.items():
+        data = spec.to_bytes(_check_array(spec, given[k])) if k in given else _drawn(spec)
+        out.append((spec.core, spec.function, spec.set, data))
+    return out
+
+
+def run(modules: Modules, inputs: Inputs | None = None, lnc: int | None = None) -> SimResult:
+    """Simulate ``modules`` (one symbolic module, or N concretized cores).
+
+    ``inputs`` maps ``(function, set)`` to one array for every core or a list
+    of N; Input sets left out (all of them when ``inputs`` is None) are drawn
+    from :data:`SEED`. Raises :class:`NeuronAssertion` 9401 (an instruction the
+    simulator cannot run), 9402 (cores reach different sync points), 9403
+    (wrong inputs).
+    """
+    mods = _modules(modules)
+    n, _symbolic, raw = _core.sim_plan(mods, lnc)
+    specs = [SetSpec(c, f, s, k, d, tuple(sh), p, e) for (c, f, s, k, d, sh, p, e) in raw]
+    data = _input_bytes(specs, inputs, n)
+    res = _core.sim_run(mods, data, lnc)
+    return _result(res, specs)
+
+
+def _writer(t: Any) -> Writer | None:
+    return None if t is None else Writer(int(t[0]), str(t[1]))
+
+
+def _result(res: dict[str, Any], specs: list[SetSpec]) -> SimResult:
+    by_key = {(s.core, s.function, s.set): s for s in specs}
+    n = int(res["lnc"])
+    outputs: list[dict[tuple[str, str], Array]] = [{} for _ in range(n)]
+    writers: dict[tuple[int, str, str], Array] = {}
+    for core, function, name, _esize, data, wbytes in res["outputs"]:
+        spec = by_key[(core, function, name)]
+        outputs[core][(function, name)] = spec.from_bytes(data)
+        ids = np.frombuffer(wbytes, dtype="<u4")
+        writers[(core, function, name)] = _shape_ids(spec, ids)
+    races = [
+        DynamicRace(
+            r["function"],
+            r["interval"],
+            r["sync"],
+            tuple(r["location"]),
+            r["partition"],
+            r["byte"],
+            r["bytes"],
+            _writer(r["forward"]),
+            _writer(r["reverse"]),
+        )
+        for r in res["races"]
+    ]
+    names = [Writer(int(c), str(w)) for c, w in res["writers"]]
+    return SimResult(n, bool(res["symbolic"]), outputs, races, int(res["steps"]), writers, names)
+
+
+def _shape_ids(spec: SetSpec, ids: npt.NDArray[np.uint32]) -> Array:
+    if not spec.shape:
+        return ids.reshape(())
+    pdim = spec.partition_dim
+    moved = (spec.shape[pdim], *spec.shape[:pdim], *spec.shape[pdim + 1 :])
+    return np.moveaxis(ids.reshape(moved), 0, pdim)
+
+
+# -------------------------------------------------------------- comparing
+
+
+def _first_difference(a: SimResult, b: SimResult) -> Difference | None:
+    for core in range(max(len(a.outputs), len(b.outputs))):
+        oa = a.outputs[core] if core < len(a.outputs) else {}
+        ob = b.outputs[core] if core < len(b.outputs) else {}
+        for key in sorted(set(oa) | set(ob)):
+            if key not in oa or key not in ob:
+                return Difference(core, key[0], key[1], None, None, None, None, None)
+            diff = np.argwhere(oa[key] != ob[key])
+            if len(diff) == 0:
+                continue
+            idx = tuple(int(i) for i in diff[0])
+            return Difference(
+                core,
+                key[0],
+                key[1],
+                idx,
+                int(oa[key][idx]),
+                int(ob[key][idx]),
+                a.writer(core, key[0], key[1], idx),
+                b.writer(core, key[0], key[1], idx),
+            )
+    return None
+
+
+def equivalent(
+    a: Modules | SimResult,
+    b: Modules | SimResult,
+    inputs: Inputs | None = None,
+    lnc: int | None = None,
+) -> Equivalence:
+    """Run both sides on the same inputs and compare their Output sets.
+
+    Either side may be a :class:`SimResult` already computed. A symbolic side
+    runs on as many cores as the other side has when ``lnc`` is not given.
+    """
+    ra = a if isinstance(a, SimResult) else None
+    rb = b if isinstance(b, SimResult) else None
+    n = lnc or _cores_of(b) or _cores_of(a)
+    if ra is None:
+        ra = run(a, inputs, None if _cores_of(a) else n)  # type: ignore[arg-type]
+    if rb is None:
+        rb = run(b, inputs, None if _cores_of(b) else n)  # type: ignore[arg-type]
+    return Equivalence(_first_difference(ra, rb), ra, rb)
+
+
+def _cores_of(x: Modules | SimResult) -> int | None:
+    """N when ``x`` fixes it (concretized cores, a result), else None."""
+    if isinstance(x, SimResult):
+        return x.lnc
+    mods = [x] if isinstance(x, Module) else list(x)
+    if len(mods) == 1 and mods[0].neuron_core_id is None and not _core.sim_is_linked(mods[0]):
+        return None
+    if len(mods) == 1 and _core.sim_is_linked(mods[0]):
+        return len(_modules(mods))
+    return len(mods)
+
+
+def load_inputs(path: str | Path) -> dict[tuple[str, str], Array | PerCore]:
+    """Inputs from an NPZ: keys ``<function>/<set>`` (every core) or
+    ``<function>/<set>/<core>`` (one core; it overrides the all-cores array)."""
+    with np.load(Path(path), allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    shared: dict[tuple[str, str], Array] = {}
+    per_core: dict[tuple[str, str], dict[int, Array]] = {}
+    for k, arr in arrays.items():
+        parts = k.split("/")
+        if len(parts) == 2:
+            shared[(parts[0], parts[1])] = arr
+        elif len(parts) == 3 and parts[2].isdigit():
+            per_core.setdefault((parts[0], parts[1]), {})[int(parts[2])] = arr
+        else:
+            raise _bad_input(("?", k), "NPZ keys are <function>/<set> or <function>/<set>/<core>")
+    out: dict[tuple[str, str], Array | PerCore] = dict(shared)
+    for key, cores in per_core.items():
+        out[key] = PerCore(cores, shared.get(key))
+    return out
+
+
+__all__ = [
+    "SEED",
+    "DynamicRace",
+    "Difference",
+    "PerCore",
+    "Equivalence",
+    "SetSpec",
+    "SimResult",
+    "Writer",
+    "equivalent",
+    "load_inputs",
+    "run",
+]

@@ -1,0 +1,581 @@
+//! Cores in lockstep (contract §3.8). Each function runs from fresh memory,
+//! in module order. Its cores run interval by interval: each core runs to its
+//! k-th executed `CoreBarrier` or `CollectiveCompute` (whatever its `cores`
+//! list) — the cores must reach the same sync point (9402) — then the
+//! collective, if it is one, runs over all cores.
+//!
+//! Every interval runs in both core orders. The forward run (0…N−1) logs the
+//! bytes it overwrites; when two or more cores wrote, its final bytes are
+//! saved, the interval is undone and replayed from its compiled ops in the
+//! reverse order (N−1…0), the two final states are compared on every byte
+//! written, and the forward state is restored. A byte that ends different is
+//! a dynamic race: the cores' order decided it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use hashbrown::HashMap;
+
+use super::collective::{self, Part};
+use super::exec::{cannot_run, execute, CoreView, Env, Op, Scratch, LOCATION};
+use super::memory::{for_each_run, Journal, LocId, Memory, Span, StoreLog, NO_WRITER};
+use super::{DynRace, Plan, SimInput, SimOutput, SimResult, Writer};
+use crate::bir::instruction::Instruction;
+use crate::bir::module::{Function, Module};
+use crate::bir::opcode::Opcode;
+use crate::error::{Error, Result};
+use crate::tail::access::FunctionIndex;
+use crate::tail::footprint::Layout;
+use crate::tail::location::{locations_of, Cores};
+use crate::tail::walk::{Limit, Mask, WalkCursor};
+
+/// Most instances (iterations included) one core may run in one function.
+const MAX_INSTANCES: u64 = 100_000_000;
+/// Most bytes of simulated memory for one function (all cores).
+const MAX_MEMORY: u64 = 4 << 30;
+
+/// Where a core stopped: a sync point, or the end of the function.
+struct SyncAt<'m> {
+    inst: &'m Instruction,
+    /// A collective's part, compiled when the core reached it.
+    part: Option<Part>,
+}
+
+pub struct Engine<'m> {
+    plan: &'m Plan<'m>,
+    mem: Memory,
+    /// Per core, the function's instructions in depth-first order: writer
+    /// id `1 + offset[c] + pos` is core c's instruction at `pos`.
+    order: Vec<Vec<&'m Instruction>>,
+    offset: Vec<u64>,
+    /// Function-local writer id → index in `result.writers` plus one.
+    global: HashMap<u32, u32>,
+    /// Per location, the cores that read / wrote it in the current interval.
+    touched: Vec<u64>,
+    written: Vec<u64>,
+    result: SimResult,
+    scratch: Scratch,
+}
+
+impl<'m> Engine<'m> {
+    pub fn new(plan: &'m Plan<'m>) -> Self {
+        Engine {
+            plan,
+            mem: Memory::default(),
+            order: Vec::new(),
+            offset: Vec::new(),
+            global: HashMap::new(),
+            touched: Vec::new(),
+            written: Vec::new(),
+            result: SimResult {
+                lnc: plan.lnc,
+                symbolic: plan.symbolic,
+                ..Default::default()
+            },
+            scratch: Scratch::default(),
+        }
+    }
+
+    pub fn run(mut self, inputs: &[SimInput]) -> Result<SimResult> {
+        check_inputs(self.plan, inputs)?;
+        let first = self.plan.programs[0];
+        for f in &first.functions {
+            self.function(&f.name, inputs)?;
+        }
+        Ok(self.result)
+    }
+
+    /// The writer id of core `core`'s instruction at `pos` (0 past u32).
+    fn writer_id(&self, core: usize, pos: u32) -> u32 {
+        u32::try_from(1 + self.offset[core] + u64::from(pos)).unwrap_or(NO_WRITER)
+    }
+
+    /// The instruction a function-local writer id names.
+    fn writer(&self, id: u32) -> Option<Writer> {
+        let mut k = u64::from(id).checked_sub(1)?;
+        for (core, insts) in self.order.iter().enumerate() {
+            if let Some(i) = insts.get(k as usize) {
+                return Some(Writer {
+                    core,
+                    instruction: i.name.clone(),
+                });
+            }
+            k -= insts.len() as u64;
+        }
+        None
+    }
+
+    /// A function-local writer id as an index into `result.writers` plus one.
+    fn global_writer(&mut self, id: u32) -> u32 {
+        if id == NO_WRITER {
+            return NO_WRITER;
+        }
+        if let Some(&g) = self.global.get(&id) {
+            return g;
+        }
+        let Some(w) = self.writer(id) else {
+            return NO_WRITER;
+        };
+        self.result.writers.push(w);
+        let g = self.result.writers.len() as u32;
+        self.global.insert(id, g);
+        g
+    }
+
+    fn number_instructions(&mut self, functions: &[&'m Function]) {
+        self.order.clear();
+        self.offset.clear();
+        self.global.clear();
+        let mut total = 0u64;
+        for f in functions {
+            let mut v = Vec::new();
+            f.walk(&mut |i| v.push(i));
+            self.offset.push(total);
+            total += v.len() as u64;
+            self.order.push(v);
+        }
+    }
+
+    /// Run function `name` on every core from fresh memory.
+    fn function(&mut self, name: &str, inputs: &[SimInput]) -> Result<()> {
+        let n = self.plan.lnc;
+        let functions = self.functions_named(name)?;
+        self.number_instructions(&functions);
+        self.mem.clear();
+        let plan: &'m Plan<'m> = self.plan;
+        let cores = Cores {
+            modules: &plan.programs,
+        };
+        let mut views = Vec::with_capacity(n);
+        for (c, f) in functions.iter().enumerate() {
+            views.push(self.allocate(cores, c, f)?);
+        }
+        self.fill_inputs(&views, name, inputs)?;
+        self.track_outputs(&views);
+        let limit = Limit {
+            max: MAX_INSTANCES,
+            code: 9401,
+            location: LOCATION,
+        };
+        let mut cursors: Vec<WalkCursor<'m>> = (0..n)
+            .map(|c| WalkCursor::new(functions[c], self.shard(c), limit))
+            .collect();
+        let mut journal = Journal::default();
+        let mut ops: Vec<Vec<Op>> = (0..n).map(|_| Vec::new()).collect();
+        let mut k = 0usize;
+        loop {
+            journal.clear();
+            ops.iter_mut().for_each(Vec::clear);
+            self.touched.clear();
+            self.touched.resize(self.mem.bufs.len(), 0);
+            self.written.clear();
+            self.written.resize(self.mem.bufs.len(), 0);
+            let mut syncs = Vec::with_capacity(n);
+            for c in 0..n {
+                let log = (n > 1).then_some(&mut journal);
+                syncs.push(self.run_to_sync(cores, &mut views[c], &mut cursors[c], &mut ops[c], log)?);
+            }
+            let sync_name = agree(name, k, &syncs)?;
+            if n > 1 {
+                self.compare_orders(&ops, &journal, name, k, sync_name.clone());
+            }
+            let Some(first) = syncs.first().and_then(|s| s.as_ref()) else {
+                break;
+            };
+            if first.part.is_some() {
+                let inst = first.inst;
+                let parts: Vec<Part> = syncs.into_iter().filter_map(|s| s.and_then(|s| s.part)).collect();
+                let cc = collective::assemble(parts, |why| cannot_run(0, name, inst, why))?;
+                let mut log = StoreLog {
+                    journal: None,
+                    writer: NO_WRITER,
+                    track: true,
+                };
+                collective::execute(&cc, &mut self.mem, &mut log);
+            }
+            k += 1;
+        }
+        self.collect_outputs(&views);
+        Ok(())
+    }
+
+    fn shard(&self, c: usize) -> Option<i64> {
+        self.plan.symbolic.then_some(c as i64)
+    }
+
+    fn functions_named(&self, name: &str) -> Result<Vec<&'m Function>> {
+        let mut out = Vec::with_capacity(self.plan.lnc);
+        for (c, m) in self.plan.programs.iter().enumerate() {
+            let m: &'m Module = m;
+            let f = m.function(name).ok_or_else(|| {
+                Error::neuron_at(
+                    9402,
+                    format!("core {c} has no function {name}, which core 0 runs"),
+                    LOCATION,
+                    format!("core {c}, module {}", m.name),
+                )
+            })?;
+            out.push(f);
+        }
+        Ok(out)
+    }
+
+    /// Allocate core `c`'s locations of `f` (shared ones are core 0's,
+    /// proxies their target's) and map its sets onto them.
+    fn allocate(&mut self, cores: Cores<'m>, c: usize, f: &'m Function) -> Result<CoreView<'m>> {
+        let mut locs = HashMap::new();
+        let mut total: u64 = self.mem.bufs.iter().map(|b| b.bytes.len() as u64).sum();
+        for set in &f.allocations {
+            for (li, (_, _, loc)) in locations_of(set).into_iter().enumerate() {
+                let r = cores.resolve(c, f, set, loc, false)?;
+                let Ok(layout) = Layout::of(r.set, r.mem_type) else {
+                    continue; // an unknown dtype: any access to it fails with its footprint error
+                };
+                let len = layout.elements().checked_mul(layout.esize).unwrap_or(i64::MAX);
+                if self.mem.get(&r.phys).is_none() {
+                    total = total.saturating_add(len.max(0) as u64);
+                    if total > MAX_MEMORY {
+                        return Err(Error::neuron_at(
+                            9401,
+                            format!(
+                                "the simulated memory of function {} exceeds {} bytes",
+                                f.name, MAX_MEMORY
+                            ),
+                            LOCATION,
+                            format!("core {c}, set {}", set.name),
+                        ));
+                    }
+                }
+                let id = self.mem.allocate(r.phys, layout.partition_bytes(), len.max(0) as usize);
+                locs.insert((set as *const _ as usize, li), id);
+            }
+        }
+        Ok(CoreView {
+            core: c,
+            ctx: &self.plan.programs[c].ctx,
+            index: FunctionIndex::new(f),
+            locs,
+            prefixes: vec![None; self.order[c].len()],
+            shard: self.shard(c),
+            version: self.plan.programs[c].version,
+        })
+    }
+
+    fn own_locations(&self, view: &CoreView<'m>, set: &str) -> Vec<LocId> {
+        let Some(entry) = view.index.set(set) else {
+            return Vec::new();
+        };
+        let key = entry.set as *const _ as usize;
+        (0..entry.locations.len())
+            .filter_map(|li| view.locs.get(&(key, li)).copied())
+            .filter(|&id| self.mem.bufs[id as usize].phys.core as usize == view.core)
+            .collect()
+    }
+
+    fn fill_inputs(&mut self, views: &[CoreView<'m>], function: &str, inputs: &[SimInput]) -> Result<()> {
+        for input in inputs.iter().filter(|i| i.function == function) {
+            let Some(view) = views.get(input.core) else {
+                continue;
+            };
+            for id in self.own_locations(view, &input.set) {
+                let buf = &mut self.mem.bufs[id as usize].bytes;
+                if buf.len() != input.bytes.len() {
+                    return Err(wrong_input(
+                        input,
+                        format!("{} bytes for a {}-byte location", input.bytes.len(), buf.len()),
+                    ));
+                }
+                buf.copy_from_slice(&input.bytes);
+            }
+        }
+        Ok(())
+    }
+
+    fn output_sets<'v>(view: &'v CoreView<'m>) -> impl Iterator<Item = &'m crate::bir::MemoryLocationSet> + 'v {
+        view.index
+            .function
+            .allocations
+            .iter()
+            .filter(|s| s.kind.as_deref() == Some("Output"))
+    }
+
+    fn output_location(&self, view: &CoreView<'m>, set: &crate::bir::MemoryLocationSet) -> Option<LocId> {
+        view.locs.get(&(set as *const _ as usize, 0)).copied()
+    }
+
+    fn track_outputs(&mut self, views: &[CoreView<'m>]) {
+        for v in views {
+            for s in Self::output_sets(v) {
+                if let Some(id) = self.output_location(v, s) {
+                    self.mem.track_writers(id);
+                }
+            }
+        }
+    }
+
+    fn collect_outputs(&mut self, views: &[CoreView<'m>]) {
+        for v in views {
+            for s in Self::output_sets(v) {
+                let Some(id) = self.output_location(v, s) else {
+                    continue;
+                };
+                let buf = &self.mem.bufs[id as usize];
+                let esize = crate::bir::dtype::dtype_size(&s.dtype).unwrap_or(1).max(1);
+                let local: Vec<u32> = buf
+                    .writers
+                    .as_ref()
+                    .map(|w| w.iter().step_by(esize as usize).copied().collect())
+                    .unwrap_or_default();
+                let bytes = buf.bytes.clone();
+                let writers = local.into_iter().map(|id| self.global_writer(id)).collect();
+                self.result.outputs.push(SimOutput {
+                    core: v.core,
+                    function: v.index.function.name.clone(),
+                    set: s.name.clone(),
+                    esize,
+                    bytes,
+                    writers,
+                });
+            }
+        }
+    }
+
+    /// Run core `view.core` to its next sync point (None: the function ended),
+    /// executing and (with several cores) keeping every compiled op.
+    fn run_to_sync(
+        &mut self,
+        cores: Cores<'m>,
+        view: &mut CoreView<'m>,
+        cursor: &mut WalkCursor<'m>,
+        ops: &mut Vec<Op>,
+        mut journal: Option<&mut Journal>,
+    ) -> Result<Option<SyncAt<'m>>> {
+        let n = self.plan.lnc;
+        let fname = view.index.function.name.clone();
+        while let Some(inst) = cursor.next_instance(view.ctx)? {
+            let i = inst.inst;
+            if i.opcode == Opcode::LOOP {
+                continue;
+            }
+            if inst.mask == Mask::Undecided {
+                return Err(cannot_run(
+                    view.core,
+                    &fname,
+                    i,
+                    "its mask is undecided (runtime values)",
+                ));
+            }
+            self.result.steps += 1;
+            let writer = self.writer_id(view.core, inst.pos);
+            let env = Env {
+                cores,
+                mem: &self.mem,
+                lnc: n,
+            };
+            if i.opcode == Opcode::CORE_BARRIER {
+                return Ok(Some(SyncAt { inst: i, part: None }));
+            }
+            if i.opcode == Opcode::COLLECTIVE_COMPUTE {
+                let part = collective::compile_part(view, &env, i, inst.bindings, writer)?;
+                return Ok(Some(SyncAt {
+                    inst: i,
+                    part: Some(part),
+                }));
+            }
+            let op = view.compile(&env, i, inst.pos, inst.bindings, writer)?;
+            let mut log = StoreLog {
+                journal: journal.as_deref_mut(),
+                writer,
+                track: true,
+            };
+            execute(&op, &mut self.mem, &mut log, &mut self.scratch);
+            if n > 1 {
+                self.note_locations(view.core, &op);
+                if op.writes_anything() {
+                    ops.push(op);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn note_locations(&mut self, core: usize, op: &Op) {
+        let bit = 1u64.checked_shl(core as u32).unwrap_or(0);
+        for a in op.reads.iter().chain(op.writes.iter()) {
+            for s in &a.spans {
+                self.touched[s.loc as usize] |= bit;
+            }
+        }
+        for a in &op.writes {
+            for s in &a.spans {
+                self.written[s.loc as usize] |= bit;
+            }
+        }
+    }
+
+    /// Whether the core order can matter: some location one core wrote was
+    /// touched by another (cores meet only in shared, proxy and partner
+    /// locations; with no such location both orders end the same).
+    fn cores_meet(&self) -> bool {
+        if self.plan.lnc > 64 {
+            return true;
+        }
+        self.written
+            .iter()
+            .zip(&self.touched)
+            .any(|(&w, &t)| w != 0 && (t & !w != 0 || w.count_ones() > 1))
+    }
+
+    /// Replay the interval in the reverse core order and report the bytes
+    /// that end different; leave the forward state in memory.
+    fn compare_orders(&mut self, ops: &[Vec<Op>], fwd: &Journal, function: &str, k: usize, sync: Option<Arc<str>>) {
+        if ops.iter().filter(|o| !o.is_empty()).count() < 2 || !self.cores_meet() {
+            return;
+        }
+        let mut fwd_final = Vec::with_capacity(fwd.old.len());
+        for e in &fwd.entries {
+            self.mem.gather(&e.span, &mut fwd_final);
+        }
+        self.mem.undo(fwd);
+        let mut rev = Journal::default();
+        for core_ops in ops.iter().rev() {
+            for op in core_ops {
+                let mut log = StoreLog {
+                    journal: Some(&mut rev),
+                    writer: op.writer,
+                    track: false,
+                };
+                execute(op, &mut self.mem, &mut log, &mut self.scratch);
+            }
+        }
+        let diffs = self.differences(fwd, &fwd_final);
+        self.mem.undo(&rev);
+        let mut quiet = StoreLog {
+            journal: None,
+            writer: NO_WRITER,
+            track: false,
+        };
+        for e in &fwd.entries {
+            let len = e.span.byte_len();
+            self.mem.store(&e.span, &fwd_final[e.at..e.at + len], None, &mut quiet);
+        }
+        for (loc, (least, count)) in diffs {
+            let buf = &self.mem.bufs[loc as usize];
+            let pb = buf.partition_bytes.max(1);
+            self.result.races.push(DynRace {
+                function: Arc::from(function),
+                interval: k,
+                sync: sync.clone(),
+                location: buf.phys.clone(),
+                partition: least / pb,
+                byte: least % pb,
+                bytes: count,
+                forward: self.last_writer(fwd, loc, least),
+                reverse: self.last_writer(&rev, loc, least),
+            });
+        }
+    }
+
+    /// Per location: the least differing byte offset and how many differ.
+    fn differences(&self, fwd: &Journal, fwd_final: &[u8]) -> BTreeMap<LocId, (i64, u64)> {
+        let mut per_loc: BTreeMap<LocId, std::collections::BTreeSet<i64>> = BTreeMap::new();
+        let mut cur = Vec::new();
+        for e in &fwd.entries {
+            cur.clear();
+            self.mem.gather(&e.span, &mut cur);
+            let want = &fwd_final[e.at..e.at + cur.len()];
+            if cur == want {
+                continue;
+            }
+            let es = e.span.esize as usize;
+            let mut k = 0usize;
+            for_each_run(&e.span.points, |x, n| {
+                for j in 0..n * es {
+                    if cur[k + j] != want[k + j] {
+                        per_loc.entry(e.span.loc).or_default().insert(x * es as i64 + j as i64);
+                    }
+                }
+                k += n * es;
+            });
+        }
+        per_loc
+            .into_iter()
+            .filter_map(|(loc, s)| Some((loc, (*s.first()?, s.len() as u64))))
+            .collect()
+    }
+
+    fn last_writer(&self, j: &Journal, loc: LocId, byte: i64) -> Option<Writer> {
+        let e = j
+            .entries
+            .iter()
+            .rev()
+            .find(|e| e.span.loc == loc && covers(&e.span, byte))?;
+        self.writer(e.writer)
+    }
+}
+
+fn covers(span: &Span, byte: i64) -> bool {
+    let e = byte.div_euclid(span.esize.max(1));
+    let mut hit = false;
+    for_each_run(&span.points, |x, n| hit |= x <= e && e < x + n as i64);
+    hit
+}
+
+/// The cores' k-th stops must be the same sync point (9402); its name.
+fn agree(function: &str, k: usize, syncs: &[Option<SyncAt<'_>>]) -> Result<Option<Arc<str>>> {
+    let key = |s: &Option<SyncAt<'_>>| s.as_ref().map(|s| (s.inst.opcode, s.inst.name.clone()));
+    let first = key(&syncs[0]);
+    for (c, s) in syncs.iter().enumerate().skip(1) {
+        let here = key(s);
+        if here != first {
+            let show = |x: &Option<(Opcode, Arc<str>)>| match x {
+                Some((op, name)) => format!("{name} ({})", op.name()),
+                None => "the end of the function".to_string(),
+            };
+            return Err(Error::neuron_at(
+                9402,
+                format!(
+                    "cores reach different sync points: after {k} sync points core 0 reaches {}, core {c} reaches {}",
+                    show(&first),
+                    show(&here)
+                ),
+                LOCATION,
+                format!("function {function}, sync point {k}"),
+            ));
+        }
+    }
+    Ok(first.map(|f| f.1))
+}
+
+fn wrong_input(input: &SimInput, why: String) -> Error {
+    Error::neuron_at(
+        9403,
+        format!("input for set {} of function {}: {why}", input.set, input.function),
+        LOCATION,
+        format!("core {}, function {}, set {}", input.core, input.function, input.set),
+    )
+}
+
+/// 9403: every input names an Input set of its core's function.
+fn check_inputs(plan: &Plan<'_>, inputs: &[SimInput]) -> Result<()> {
+    for i in inputs {
+        let Some(m) = plan.programs.get(i.core) else {
+            return Err(wrong_input(
+                i,
+                format!("core {} is not one of the {} cores", i.core, plan.lnc),
+            ));
+        };
+        let set = m.function(&i.function).and_then(|f| f.memory_location_set(&i.set));
+        match set {
+            None => return Err(wrong_input(i, "no such set".into())),
+            Some(s) if s.kind.as_deref() != Some("Input") => {
+                return Err(wrong_input(
+                    i,
+                    format!("it is an {} set, not Input", s.kind.as_deref().unwrap_or("unkinded")),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}

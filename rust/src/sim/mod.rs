@@ -1,0 +1,217 @@
+//! BirSim for data movement (contract §3.8, seed 002 §4): a multi-core
+//! interpreter that runs either one symbolic module (core c interprets it
+//! with the shard bound to c, masks evaluated per instance: nothing is split)
+//! or N concretized cores, so two versions of a program can be compared byte
+//! for byte — translation validation of lncsplit's own passes.
+//!
+//! - `memory`: one zeroed byte buffer per physical location, runs, journal
+//! - `exec`: an instance compiled to physical spans, and its semantics
+//! - `opaque`: the BLAKE2b-8 function every unmodelled opcode computes
+//! - `collective`: `CollectiveCompute` by its reference meaning
+//! - `value`: a Memset's immediate as element bits
+//! - `lockstep`: cores between sync points, both core orders, dynamic races
+//!
+//! The Python layer (`lncsplit.sim`) turns numpy arrays into the
+//! partition-major bytes [`SimInput`] carries and back.
+
+use std::sync::Arc;
+
+use crate::bir::dtype::dtype_size;
+use crate::bir::module::Module;
+use crate::error::{Error, Result};
+use crate::tail::location::PhysLoc;
+
+pub mod collective;
+pub mod exec;
+pub mod lockstep;
+pub mod memory;
+pub mod opaque;
+pub mod value;
+
+#[cfg(test)]
+mod tests;
+
+pub use exec::LOCATION;
+
+/// Most cores a run may have (a resource limit far above any LNC).
+pub const MAX_CORES: usize = 1024;
+
+/// Bytes for one Input set of one core: `P × F·esize`, partition-major.
+#[derive(Clone, Debug)]
+pub struct SimInput {
+    pub core: usize,
+    pub function: String,
+    pub set: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The final bytes of one Output set on one core (its first location).
+#[derive(Clone, Debug)]
+pub struct SimOutput {
+    pub core: usize,
+    pub function: Arc<str>,
+    pub set: Arc<str>,
+    pub esize: i64,
+    pub bytes: Vec<u8>,
+    /// Writer id (index into [`SimResult::writers`] plus one; 0 = none) of
+    /// each element, from its first byte.
+    pub writers: Vec<u32>,
+}
+
+/// An instruction that wrote bytes: its core and name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Writer {
+    pub core: usize,
+    pub instruction: Arc<str>,
+}
+
+/// Bytes that end different when an interval runs in the two core orders.
+#[derive(Clone, Debug)]
+pub struct DynRace {
+    pub function: Arc<str>,
+    /// The interval: the number of sync points before it.
+    pub interval: usize,
+    /// The sync point that ends it (None: the end of the function).
+    pub sync: Option<Arc<str>>,
+    pub location: PhysLoc,
+    /// The least differing byte, as (partition, byte within the partition).
+    pub partition: i64,
+    pub byte: i64,
+    /// How many bytes of the location differ.
+    pub bytes: u64,
+    /// The last writer of that byte in the forward (0…N−1) and reverse order.
+    pub forward: Option<Writer>,
+    pub reverse: Option<Writer>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SimResult {
+    pub lnc: usize,
+    pub symbolic: bool,
+    pub outputs: Vec<SimOutput>,
+    pub races: Vec<DynRace>,
+    /// Instruction instances executed (Loop headers excluded), all cores.
+    pub steps: u64,
+    pub writers: Vec<Writer>,
+}
+
+/// An Input or Output set a caller may fill or read.
+#[derive(Clone, Debug)]
+pub struct SetInfo {
+    pub core: usize,
+    pub function: Arc<str>,
+    pub set: Arc<str>,
+    pub kind: Arc<str>,
+    pub dtype: Arc<str>,
+    pub shape: Vec<i64>,
+    pub partition_dim: usize,
+    pub esize: i64,
+}
+
+/// How a module list is run: N cores, symbolic or concretized.
+pub struct Plan<'m> {
+    pub lnc: usize,
+    pub symbolic: bool,
+    /// The module each core runs.
+    pub programs: Vec<&'m Module>,
+}
+
+/// True when `m` was made by `link` (it must be unlinked first).
+pub fn is_linked(m: &Module) -> bool {
+    let lnc_attr = m.attributes.as_ref().is_some_and(|a| a.contains_key("lnc"));
+    let cores = m.extra.as_ref().is_some_and(|x| x.contains_key("cores"));
+    m.neuron_core_id().is_none() && (lnc_attr || cores)
+}
+
+fn refuse(code: u32, message: String) -> Error {
+    Error::neuron_at(code, message, LOCATION, String::new())
+}
+
+/// Decide N and what each core runs (contract §3.8): one module without
+/// `neuron_core_id` is symbolic (N = `lnc`, else its ShardId bound); else the
+/// modules are the N cores in order.
+pub fn plan<'m>(modules: &[&'m Module], lnc: Option<usize>) -> Result<Plan<'m>> {
+    if modules.is_empty() {
+        return Err(refuse(9401, "no module to simulate".into()));
+    }
+    if let Some(m) = modules.iter().find(|m| is_linked(m)) {
+        return Err(refuse(9401, format!("{} is a linked module: unlink it first", m.name)));
+    }
+    if modules.len() == 1 && modules[0].neuron_core_id().is_none() {
+        let m = modules[0];
+        let mut ubs: Vec<i64> = m.functions.iter().flat_map(|f| f.shard_ids.iter().copied()).collect();
+        ubs.sort_unstable();
+        ubs.dedup();
+        let n = match (lnc, ubs.as_slice()) {
+            (Some(n), _) => n,
+            (None, []) => 1,
+            (None, [ub]) => usize::try_from(*ub).unwrap_or(0),
+            (None, _) => return Err(refuse(9401, format!("ShardId bounds {ubs:?} differ: pass lnc"))),
+        };
+        if n == 0 || n > MAX_CORES || ubs.iter().any(|&u| u != n as i64) {
+            return Err(refuse(
+                9401,
+                format!("lnc {n} does not match the ShardId bounds {ubs:?}"),
+            ));
+        }
+        return Ok(Plan {
+            lnc: n,
+            symbolic: true,
+            programs: vec![m; n],
+        });
+    }
+    let n = modules.len();
+    if n > MAX_CORES {
+        return Err(refuse(9401, format!("{n} cores: at most {MAX_CORES}")));
+    }
+    if let Some(l) = lnc.filter(|&l| l != n) {
+        return Err(refuse(9006, format!("lnc {l} but {n} core modules")));
+    }
+    for (i, m) in modules.iter().enumerate() {
+        let id = m.neuron_core_id();
+        let ok = id == Some(i as i64) || (n == 1 && id.is_none());
+        if !ok {
+            return Err(refuse(
+                9006,
+                format!("cores[{i}] ({}) has neuron_core_id {id:?}, expected {i}", m.name),
+            ));
+        }
+    }
+    Ok(Plan {
+        lnc: n,
+        symbolic: false,
+        programs: modules.to_vec(),
+    })
+}
+
+/// Every Input and Output set of every core, in core, function and allocation order.
+pub fn sets(plan: &Plan<'_>) -> Vec<SetInfo> {
+    let mut out = Vec::new();
+    for (core, m) in plan.programs.iter().enumerate() {
+        for f in &m.functions {
+            for s in &f.allocations {
+                let kind = s.kind.clone().unwrap_or_else(|| Arc::from(""));
+                if !matches!(&*kind, "Input" | "Output") {
+                    continue;
+                }
+                out.push(SetInfo {
+                    core,
+                    function: f.name.clone(),
+                    set: s.name.clone(),
+                    kind,
+                    dtype: s.dtype.clone(),
+                    shape: s.tensor_shape.clone(),
+                    partition_dim: s.partition_dim(),
+                    esize: dtype_size(&s.dtype).unwrap_or(0),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Simulate `modules` (contract §3.8).
+pub fn run(modules: &[&Module], lnc: Option<usize>, inputs: &[SimInput]) -> Result<SimResult> {
+    let plan = plan(modules, lnc)?;
+    lockstep::Engine::new(&plan).run(inputs)
+}

@@ -6,7 +6,8 @@ Sections (each measures lncsplit and its peer in the same process, on the same
 data, interleaved): ``pelican`` (interning, eval_mask), ``bir`` (load, dump,
 clone), ``split`` (split vs clone, vs a pure-Python peer, scaling exponents,
 peak memory), ``corpus`` (jobs 2 vs 1, end-to-end vs orjson), ``sim`` (BirSim
-instructions per second, simulation vs split). Prints one table
+instructions per second, simulation vs split), ``racecheck`` (lnc_barriercheck vs
+the split it checks, size exponent). Prints one table
 and one ``name: <ratio>x (target <target>x)`` line per figure; ``--json``
 writes ``{"figures": {name: {value, target, better, unit, peer}}, "machine":
 {...}}``. Exit status is 0 whenever the report ran, whatever the figures.
@@ -128,12 +129,19 @@ def sim_figures(quick: bool) -> list[Figure]:
     return bench_sim.figures(quick)
 
 
+def racecheck_figures(quick: bool) -> list[Figure]:
+    import bench_racecheck_ratios as br
+
+    return br.figures(quick)
+
+
 SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "pelican": pelican_figures,
     "bir": bir_figures,
     "split": split_figures,
     "corpus": corpus_figures,
     "sim": sim_figures,
+    "racecheck": racecheck_figures,
 }
 
 

@@ -25,7 +25,7 @@ sys.path.insert(0, _here)
 
 import lncsplit  # noqa: E402
 from bench_split_ratios import _slope  # noqa: E402
-from benchutil import Figure, best_of, interleaved, print_figures  # noqa: E402
+from benchutil import Figure, interleaved, print_figures  # noqa: E402
 from lncsplit import _core  # noqa: E402
 
 
@@ -73,12 +73,11 @@ def ratio_figures(instructions: int = 200_000, rounds: int = 5) -> list[Figure]:
     ]
 
 
-def scaling_figures(top: int = 200_000, rounds: int = 3) -> list[Figure]:
+def scaling_figures(top: int = 200_000, rounds: int = 5) -> list[Figure]:
     sizes = [top // 8, top // 4, top // 2, top]
-    times = []
-    for s in sizes:
-        cores = lncsplit.split([_module(s)], 2)
-        times.append(best_of(_check(cores, "exact"), rounds))
+    # Every size in every round (interleaved), so machine noise hits all alike.
+    core_sets = [lncsplit.split([_module(s)], 2) for s in sizes]
+    times = interleaved([_check(cores, "exact") for cores in core_sets], rounds)
     return [
         Figure(
             "racecheck_exponent_size",

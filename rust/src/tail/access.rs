@@ -166,6 +166,21 @@ impl<'m> FunctionIndex<'m> {
         code: u32,
         out: &mut Vec<Access<'i>>,
     ) -> Result<()> {
+        self.accesses_where(ctx, inst, bindings, code, &|_, _, _| true, out)
+    }
+
+    /// [`FunctionIndex::accesses`] of the arguments `keep(list, index, set)`
+    /// selects only (the others' footprints are not computed): a caller that
+    /// needs a few arguments of an instance pays for those.
+    pub fn accesses_where<'i>(
+        &'i self,
+        ctx: &Context,
+        inst: &Instruction,
+        bindings: &Bindings,
+        code: u32,
+        keep: &dyn Fn(ArgList, usize, &SetEntry<'m>) -> bool,
+        out: &mut Vec<Access<'i>>,
+    ) -> Result<()> {
         let acc = accumulate_op(inst)?;
         let lists: [(ArgList, &[Argument]); 3] = [
             (ArgList::Ins, &inst.ins),
@@ -183,6 +198,9 @@ impl<'m> FunctionIndex<'m> {
                     continue;
                 };
                 let entry = entry.ok_or_else(|| unknown_set(code, inst, list, index, arg))?;
+                if !keep(list, index, entry) {
+                    continue;
+                }
                 for (location, loc) in entry.locations.iter().enumerate() {
                     let ferr = |e: FootprintError| footprint_error(code, inst, list, index, &entry.set.name, &e);
                     let layout = loc.layout.as_ref().map_err(|e| ferr(e.clone()))?;

@@ -44,7 +44,7 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
-use super::access::{footprint_error, Access, ArgList, FunctionIndex, Role};
+use super::access::{footprint_error, Access, ArgList, FunctionIndex, Role, SetEntry};
 use super::footprint::{Layout, Progression};
 use super::location::{locations_of, Cores, PhysLoc};
 use super::walk::{prune_table, walk_function_pruned, Instance, Limit, Mask, Skip};
@@ -460,6 +460,12 @@ type Last = HashMap<(u32, u8, u32, u32), (u32, Option<Progression>)>;
 
 fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode) -> Result<Collected<'m>> {
     let sc = scan(cf, reach)?;
+    // The sets (by their index entry) whose bytes another core reaches.
+    let reached: hashbrown::HashSet<usize> = (cf.function.allocations.iter())
+        .filter(|s| reachable(cf, reach, &s.name))
+        .filter_map(|s| cf.index.set(&s.name))
+        .map(|e| e as *const SetEntry<'_> as usize)
+        .collect();
     let mut out = Collected {
         barriers: Vec::new(),
         items: Vec::new(),
@@ -485,7 +491,14 @@ fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode) -> Result<Collected<'
             return Ok(());
         }
         scratch.clear();
-        cf.index.accesses(ctx, at.inst, at.bindings, 9302, &mut scratch)?;
+        if sc.verify[p] {
+            cf.index.accesses(ctx, at.inst, at.bindings, 9302, &mut scratch)?;
+        } else {
+            // Statically valid: only the arguments another core reaches matter.
+            let keep = |_: ArgList, _: usize, e: &SetEntry<'_>| reached.contains(&(e as *const _ as usize));
+            cf.index
+                .accesses_where(ctx, at.inst, at.bindings, 9302, &keep, &mut scratch)?;
+        }
         let g = out.barriers.len() as u32;
         for a in &scratch {
             record(cf, reach, mode, at, a, g, &mut out.items, &mut last)?;

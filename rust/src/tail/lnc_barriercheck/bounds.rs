@@ -160,11 +160,11 @@ impl<'i, 'm> Scanner<'i, 'm> {
         let fail = |e| footprint_error(9302, inst, list, k, &entry.set.name, &e);
         let verdict = match arg {
             Argument::Symbolic(ap) => {
-                let es = element_size(ap.dtype.as_deref(), entry.set).map_err(fail)?;
+                let es = esize(ap.dtype.as_deref(), entry).map_err(fail)?;
                 self.symbolic(entry, ap, es).map_err(fail)?
             }
             Argument::Physical(p) => {
-                let es = element_size(p.dtype.as_deref(), entry.set).map_err(fail)?;
+                let es = esize(p.dtype.as_deref(), entry).map_err(fail)?;
                 for loc in &entry.locations {
                     let layout = loc.layout.as_ref().map_err(|e| fail(e.clone()))?;
                     layout.physical(p, es).map_err(fail)?;
@@ -206,6 +206,16 @@ impl<'i, 'm> Scanner<'i, 'm> {
             }
         }
         Ok(Verdict::Valid)
+    }
+}
+
+/// The element size of an argument: its set's (already in the layout) unless
+/// it names another dtype.
+fn esize(dtype: Option<&str>, entry: &SetEntry<'_>) -> std::result::Result<i64, FootprintError> {
+    let same = dtype.is_none_or(|d| d == &*entry.set.dtype);
+    match entry.locations.first().map(|l| &l.layout) {
+        Some(Ok(layout)) if same => Ok(layout.esize),
+        _ => element_size(dtype, entry.set),
     }
 }
 

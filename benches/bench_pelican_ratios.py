@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from lncsplit.pelican import Context, Predicate, eval_mask_batch
 
-TARGETS = {"intern": 20.0, "eval_mask": 50.0}
+TARGETS = {"intern": 30.0, "eval_mask": 50.0}
 
 
 def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:

@@ -10,7 +10,9 @@ Figures (each a :class:`benchutil.Figure`):
 - ``split_exponent_size`` / ``split_exponent_cores``: log-log slope of split time
   against instructions and against N; target ≈ 1 (linear).
 - ``split_peak_memory``: peak RSS growth of loading + splitting a ~100 MB module
-  into 2 cores, ÷ the file size; target ≤ 4.
+  into 2 cores, ÷ the file size; target ≤ 3.2 (issue 17).
+- ``info_vs_load``: ``lncsplit info`` on that module file ÷ ``lncsplit.load`` of
+  it; target ≤ 1.3 (issue 17: info costs no more than loading).
 
 Run as a script: ``python benches/bench_split_ratios.py [--quick]``.
 """
@@ -161,7 +163,23 @@ print(hwm() - before)
 """
 
 
-def peak_memory_figure(size_mb: int = 100) -> Figure:
+def _info_vs_load(path: str, rounds: int = 2) -> tuple[float, float]:
+    """``lncsplit info FILE`` (in process, output discarded) and ``lncsplit.load``."""
+    import contextlib
+    import io
+
+    from lncsplit.cli import main as cli_main
+
+    def info() -> None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            cli_main(["info", path])
+
+    t_info, t_load = interleaved([lambda: info, lambda: lambda: lncsplit.load(path)], rounds)
+    return t_info, t_load
+
+
+def peak_memory_figure(size_mb: int = 100) -> list[Figure]:
+    """``split_peak_memory`` and ``info_vs_load`` on one generated module file."""
     per_inst = len(_module(2000, 2).to_bytes()) / 2000
     n = int(size_mb * 1e6 / per_inst)
     with tempfile.TemporaryDirectory() as d:
@@ -172,14 +190,25 @@ def peak_memory_figure(size_mb: int = 100) -> Figure:
             [sys.executable, "-c", _PEAK_SCRIPT, path], capture_output=True, text=True, check=True
         )
         grown = int(out.stdout.strip())
-    return Figure(
-        "split_peak_memory",
-        grown / size,
-        4.0,
-        "lower",
-        "x input",
-        f"peak RSS growth {grown / 1e6:.0f} MB for a {size / 1e6:.0f} MB module split into 2",
-    )
+        t_info, t_load = _info_vs_load(path)
+    return [
+        Figure(
+            "split_peak_memory",
+            grown / size,
+            3.2,
+            "lower",
+            "x input",
+            f"peak RSS growth {grown / 1e6:.0f} MB for a {size / 1e6:.0f} MB module split into 2",
+        ),
+        Figure(
+            "info_vs_load",
+            t_info / t_load,
+            1.3,
+            "lower",
+            "x",
+            f"lncsplit info {t_info:.2f} s vs lncsplit.load {t_load:.2f} s on {size / 1e6:.0f} MB",
+        ),
+    ]
 
 
 def figures(quick: bool = False) -> list[Figure]:
@@ -187,9 +216,9 @@ def figures(quick: bool = False) -> list[Figure]:
         return (
             split_figures(40_000, rounds=2)
             + scaling_figures(40_000, rounds=2)
-            + [peak_memory_figure(20)]
+            + peak_memory_figure(20)
         )
-    return split_figures() + scaling_figures() + [peak_memory_figure()]
+    return split_figures() + scaling_figures() + peak_memory_figure()
 
 
 if __name__ == "__main__":

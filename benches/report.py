@@ -6,8 +6,9 @@ Sections (each measures lncsplit and its peer in the same process, on the same
 data, interleaved): ``pelican`` (interning, eval_mask), ``bir`` (load, dump,
 clone), ``split`` (split vs clone, vs a pure-Python peer, scaling exponents,
 peak memory), ``corpus`` (jobs 2 vs 1, end-to-end vs orjson), ``sim`` (BirSim
-instructions per second, simulation vs split), ``racecheck`` (lnc_barriercheck vs
-the split it checks, size exponent). Prints one table
+instructions per second, simulation vs split), ``link`` (link + unlink vs
+clone), ``racecheck`` (lnc_barriercheck vs the split it checks, size exponent).
+Prints one table
 and one ``name: <ratio>x (target <target>x)`` line per figure; ``--json``
 writes ``{"figures": {name: {value, target, better, unit, peer}}, "machine":
 {...}}``. Exit status is 0 whenever the report ran, whatever the figures.
@@ -46,7 +47,7 @@ def pelican_figures(quick: bool) -> list[Figure]:
         Figure(
             "intern_vs_python_dict",
             ir,
-            20.0,
+            bp.TARGETS["intern"],
             "higher",
             "x",
             f"pure-Python dict hash-consing of the same {n} rows",
@@ -123,6 +124,12 @@ def corpus_figures(quick: bool) -> list[Figure]:
     ]
 
 
+def link_figures(quick: bool) -> list[Figure]:
+    import bench_link_ratios as bl
+
+    return bl.figures(quick=quick)
+
+
 def sim_figures(quick: bool) -> list[Figure]:
     import bench_sim
 
@@ -140,6 +147,7 @@ SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "bir": bir_figures,
     "split": split_figures,
     "corpus": corpus_figures,
+    "link": link_figures,
     "sim": sim_figures,
     "racecheck": racecheck_figures,
 }

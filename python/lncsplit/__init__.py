@@ -5,6 +5,8 @@ The public API (contract §4): :class:`Module`, :func:`load`, :func:`dump`,
 :func:`verify_concretized`, :class:`PassOptions`, :func:`run_pipeline`,
 :func:`check_memory`, and the submodules :mod:`lncsplit.pelican` and
 :mod:`lncsplit.frontend`. Every error on bad input is a :class:`LncsplitError`.
+
+The linked program (contract §3.7): :func:`link`, :func:`unlink`, :func:`tensor_map`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from lncsplit import pelican
 from lncsplit._core import Module, dump, load
+from lncsplit.bir_linker import link, tensor_map, unlink
 from lncsplit.errors import (
     BirJsonError,
     LncsplitError,
@@ -36,6 +39,8 @@ if TYPE_CHECKING:
     from lncsplit.barriercheck import RaceReport, racecheck
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
+    from lncsplit.views.diff import diff
+    from lncsplit.views.explain import explain
 
 __version__ = "0.1.0"
 
@@ -51,6 +56,8 @@ _LAZY = {
     "sim": ("lncsplit.sim", None),
     "racecheck": ("lncsplit.barriercheck", "racecheck"),
     "RaceReport": ("lncsplit.barriercheck", "RaceReport"),
+    "explain": ("lncsplit.views.explain", "explain"),
+    "diff": ("lncsplit.views.diff", "diff"),
 }
 
 
@@ -82,6 +89,7 @@ __all__ = [
     "dump",
     "expand_replication",
     "frontend",
+    "link",
     "load",
     "memory",
     "pelican",
@@ -90,8 +98,12 @@ __all__ = [
     "run_pipeline",
     "sim",
     "split",
+    "tensor_map",
+    "unlink",
     "verify_bir",
     "verify_bir_serdes",
     "verify_concretized",
     "verify_symbolic",
+    "explain",
+    "diff",
 ]

@@ -297,6 +297,11 @@ def generate_corpus(
     seed: int = 0,
     racy: bool = False,
 ) -> list[Path]: ...
+def describe_module(module: Module) -> dict[str, Any]:
+    """The ``lncsplit info`` description, read from the typed model."""
+
+def inferred_lnc(module: Module) -> int | None:
+    """The largest ShardId bound of the module's functions (its N), or None."""
 
 # ----------------------------------------------------------------- passes
 
@@ -321,6 +326,20 @@ def release(modules: list[Module]) -> None:
 def has_shard_ids(module: Module) -> bool:
     """True when any expression of the module still contains a ShardId."""
 
+# ------------------------------------------------------------- bir_linker
+
+def link(cores: list[Module]) -> Module:
+    """bir_linker: the N core modules of one kernel (core order) → one linked module."""
+
+def unlink(module: Module) -> list[Module]:
+    """The exact inverse of link: the N core modules, in core order."""
+
+def tensor_map_json(module: Module) -> str:
+    """The tensor map of a linked module, as JSON text."""
+
+def is_linked(module: Module) -> bool:
+    """True when the module has the layout link writes."""
+
 # --------------------------------------------------------------------------
 # simulator (owner: BirSim, contract §3.8; the API is lncsplit.sim)
 # --------------------------------------------------------------------------
@@ -338,6 +357,14 @@ def sim_run(
     lnc: int | None = None,
 ) -> dict[str, Any]:
     """Run the simulator; inputs and outputs are partition-major bytes."""
+
+# Inspection views (rust/src/py/inspect.rs)
+def expr_str(expr: Expr, budget: int = 200) -> str:
+    """The pelican display form of ``expr``, cut at about ``budget`` characters."""
+
+def expr_free_vars(expr: Expr) -> tuple[list[str], bool, bool]:
+    """``(axes, runtime, shard)``: loop axes ``expr`` depends on, whether it reads a runtime
+    value, whether a ShardId is still in it."""
 
 # ----------------------------------------------------------------- LNC tail
 

@@ -17,18 +17,30 @@ and the executors (which run a job on each unit and collect
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
-from lncsplit._atomic import remove_outputs, write_core_files
+from lncsplit._atomic import LINKED_FILE, remove_dirs, remove_outputs, write_core_files
+from lncsplit.errors import LncsplitError
+from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
 
 if TYPE_CHECKING:
+    from lncsplit._core import Module
     from lncsplit.pipeline import PassOptions
 
 UnitKind = Literal["file", "core_set"]
+
+
+class InputError(LncsplitError):
+    """An input path that is not read (contract §6): missing, not a regular
+    file (a FIFO, socket or device), larger than ``--max-file-size``, or a
+    symbolic link that leads out of the inputs. The message names the path."""
+
+
 ErrorInfo = dict[str, Any]
 """``{"type": str, "code": int | str | None, "message": str}`` (contract §5)."""
 
@@ -191,6 +203,21 @@ def strip_json(name: str) -> str:
     return name[:-5] if name.lower().endswith(".json") and len(name) > 5 else name
 
 
+#: Explicitly named inputs read as HLO text and lowered first (contract §5). The same as
+#: ``lncsplit.frontend.HLO_SUFFIXES`` (a test checks it): this leaf module does not import the
+#: front end until it reads such a file.
+HLO_SUFFIXES = (".hlo.txt", ".hlo")
+
+
+def input_stem(name: str) -> str:
+    """The output name of an explicitly named input: ``m.json``, ``m.hlo``, ``m.hlo.txt`` → ``m``."""
+    low = name.lower()
+    for suffix in HLO_SUFFIXES:
+        if low.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return strip_json(name)
+
+
 def output_dir(out: str | os.PathLike[str], rel: str) -> str:
     """``OUT/<rel>`` for a unit's relative name."""
     return os.path.join(os.fspath(out), *rel.split("/"))
@@ -205,61 +232,215 @@ def process_file(
     inp: Unit | str | os.PathLike[str],
     out: str | os.PathLike[str],
     options: PassOptions,
+    detail: bool = False,
 ) -> FileResult:
-    """The split job for one file: read → pipeline → write every core atomically.
+    """The split job for one file: read → pipeline → artifact directories → every core.
 
-    Never raises for a bad input: the error is returned in the result
+    A ``*.hlo``/``*.hlo.txt`` file is HLO text, lowered first (``lower_hlo_text`` with N =
+    ``options.lnc_size``). With ``detail`` the result's ``detail`` lists, per core, the
+    instructions the split pruned and the dependency edges dropped with them
+    (``--report-detail``). Never raises for a bad input: the error is returned in the result
     (``status="error"``) and no output of the file remains. Only
-    ``KeyboardInterrupt``/``SystemExit`` propagate.
+    ``KeyboardInterrupt``/``SystemExit`` propagate, after removing what this
+    file had written (contract §6: whole files or none).
+
+    With ``options.create_artifact_dirs``, each core's ``artifact_path`` is
+    created under ``options.artifact_root`` (default: ``out``), after the
+    pipeline succeeded and before the cores are written (contract §3.1, §6).
     """
     if not isinstance(inp, Unit):
-        inp = Unit(os.fspath(inp), strip_json(PurePath(inp).name))
+        inp = Unit(os.fspath(inp), input_stem(PurePath(inp).name))
     t0 = time.perf_counter()
     res = FileResult(input=inp.path)
     dest = output_dir(out, inp.rel)
+    created: list[str] = []
     try:
-        _split_into(res, inp.path, dest, options)
+        _split_into(res, inp.path, _Dest(dest, os.fspath(out), created), options, detail)
     except Exception as e:  # noqa: BLE001 - a failed file never stops the run
+        remove_dirs(created)
         remove_outputs(dest)
         res.fail(error_info(e))
+    except BaseException:
+        remove_dirs(created)
+        raise
     res.seconds = time.perf_counter() - t0
     return res
 
 
-def _split_into(res: FileResult, path: str, dest: str, options: PassOptions) -> None:
-    from lncsplit import Module, _core
+PhaseHook = Callable[[str, str, float], None]
+"""``hook(path, phase, seconds)``: the split of ``path`` entered ``phase``
+(``"load"``, ``"passes"``, ``"write"``) ``seconds`` after it started."""
+
+#: Seconds a file's split runs before its phases are reported.
+PHASE_REPORT_AFTER = 1.0
+
+_phase_hook: PhaseHook | None = None
+
+
+def set_phase_hook(hook: PhaseHook | None) -> None:
+    """Report the phases of every split that takes over
+    :data:`PHASE_REPORT_AFTER` seconds to ``hook`` (None: stop). In-process
+    executors only (a worker process has its own hook)."""
+    global _phase_hook
+    _phase_hook = hook
+
+
+class _Phases:
+    """Times the phases of one file's split; reports the slow ones."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.t0 = self.last = time.perf_counter()
+        self.current = ""
+        self.seconds: dict[str, float] = {}
+
+    def enter(self, phase: str) -> None:
+        now = time.perf_counter()
+        if self.current:
+            self.seconds[self.current] = round(now - self.last, 6)
+        self.current, self.last = phase, now
+        hook = _phase_hook
+        if hook is not None and phase and now - self.t0 > PHASE_REPORT_AFTER:
+            hook(self.path, phase, now - self.t0)
+
+    def finish(self, res: FileResult) -> None:
+        """Close the last phase; a slow file keeps its phase times in ``detail``."""
+        self.enter("")
+        if time.perf_counter() - self.t0 > PHASE_REPORT_AFTER:
+            res.detail["phases"] = self.seconds
+
+
+def read_input(path: str) -> bytes:
+    """The bytes of an input file, which must be a regular file.
+
+    Opened non-blocking and checked with ``fstat`` before reading, so a FIFO
+    or a device that replaced the file after discovery is refused without
+    blocking (contract §6).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(not_regular_message(path, st.st_mode))
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+def file_kind(mode: int) -> str:
+    """``"a FIFO"``, ``"a socket"``, ``"a character device"``… for an ``st_mode``."""
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def not_regular_message(path: str, mode: int) -> str:
+    """The error of an input that is not a regular file."""
+    return f"{path} is {file_kind(mode)}, not a regular file: not read"
+
+
+def load_input(path: str) -> Module:
+    """``Module.from_json`` of :func:`read_input` — how every command reads an input."""
+    from lncsplit import Module
+
+    return Module.from_json(read_input(path))
+
+
+def _read_module(res: FileResult, path: str, options: PassOptions) -> Any:
+    from lncsplit import Module
+
+    data = read_input(path)
+    res.bytes_in = len(data)
+    if path.lower().endswith(HLO_SUFFIXES):
+        from lncsplit.frontend import lower_hlo_text
+
+        text = data.decode("utf-8")
+        return lower_hlo_text(text, options.lnc_size, arch=options.arch or "gen3").module()
+    return Module.from_json(data)
+
+
+@dataclass(frozen=True)
+class _Dest:
+    """Where one file's outputs go: its directory, the root of its artifact
+    directories, and the list of directories created for it (for cleanup)."""
+
+    dir: str
+    out: str
+    created: list[str]
+
+
+def _split_into(
+    res: FileResult, path: str, dest: _Dest, options: PassOptions, detail: bool = False
+) -> None:
+
+    from lncsplit import _core
+    from lncsplit.passes import create_artifact_dirs_under
     from lncsplit.pipeline import run_pipeline
 
-    with open(path, "rb") as f:
-        data = f.read()
-    res.bytes_in = len(data)
-    module = Module.from_json(data)
-    del data
+    phases = _Phases(path)
+    phases.enter("load")
+    module = _read_module(res, path, options)
     res.instructions_in = module.instruction_count()
-    cores = run_pipeline([module], options)
+    snapshot = None
+    if detail:
+        from lncsplit.views.detail import SplitSnapshot
+
+        snapshot = SplitSnapshot.of(module, expand=options.expand)
+    phases.enter("passes")
+    cores = run_pipeline([module], replace(options, link=False, create_artifact_dirs=False))
+    if snapshot is not None:
+        from lncsplit.views.detail import split_detail
+
+        res.detail = {"cores": split_detail(snapshot, cores)}
+    phases.enter("write")
     blobs = [m.to_bytes(version=2) for m in cores]
     counts = [m.instruction_count() for m in cores]
+    # ``split --link``: the linked module goes beside the cores, in the same write.
+    extra = {LINKED_FILE: _core.link(cores).to_bytes(version=2)} if options.link else {}
+    if options.create_artifact_dirs and options.lnc_size > 1:
+        # Only now that the pipeline succeeded, and under --out (contract §6).
+        root = options.artifact_root if options.artifact_root is not None else dest.out
+        dest.created.extend(create_artifact_dirs_under(cores, root))
     # Free the per-core modules outside the GIL so worker threads overlap.
     _core.release(cores)
     del cores, module
-    res.outputs = write_core_files(dest, blobs)
+    res.outputs = write_core_files(dest.dir, blobs, extra)
     res.instructions_out = counts
     res.bytes_out = sum(len(b) for b in blobs)
+    phases.finish(res)
 
 
 __all__ = [
+    "DEFAULT_MAX_FILE_SIZE",
+    "PHASE_REPORT_AFTER",
     "CorpusInput",
     "ErrorInfo",
+    "InputError",
     "FileResult",
     "Job",
+    "PhaseHook",
     "Unit",
     "UnitKind",
     "call_job",
     "error_info",
     "failed_result",
+    "file_kind",
     "guarded",
+    "input_stem",
+    "load_input",
+    "not_regular_message",
     "output_dir",
     "process_file",
+    "read_input",
     "remove_unit_outputs",
+    "set_phase_hook",
     "strip_json",
 ]

@@ -13,6 +13,8 @@ The pipeline runs the passes in their compiler order::
     90 memory checks         (lncsplit's order for the seed-002 checks)
     91 lnc_verifier           (concretized again, now with shared addresses)
     92 lnc_barriercheck       (no race between cores: NeuronAssertion 9301)
+    100 bir_linker            (only with ``PassOptions(link=True)``: one linked
+                               module per kernel, after every check)
 
 With N == 1 the modules pass through untouched (only the read-only checks
 2–3 run); with N > 1 an input that already has ``neuron_core_id`` is refused
@@ -34,6 +36,7 @@ from typing import Any, Literal
 
 from lncsplit import passes
 from lncsplit._core import Module
+from lncsplit.bir_linker import link_kernels
 from lncsplit.errors import LncsplitError, NeuronAssertion
 
 
@@ -50,10 +53,15 @@ class PassOptions:
         memory: run the shared-DRAM allocation/sync and the memory checks.
         arch: override the modules' arch for the memory checks.
         cc_buffer_mb: per-core collective-compute buffer (MB) for the checks.
-        create_artifact_dirs: create each core's artifact directory.
+        create_artifact_dirs: create each core's artifact directory, under
+            ``artifact_root``, once every pass succeeded (N > 1 only).
+        artifact_root: where artifact directories go (default: the current
+            directory; absolute ``artifact_path`` s are re-rooted there).
         verify_serdes: run verify_bir_serdes on every input module.
         racecheck: run lnc_barriercheck (order 92) on every kernel's cores; a
             race is ``NeuronAssertion`` 9301 naming the first one.
+        link: after every check, link each kernel's cores (``bir_linker``):
+            ``run_pipeline`` then returns one linked module per input module.
     """
 
     lnc_size: int = 1
@@ -67,6 +75,8 @@ class PassOptions:
     create_artifact_dirs: bool = False
     verify_serdes: bool = False
     racecheck: bool = True
+    link: bool = False
+    artifact_root: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.lnc_size, int) or self.lnc_size < 1:
@@ -168,6 +178,21 @@ class Pipeline:
             self.hook(PassEvent(name, order, dt, count))
 
     def run(self, modules: Sequence[Module]) -> list[Module]:
+        """Run every enabled pass; returns the M·N per-core modules, or with
+        ``link`` the M linked modules (one per input module, in input order)."""
+        out = self._run_passes(modules)
+        result = out
+        n = self.options.lnc_size
+        if self.options.link:
+            linked: list[Module] = []
+            self._timed("bir_linker", 100, len(out), lambda: linked.extend(link_kernels(out, n)))
+            result = linked
+        if self.options.create_artifact_dirs and n > 1:
+            # Only once every pass succeeded (contract §6).
+            passes.create_artifact_dirs_under(out, self.options.artifact_root)
+        return result
+
+    def _run_passes(self, modules: Sequence[Module]) -> list[Module]:
         """Run every enabled pass; returns the M·N per-core modules.
 
         With ``lnc_size == 1`` the modules pass through untouched (contract
@@ -196,7 +221,6 @@ class Pipeline:
                     n,
                     clone=o.clone,
                     parallel=o.parallel,
-                    create_artifact_dirs=o.create_artifact_dirs,
                 )
             )
 
@@ -311,7 +335,8 @@ def _each(items: Sequence[Any], fn: Callable[[Any], None]) -> None:
 def run_pipeline(
     modules: Sequence[Module], options: PassOptions, hook: PassHook | None = None
 ) -> list[Module]:
-    """Run the pass pipeline on symbolic modules; returns the per-core modules.
+    """Run the pass pipeline on symbolic modules; returns the per-core modules
+    (with ``options.link``, one linked module per input module instead).
 
     ``hook`` (optional) is called after every pass with a :class:`PassEvent`
     (name, order, seconds) — a progress and timing hook.

@@ -273,7 +273,9 @@ def test_every_command_is_one_module_with_add_parser_and_run() -> None:
         assert callable(module.add_parser) and callable(module.run)
     names = [m.__name__.rsplit(".", 1)[-1] for m in COMMANDS]
     assert names[:5] == ["split", "verify", "info", "gen", "memory"]
+    assert {"link", "unlink"} <= set(names)
     assert "sim" in names
+    assert {"explain", "diff", "report", "lower"} <= set(names) and len(set(names)) == len(names)
 
 
 def test_the_entry_point_is_lncsplit_cli_main() -> None:

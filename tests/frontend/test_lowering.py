@@ -65,7 +65,9 @@ def _check_symbolic(
         for p in inst.get("predicates", []):
             check_wire(p["expr"])
         assert inst["ins"][0]["memsetref"] == "p"
-        assert inst["ins"][0]["ap"] == [[st_, e] for st_, e in zip(strides, shape, strict=True)]
+        # contract §3.5: ins[0] reads the same tile of the operand (a copy of equal counts)
+        assert inst["ins"][0]["ap"] == inst["outs"][0]["ap"]
+        assert inst["ins"][0]["addrs"] == inst["outs"][0]["addrs"]
     for c in range(n):
         alive = [i for i in mine if all(predicate_holds(p, c) for p in i.get("predicates", []))]
         assert len(alive) == 1, (c, [i["name"] for i in alive])
@@ -320,3 +322,35 @@ def test_split_cores_expose_xla_tiles_through_module_views(
         bindings = {"shard": c} if n == 1 else {}
         assert [e.eval(bindings) for e in out.addrs] == list(off)
         assert out.ap == [[st_, b - a] for st_, a, b in zip(strides, off, lim, strict=True)]
+        # contract §3.5 (revised): ins[0] reads the same tile of the operand, a copy of
+        # equal counts
+        src = mine[0].ins[0]
+        assert src.memsetref == "p" and src.ap == out.ap
+        assert [e.eval(bindings) for e in src.addrs] == list(off)
+
+
+def test_lowered_copy_reads_the_operand_tile_it_writes() -> None:
+    """A 2-core row split: core c copies rows [4c, 4c+4) of %p into the same rows of %x."""
+    pytest.importorskip("lncsplit._core")
+    import lncsplit
+    from lncsplit.frontend import lower_to_symbolic
+
+    cores = lncsplit.split([lower_to_symbolic(_module((8, 3), "{devices=[2,1]0,1}"), 2)], 2)
+    for c, core in enumerate(cores):
+        (inst,) = core.function("main").instructions()
+        src, dst = inst.ins[0], inst.outs[0]
+        assert [e.eval() for e in src.addrs] == [4 * c, 0] == [e.eval() for e in dst.addrs]
+        assert src.ap == dst.ap == [[3, 4], [1, 3]]
+
+
+def test_operand_of_another_shape_is_a_lowering_error() -> None:
+    text = (
+        "HloModule reshaped\n\n"
+        "ENTRY %main (p: f32[4,2]) -> f32[8] {\n"
+        "  %p = f32[4,2]{1,0} parameter(0)\n"
+        f'  ROOT %x = f32[8]{{0}} custom-call(f32[4,2]{{1,0}} %p), custom_call_target="{LNC}", '
+        "sharding={devices=[2]0,1}\n"
+        "}\n"
+    )
+    with pytest.raises(LoweringError, match="operand shape"):
+        lower_to_symbolic_json(HloModule.parse(text), 2)

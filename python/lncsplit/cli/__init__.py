@@ -20,11 +20,48 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from lncsplit.cli import gen, info, memory, racecheck, sim, split, verify
-from lncsplit.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, err
+from lncsplit.cli import (
+    diff,
+    explain,
+    gen,
+    info,
+    link,
+    lower,
+    memory,
+    racecheck,
+    report,
+    sim,
+    split,
+    unlink,
+    verify,
+)
+from lncsplit.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    describe_error,
+    err,
+    interrupted,
+)
+from lncsplit.errors import LncsplitError
 
 #: Every command, in ``--help`` order.
-COMMANDS: list[ModuleType] = [split, verify, info, gen, memory, sim, racecheck]
+COMMANDS: list[ModuleType] = [
+    split,
+    verify,
+    info,
+    gen,
+    memory,
+    sim,
+    explain,
+    diff,
+    report,
+    lower,
+    link,
+    unlink,
+    racecheck,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,10 +99,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         err(str(e))
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        err("interrupted")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as e:
+        return interrupted(args, e)
     except BrokenPipeError:
+        return EXIT_FAILED
+    except (OSError, LncsplitError) as e:
+        # No traceback for what the environment or an input did (contract §6):
+        # one line naming it; the commands report per-input errors themselves.
+        err(describe_error(e))
         return EXIT_FAILED
     return status
 

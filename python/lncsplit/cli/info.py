@@ -10,7 +10,6 @@ from lncsplit.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
     UsageError,
-    check_paths,
     describe_error,
     err,
 )
@@ -24,76 +23,31 @@ def add_parser(sub: Any) -> None:
     i.set_defaults(run=run)
 
 
-def describe_module(doc: dict[str, Any]) -> dict[str, Any]:
-    """The ``lncsplit info`` description of a module's JSON document."""
-    from collections import Counter
+def describe_module(module: Any) -> dict[str, Any]:
+    """The ``lncsplit info`` description of a module (read from the typed model)."""
+    from lncsplit import _core
 
-    ops: Counter[str] = Counter()
-    functions = []
-    for f in doc.get("functions", []):
-        count = 0
-
-        def walk(blocks: list[dict[str, Any]]) -> None:
-            nonlocal count
-            for b in blocks:
-                for ins in b.get("instructions", []):
-                    count += 1
-                    ops[str(ins.get("opcode"))] += 1
-                    if ins.get("opcode") == "Loop":
-                        walk(ins.get("blocks", []))
-
-        walk(f.get("basic_blocks", []))
-        functions.append(
-            {
-                "name": f.get("name"),
-                "shard_ids": f.get("shard_ids", []),
-                "blocks": len(f.get("basic_blocks", [])),
-                "instructions": count,
-                "memory": [
-                    {
-                        "name": s.get("name"),
-                        "kind": s.get("kind"),
-                        "dtype": s.get("dtype"),
-                        "tensor_shape": s.get("tensor_shape"),
-                        "addr_space": s.get("addr_space", "Local"),
-                        "locations": [
-                            {k: loc.get(k) for k in ("name", "type", "addr") if k in loc}
-                            for loc in s.get("locations", [])
-                        ],
-                    }
-                    for s in f.get("allocations", [])
-                ],
-            }
-        )
-    attrs = doc.get("attributes") or {}
-    return {
-        "name": doc.get("name"),
-        "arch": doc.get("arch", "gen3"),
-        "version": doc.get("version"),
-        "neuron_core_id": attrs.get("neuron_core_id"),
-        "artifact_path": doc.get("artifact_path"),
-        "instructions": sum(f["instructions"] for f in functions),
-        "opcodes": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "functions": functions,
-    }
+    return _core.describe_module(module)
 
 
 def run(a: argparse.Namespace) -> int:
     """Describe one module file (``--json``: as JSON)."""
-    check_paths([a.file])
     if os.path.isdir(a.file):
         raise UsageError(f"{a.file} is a directory; info takes one module file")
     import json
 
-    import lncsplit
+    import lncsplit.bir_linker
+    from lncsplit._job import load_input
 
     try:
-        m = lncsplit.load(a.file)
-        doc = json.loads(m.to_json())
+        m = load_input(a.file)  # a regular file only (contract §6)
+        d = describe_module(m)
+        if lncsplit.bir_linker.is_linked(m):
+            # Linked modules only (rare): the linker's summary reads the JSON.
+            d["linked"] = lncsplit.bir_linker.describe_linked(json.loads(m.to_json()))
     except Exception as e:  # noqa: BLE001
         err(f"{a.file}: {describe_error(e)}")
         return EXIT_FAILED
-    d = describe_module(doc)
     if a.json:
         print(json.dumps(d, indent=2))
         return EXIT_OK
@@ -122,5 +76,24 @@ def run(a: argparse.Namespace) -> int:
                 f"  {s['name']:<24} {s['kind'] or '-':<9} {s['dtype'] or '-':<9} {shape:<12} "
                 f"{s['addr_space']:<7} {types:<5} {len(s['locations'])} loc"
             )
+    if "linked" in d:
+        lines += linked_lines(d["linked"])
     print("\n".join(lines))
     return EXIT_OK
+
+
+def linked_lines(d: dict[str, Any]) -> list[str]:
+    """The text of a linked module's description (contract §3.7): cores, dispatch, barriers."""
+    lines = [f"linked        {d['lnc']} cores, {d['barriers']} CoreBarriers (global ids)"]
+    for c in d["cores"]:
+        ids = c["barriers"]
+        span = f"ids {ids[0]}..{ids[-1]}" if ids else "none"
+        lines.append(
+            f"  core {c['core']}: {c['name']}, functions {', '.join(c['functions'])}, "
+            f"{c['instructions']} instructions, barriers {span}"
+        )
+    lines.append("dispatch")
+    lines += [f"  {x['call']} -> {x['callee']} (core {x['core']})" for x in d["dispatch"]]
+    if d["shared_sets"]:
+        lines.append("shared sets   " + ", ".join(d["shared_sets"]))
+    return lines

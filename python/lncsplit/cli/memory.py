@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 from lncsplit.cli._common import (
     DEFAULT_LNC,
     add_runner_options,
-    check_paths,
+    check_outputs,
+    discover,
+    failure_line,
     finish,
     format_error,
     infer_lnc,
@@ -45,7 +47,10 @@ def add_parser(sub: Any) -> None:
     )
     m.add_argument("--arch", help="override the modules' arch")
     m.add_argument(
-        "--plot", metavar="PNG", help="draw the report (several inputs: PNG gets -<k> suffixes)"
+        "--plot",
+        metavar="PNG",
+        help="draw the memory maps of each core and the summary chart (several inputs: PNG gets "
+        "-<k> suffixes; each figure's title and the output say which input it draws)",
     )
     m.add_argument("--json", action="store_true", help="print JSON instead of tables")
     add_runner_options(m)
@@ -64,10 +69,8 @@ def plot_paths(units: list[Unit], plot: str | None) -> dict[str, str]:
 
 def run(a: argparse.Namespace) -> int:
     """Report every unit in input order (tables, or one JSON list with ``--json``)."""
-    from lncsplit.discovery import discover_units
-
-    check_paths(a.inputs)
-    units = discover_units(a.inputs, core_sets=True)
+    check_outputs(a, "plot")
+    units = discover(a, core_sets=True)
     job = partial(memory_unit, lnc=a.lnc, arch=a.arch, plots=plot_paths(units, a.plot))
     report = run_bulk(a, units, job, command="memory", lnc=a.lnc, quiet=a.json)
     docs = []
@@ -75,7 +78,7 @@ def run(a: argparse.Namespace) -> int:
         if "report" not in f.detail:
             docs.append({"input": f.input, "error": format_error(f.error or {})})
             if not a.json:
-                print(f"FAIL  {f.input}: {format_error(f.error or {})}")
+                print(f"FAIL  {failure_line(f)}")
             continue
         docs.append({"input": f.input, "report": f.detail["report"]})
         if not a.json:
@@ -108,8 +111,11 @@ def _report(
     res.detail = {"kind": unit.kind, "lnc": n, "report": report.to_dict()}
     res.text = str(report)
     if plot:
+        # The figure is titled with the input and the table says where it went: with several
+        # inputs, out-0.png, out-1.png, … each say which input they draw.
         with _PLOT_LOCK:
-            memory.plot_report(report, plot)
+            memory.plot_memory(mods, plot, report, title=unit.path)
+        res.text += f"\nmemory map of {unit.path}: {plot}"
     if not report.ok:
         res.fail(error_info(memory.MemoryCheckError(report)))
     if plot:
@@ -118,15 +124,15 @@ def _report(
 
 def _modules(unit: Unit, lnc: int | None, arch: str | None) -> tuple[list[Module], int | None]:
     """Per-core modules of one unit and their N (None for a lone core file)."""
-    import lncsplit
     from lncsplit import memory
+    from lncsplit._job import load_input
     from lncsplit.discovery import load_core_set
     from lncsplit.pipeline import PassOptions, run_pipeline
 
     if unit.kind == "core_set":
         mods = load_core_set(unit)
         return mods, len(mods)
-    m = lncsplit.load(unit.path)
+    m = load_input(unit.path)
     if m.neuron_core_id is not None:
         return [m], None
     n = lnc if lnc is not None else (infer_lnc(m) or DEFAULT_LNC)

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 from lncsplit.cli._common import (
     DEFAULT_LNC,
     add_runner_options,
-    check_paths,
+    check_outputs,
+    discover,
+    failure_line,
     finish,
     format_error,
     infer_lnc,
@@ -56,10 +58,8 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     """Check every unit; print its races (or ``ok``) in input order, then the summary."""
-    from lncsplit.discovery import discover_units
-
-    check_paths(a.inputs)
-    units = discover_units(a.inputs, core_sets=True)
+    check_outputs(a)
+    units = discover(a, core_sets=True)
     job = partial(racecheck_unit, mode=a.mode, lnc=a.lnc)
     report = run_bulk(a, units, job, command="racecheck", lnc=a.lnc, quiet=a.json)
     docs: list[dict[str, Any]] = []
@@ -71,7 +71,7 @@ def run(a: argparse.Namespace) -> int:
             continue
         docs.append({"input": f.input, "error": format_error(f.error or {})})
         if not a.json:
-            print(f"FAIL  {f.input}: {format_error(f.error or {})}")
+            print(f"FAIL  {failure_line(f)}")
     status = finish(a, report)
     if a.json:
         print(json.dumps(docs, indent=2))
@@ -118,17 +118,18 @@ def _race_error(report: Any) -> Exception:
 
 def _cores(unit: Unit, lnc: int | None) -> list[Module]:
     """The cores of one unit: a split output as is; a symbolic file split first."""
-    import lncsplit
+    from lncsplit._job import load_input
     from lncsplit.discovery import load_core_set
     from lncsplit.pipeline import PassOptions, run_pipeline
 
     if unit.kind == "core_set":
         return load_core_set(unit)
-    m = lncsplit.load(unit.path)
+    m = load_input(unit.path)
     if m.neuron_core_id is not None:
         raise ValueError(
             f"{m.name} is one core (neuron_core_id {m.neuron_core_id}); "
             "racecheck its directory (nc00.json … together)"
         )
     n = lnc if lnc is not None else (infer_lnc(m) or DEFAULT_LNC)
+    # The instance walk is bounded (10⁸ per function, 9306); N is capped by infer_lnc.
     return run_pipeline([m], PassOptions(lnc_size=n, racecheck=False))

@@ -5,17 +5,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from lncsplit._job import set_phase_hook
 from lncsplit.cli._common import (
     DEFAULT_LNC,
     DEFAULT_OUT,
     Progress,
+    UsageError,
     add_runner_options,
-    check_paths,
+    check_outputs,
     err,
     executor_of,
+    failure_line,
     finish,
-    format_error,
     positive,
+    prepare_out,
     usage_errors,
 )
 
@@ -27,8 +30,8 @@ def add_parser(sub: Any) -> None:
         "inputs",
         nargs="*",
         metavar="INPUT",
-        help="module files or directories (searched recursively for *.json); "
-        "none: the example corpus shipped with lncsplit",
+        help="module files or directories (searched recursively for *.json); files named "
+        "*.hlo/*.hlo.txt are XLA/JAX HLO text, lowered first; none: the example corpus",
     )
     s.add_argument(
         "--lnc",
@@ -44,6 +47,17 @@ def add_parser(sub: Any) -> None:
         help="skip birverifier, lnc_verifier and lnc_barriercheck",
     )
     s.add_argument("--no-expand", action="store_true", help="skip expand_replication")
+    s.add_argument(
+        "--link",
+        action="store_true",
+        help="also write the linked module (bir_linker) as linked.json beside the ncNN.json files",
+    )
+    s.add_argument(
+        "--report-detail",
+        action="store_true",
+        help="in --report, list per file and core the pruned instructions and the dependency "
+        "edges dropped with them",
+    )
     s.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary table")
     s.set_defaults(run=run)
 
@@ -57,10 +71,13 @@ def run(a: argparse.Namespace) -> int:
         from lncsplit.examples import examples_dir
 
         a.inputs = [str(examples_dir())]
-    check_paths(a.inputs)
+    if a.report_detail and not a.report:
+        raise UsageError("--report-detail adds to the --report file: give --report FILE too")
     executor = executor_of(a)
+    check_outputs(a)
+    prepare_out(a)
     # Writing outputs creates each core's artifact directory (contract §3.1),
-    # for modules that carry an artifact_path.
+    # for modules that carry an artifact_path: under --out (§6).
     # --no-verify also skips lnc_barriercheck: its bands need the verifier's barrier match.
     options = PassOptions(
         lnc_size=a.lnc,
@@ -68,8 +85,10 @@ def run(a: argparse.Namespace) -> int:
         expand=not a.no_expand,
         create_artifact_dirs=True,
         racecheck=not a.no_verify,
+        link=a.link,
     )
     progress = Progress(not a.quiet, "split")
+    set_phase_hook(progress.phase if progress.enabled else None)
     try:
         with usage_errors():
             report = process_files(
@@ -81,11 +100,15 @@ def run(a: argparse.Namespace) -> int:
                 scheduler=a.scheduler,
                 progress=progress,
                 batch_size=a.batch_size,
+                max_file_size=a.max_file_size,
+                connect_timeout=a.connect_timeout,
+                detail=a.report_detail,
             )
     finally:
+        set_phase_hook(None)
         progress.close()
     for f in report.failed:
-        err(f"{f.input}: {format_error(f.error or {})}")
+        err(failure_line(f))
     status = finish(a, report)
     if not a.quiet:
         print(report.table())

@@ -15,6 +15,11 @@ preserved through the split) explaining what happens on each core:
 ``08_shared_handoff``       core 0 writes a shared tensor, a barrier, core 1 reads it
 ==========================  ===================================================
 
+``jax_lnc_constraints.hlo.txt`` is HLO text in the form JAX prints
+(``jax.jit(f).lower(...).compiler_ir("hlo").as_hlo_text()``) with three
+``AwsNeuronLNCShardingConstraint`` custom calls: ``lncsplit lower`` turns it into a
+symbolic module, ``lncsplit split`` lowers it itself when named explicitly.
+
 ``lncsplit split`` with no INPUT splits them (lnc 2 by default); every one
 passes the whole pipeline, race-free (lnc_barriercheck, order 92).
 """
@@ -35,4 +40,9 @@ def example_paths() -> list[Path]:
     return sorted(examples_dir().glob("*.json"))
 
 
-__all__ = ["example_paths", "examples_dir"]
+def hlo_example_path() -> Path:
+    """The shipped HLO text example (three LNC sharding constraints, lnc 2)."""
+    return examples_dir() / "jax_lnc_constraints.hlo.txt"
+
+
+__all__ = ["example_paths", "examples_dir", "hlo_example_path"]

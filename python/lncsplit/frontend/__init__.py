@@ -28,8 +28,14 @@ from .custom_calls import (
 )
 from .hlo import HloComputation, HloInstruction, HloModule, HloOperand, HloParseError, HloShape
 from .lowering import (
+    HLO_SUFFIXES,
+    LoweredHlo,
     LoweringError,
+    NothingToLowerError,
     digit_linear_fit,
+    is_hlo_path,
+    lower_hlo_file,
+    lower_hlo_text,
     lower_to_symbolic,
     lower_to_symbolic_json,
     offset_expression,
@@ -69,6 +75,12 @@ __all__ = [
     "HloComputation",
     "HloInstruction",
     "HloModule",
+    "LoweredHlo",
+    "NothingToLowerError",
+    "HLO_SUFFIXES",
+    "is_hlo_path",
+    "lower_hlo_file",
+    "lower_hlo_text",
     "HloOperand",
     "HloParseError",
     "HloShape",

@@ -24,8 +24,9 @@ import importlib
 import itertools
 import json
 import math
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .config import canonical_arch
@@ -35,9 +36,15 @@ from .sharding import HloSharding, HloShardingParseError
 from .tile_assignment import _prime_factors
 
 __all__ = [
+    "HLO_SUFFIXES",
     "HLO_TO_BIR_DTYPE",
+    "LoweredHlo",
     "LoweringError",
+    "NothingToLowerError",
     "digit_linear_fit",
+    "is_hlo_path",
+    "lower_hlo_file",
+    "lower_hlo_text",
     "lower_to_symbolic",
     "lower_to_symbolic_json",
     "offset_expression",
@@ -81,6 +88,10 @@ _DTYPE_SIZE = {
 
 class LoweringError(ValueError):
     """An HLO module that cannot be lowered (bad sharding, tuple shape, unknown dtype, ...)."""
+
+
+class NothingToLowerError(LoweringError):
+    """The HLO text has no ``AwsNeuronLNCShardingConstraint`` (or no instruction at all)."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -292,9 +303,10 @@ class _CopyShape:
     def make(
         self, name: str, ext: Sequence[int], addrs: Sequence[JsonDict], preds: list[JsonDict]
     ) -> JsonDict:
-        """One ``DMACopy``: reads the whole operand, writes the tile ``addrs``/``ext``."""
+        """One ``DMACopy``: reads the tile ``addrs``/``ext`` of the operand and writes the same
+        tile of the result (contract §3.5): a copy of equal counts, as the simulator copies."""
         ins = _sym_ap(
-            self.in_set, self.dtype, self.in_dims, self.in_dims, [_const(0) for _ in self.in_dims]
+            self.in_set, self.dtype, self.in_dims, ext, json.loads(json.dumps(list(addrs)))
         )
         d: JsonDict = {
             "name": name,
@@ -432,8 +444,12 @@ def _lower_instruction(
             op_dims = op.shape.dims
         if op.opcode == "parameter":
             op_kind = "Input"
-    if math.prod(op_dims) != math.prod(instr.shape.dims):
-        raise LoweringError(f"%{instr.name}: operand %{op_name} shape differs")
+    if tuple(op_dims) != tuple(instr.shape.dims):
+        raise LoweringError(
+            f"%{instr.name}: operand shape {list(op_dims)} of %{op_name} differs from the "
+            f"constraint's {list(instr.shape.dims)}; lncsplit lowers a constraint only over an "
+            "operand of its own shape (the copy reads the tile it writes)"
+        )
     allocs.add(op_name, op_kind, dtype, op_dims)
     allocs.add(instr.name, "Internal", dtype, instr.shape.dims)
     allocs.sets[instr.name]["kind"] = "Internal"
@@ -504,3 +520,73 @@ def lower_to_symbolic(hlo_module: HloModule, lnc: int, *, arch: str = "gen3") ->
 
     d = lower_to_symbolic_json(hlo_module, lnc, arch=arch)
     return lncsplit.Module.from_json(json.dumps(d))
+
+
+@dataclass
+class LoweredHlo:
+    """:func:`lower_hlo_text`'s result: the module's JSON document and notes for the user."""
+
+    document: JsonDict
+    notes: list[str] = field(default_factory=list)
+
+    def module(self) -> Any:
+        """The document loaded as an ``lncsplit.Module``."""
+        lncsplit = importlib.import_module("lncsplit")
+        return lncsplit.Module.from_json(json.dumps(self.document))
+
+
+def lower_hlo_text(text: str, lnc: int, *, arch: str = "gen3") -> LoweredHlo:
+    """Parse HLO text (as ``jax.jit(f).lower(...).compiler_ir("hlo").as_hlo_text()`` prints it)
+    and lower its LNC sharding constraints (:func:`lower_to_symbolic_json`).
+
+    Raises :class:`NothingToLowerError` when the text holds no HLO instruction or no
+    ``AwsNeuronLNCShardingConstraint`` (lncsplit lowers only those: there would be nothing to
+    split). The notes say what was lowered and what was left out.
+    """
+    hlo = HloModule.parse(text)
+    instrs = list(hlo.instructions)
+    if not instrs:
+        raise NothingToLowerError(
+            "nothing to lower: no HLO instruction found; is this HLO text as XLA/JAX print it "
+            "(jax.jit(f).lower(...).compiler_ir('hlo').as_hlo_text())?"
+        )
+    constraints = [
+        i
+        for i in instrs
+        if i.opcode == "custom-call" and i.custom_call_target == LNC_SHARDING_CONSTRAINT
+    ]
+    if not constraints:
+        raise NothingToLowerError(
+            f"nothing to lower: HLO module {hlo.name or '(unnamed)'} has no "
+            f"{LNC_SHARDING_CONSTRAINT} custom call (lncsplit lowers only the LNC sharding "
+            f"constraints; {len(instrs)} other instruction(s) found)"
+        )
+    doc = lower_to_symbolic_json(hlo, lnc, arch=arch)
+    made = sum(len(b["instructions"]) for f in doc["functions"] for b in f["basic_blocks"])
+    notes = [
+        f"lowered {len(constraints)} {LNC_SHARDING_CONSTRAINT} custom call(s) of HLO module "
+        f"{hlo.name or '(unnamed)'} to {made} instruction(s) for lnc {lnc}"
+    ]
+    others = len(instrs) - len(constraints)
+    if others:
+        notes.append(
+            f"{others} other HLO instruction(s) are not lowered: lncsplit lowers only the LNC "
+            "sharding constraints (the data each core owns), not the computation"
+        )
+    return LoweredHlo(doc, notes)
+
+
+#: File names read as HLO text (contract §5: explicitly named inputs only).
+HLO_SUFFIXES = (".hlo.txt", ".hlo")
+
+
+def is_hlo_path(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names HLO text (``*.hlo``, ``*.hlo.txt``; case-insensitive)."""
+    return os.fspath(path).lower().endswith(HLO_SUFFIXES)
+
+
+def lower_hlo_file(path: str | os.PathLike[str], lnc: int, *, arch: str = "gen3") -> LoweredHlo:
+    """:func:`lower_hlo_text` of a file (UTF-8; a regular file only, contract §6)."""
+    from lncsplit._job import read_input
+
+    return lower_hlo_text(read_input(os.fspath(path)).decode("utf-8"), lnc, arch=arch)

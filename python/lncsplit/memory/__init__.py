@@ -10,14 +10,17 @@ every other core.
   (order 83) — the shared-DRAM passes.
 - :func:`check_memory` — every check on concretized modules, as a
   :class:`MemoryReport` (never raises for violations).
-- :func:`plot_report` — a per-core bar chart (needs matplotlib).
+- :func:`memory_maps` — where each allocation sits on each core (data).
+- :func:`plot_memory` — the per-core memory maps and the summary chart (needs matplotlib);
+  :func:`plot_report` — the summary chart alone.
 """
 
 from __future__ import annotations
 
 from lncsplit.memory.arch import ArchGeometry, UnknownArchError, canonical_arch, geometry
 from lncsplit.memory.checks import Rule, Violation
-from lncsplit.memory.plot import PlotUnavailableError, plot_report
+from lncsplit.memory.maps import CoreMap, Placement, memory_maps
+from lncsplit.memory.plot import PlotUnavailableError, plot_memory, plot_report
 from lncsplit.memory.report import CoreUsage, MemoryCheckError, MemoryReport, check_memory
 from lncsplit.memory.shared_dram import (
     SharedAllocationError,
@@ -27,9 +30,11 @@ from lncsplit.memory.shared_dram import (
 
 __all__ = [
     "ArchGeometry",
+    "CoreMap",
     "CoreUsage",
     "MemoryCheckError",
     "MemoryReport",
+    "Placement",
     "PlotUnavailableError",
     "Rule",
     "SharedAllocationError",
@@ -39,6 +44,8 @@ __all__ = [
     "canonical_arch",
     "check_memory",
     "geometry",
+    "memory_maps",
+    "plot_memory",
     "plot_report",
     "sync_shared_allocations",
 ]

@@ -854,6 +854,7 @@ impl Gen {
             id: Some(id),
             cores: Some((0..self.lnc).collect()),
             runtime_semaphore: Some(self.rng.random_range(0..16)),
+            local_id: None,
         };
         // A new epoch: each shared set is owned per core or read by all.
         for k in 0..self.shared_mode.len() {

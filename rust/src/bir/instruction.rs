@@ -42,11 +42,14 @@ pub enum OpFields {
         axis_extra: Extra,
         blocks: Vec<Block>,
     },
-    /// IT87.
+    /// IT87. `local_id` is the per-core id a barrier had before `link`
+    /// renumbered it (contract §3.7); boxed because it is rare and an inline
+    /// `Option<i64>` would grow every instruction's op fields past 64 bytes.
     CoreBarrier {
         id: Option<i64>,
         cores: Option<Vec<i64>>,
         runtime_semaphore: Option<i64>,
+        local_id: Option<Box<i64>>,
     },
     /// IT48: the op's own shard-dependent fields.
     CollectiveCompute {
@@ -64,6 +67,11 @@ pub enum OpFields {
     /// IT32.
     DmaCopy {
         mode: Option<Arc<str>>,
+    },
+    /// IT84, as the linker writes it: the called function and the core it runs on.
+    Call {
+        callee: Option<Arc<str>>,
+        core: Option<i64>,
     },
 }
 

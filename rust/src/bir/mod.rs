@@ -12,6 +12,7 @@ use std::sync::Arc;
 pub mod arch;
 pub mod argument;
 pub mod clone;
+pub mod describe;
 pub mod dtype;
 pub mod dump;
 pub mod gen;

@@ -124,6 +124,9 @@ impl Opcode {
     pub const DMA_COPY: Opcode = Opcode(32);
     pub const GPSIMD_SB2SB: Opcode = Opcode(33);
     pub const COLLECTIVE_COMPUTE: Opcode = Opcode(48);
+    pub const RETURN: Opcode = Opcode(81);
+    pub const CALL: Opcode = Opcode(84);
+    pub const SWITCH_QUEUE_INSTANCE: Opcode = Opcode(85);
     pub const CORE_BARRIER: Opcode = Opcode(87);
     pub const MATMULT_MX: Opcode = Opcode(95);
     pub const LOOP: Opcode = Opcode(105);

@@ -96,7 +96,7 @@ impl Scope for AnyScope {
     fn axis(&mut self, ctx: &mut Context, name: &str) -> Option<AxisId> {
         ctx.free_axis(name, 0, 1, 1).ok()
     }
-    fn has_register(&self, _name: &str) -> bool {
+    fn register(&mut self, _name: &str) -> bool {
         true
     }
 }

@@ -46,9 +46,15 @@ pub fn trip_count(lo: i64, ub: i64, step: i64) -> i64 {
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Meta {
+    /// Content digest (see `order.rs`): what terms are sorted by.
+    digest: u32,
+    /// At most [`MAX_DEPTH`].
+    depth: u16,
+    /// The ExprKind code (the content order compares it first, and the
+    /// metadata is denser in cache than the nodes).
+    kind: u8,
     has_shard: bool,
     has_runtime: bool,
-    depth: u32,
 }
 
 #[derive(Clone)]
@@ -138,7 +144,19 @@ impl Context {
     }
 
     pub fn depth(&self, id: ExprId) -> u32 {
-        self.meta[id as usize].depth
+        self.meta[id as usize].depth as u32
+    }
+
+    /// The content digest of a node: equal in every context holding an
+    /// equal expression (ids play no part in it).
+    pub fn digest(&self, id: ExprId) -> u32 {
+        self.meta[id as usize].digest
+    }
+
+    /// `(kind code, content digest)` of a node, from the metadata alone.
+    pub(super) fn kind_and_digest(&self, id: ExprId) -> (u8, u32) {
+        let m = &self.meta[id as usize];
+        (m.kind, m.digest)
     }
 
     // ---------------------------------------------------------------- axes
@@ -186,6 +204,47 @@ impl Context {
         id
     }
 
+    /// Number of interned register (and opaque-function) names.
+    pub fn register_count(&self) -> usize {
+        self.registers.len()
+    }
+
+    /// Add a node that is already canonical and whose children, axis and
+    /// register ids belong to this context (used to move expressions between
+    /// contexts, e.g. by the linker). With `share` an existing equal node is
+    /// reused (ordinary interning); without it the node always gets a fresh id.
+    /// The linker gives each core's expressions their own id range this way,
+    /// so their relative order — and with it the written order of AffExpr and
+    /// Sum terms — survives link and unlink exactly (contract §3.7).
+    pub fn insert_canonical(&mut self, node: Node, share: bool) -> Result<ExprId> {
+        let mut bad = false;
+        node.for_each_child(|c| bad |= !self.contains(c));
+        bad |= match &node {
+            Node::AffineIV { axis } => *axis as usize >= self.axes.len(),
+            Node::IntRuntimeValue { reg } => *reg as usize >= self.registers.len(),
+            Node::OpaqueFn { name, .. } => *name as usize >= self.registers.len(),
+            _ => false,
+        };
+        if bad {
+            return Err(Error::pelican(
+                "node refers to an id this context does not have",
+                "lncsplit/pelican",
+            ));
+        }
+        if share {
+            return self.intern(node);
+        }
+        let meta = self.meta_of(&node)?;
+        let id = u32::try_from(self.nodes.len())
+            .map_err(|_| Error::pelican("too many expression nodes in one context", "lncsplit"))?;
+        let hash = hash_node(&node);
+        self.nodes.push(node);
+        self.meta.push(meta);
+        let nodes = &self.nodes;
+        self.index.insert_unique(hash, id, |&i| hash_node(&nodes[i as usize]));
+        Ok(id)
+    }
+
     // ------------------------------------------------------------ interning
 
     /// The id of a node already in the arena, without interning it (None when
@@ -217,6 +276,8 @@ impl Context {
 
     fn meta_of(&self, node: &Node) -> Result<Meta> {
         let mut m = Meta {
+            digest: self.content_digest(node),
+            kind: node.kind() as u8,
             has_shard: matches!(node, Node::ShardId { .. }),
             has_runtime: matches!(
                 node,
@@ -231,9 +292,9 @@ impl Context {
             let cm = self.meta[c as usize];
             m.has_shard |= cm.has_shard;
             m.has_runtime |= cm.has_runtime;
-            m.depth = m.depth.max(cm.depth + 1);
+            m.depth = m.depth.max(cm.depth.saturating_add(1));
         });
-        if m.depth > MAX_DEPTH {
+        if m.depth as u32 > MAX_DEPTH {
             return Err(Error::pelican(
                 format!("expression nested deeper than {MAX_DEPTH} levels"),
                 "lncsplit/pelican",
@@ -387,7 +448,7 @@ impl Context {
     }
 
     /// createAffineExpr: c + Σ coeff·idx. Canonical form: indices merged,
-    /// zero coefficients dropped, terms ordered by id. No other rewriting: an
+    /// zero coefficients dropped, terms in content order (`order.rs`). No other rewriting: an
     /// AffExpr `1·i + 0` stays an AffExpr.
     pub fn aff_expr(&mut self, terms: &[(ExprId, i64)], c: i64) -> Result<ExprId> {
         let mut t: Vec<(ExprId, i64)> = Vec::with_capacity(terms.len());
@@ -406,7 +467,7 @@ impl Context {
             }
             t.push((idx, coeff));
         }
-        t.sort_unstable_by_key(|x| x.0);
+        t.sort_unstable_by(|x, y| self.order(x.0, y.0));
         // merge repeated indices in place, then drop zero coefficients
         let mut w = 0;
         for r in 0..t.len() {
@@ -434,13 +495,14 @@ impl Context {
             .expect("a constant always interns")
     }
 
-    /// createNArySum: terms ordered by id (so a+b ≡ b+a); duplicates kept.
+    /// createNArySum: terms in content order (so a+b ≡ b+a, and the written
+    /// order does not depend on ids); duplicates kept.
     pub fn sum(&mut self, terms: &[ExprId]) -> Result<ExprId> {
         for &t in terms {
             self.check_id(t)?;
         }
         let mut t = terms.to_vec();
-        t.sort_unstable();
+        t.sort_unstable_by(|&x, &y| self.order(x, y));
         self.intern(Node::Sum {
             terms: t.into_boxed_slice(),
         })

@@ -11,17 +11,20 @@ pub mod batch;
 pub mod context;
 pub mod display;
 pub mod eval;
+pub mod free_vars;
 pub mod kinds;
 pub mod legality;
+mod order;
 pub mod predicate;
 pub mod wire;
 
 pub use batch::{NO_ID, OP_ARG};
 pub use context::{Axis, Context, MAX_DEPTH};
 pub use eval::Bindings;
+pub use free_vars::FreeVars;
 pub use kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
 pub use predicate::{eval_mask, eval_mask_batch, AffinePredicate};
-pub use wire::{ContextScope, FreeScope, Scope, Wire};
+pub use wire::{Built, ContextScope, ExprFields, FreeScope, Scope, Tag, Wire};
 
 #[cfg(test)]
 mod tests;

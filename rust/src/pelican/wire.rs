@@ -7,6 +7,8 @@
 //! subexpression is written at every use; [`Context::check_writable`] refuses
 //! a tree whose expansion would exceed [`MAX_TREE_NODES`].
 
+use std::borrow::Cow;
+
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -22,8 +24,9 @@ pub const MAX_TREE_NODES: u64 = 1 << 24;
 pub trait Scope {
     /// The axis an `AffIVKind{"axis": name}` refers to (nearest enclosing loop).
     fn axis(&mut self, ctx: &mut Context, name: &str) -> Option<AxisId>;
-    /// Whether `regref` names a register of the enclosing function.
-    fn has_register(&self, name: &str) -> bool;
+    /// Called for every IntRuntimeValueKind read: false when `regref`
+    /// names no register of the enclosing function (an error there).
+    fn register(&mut self, name: &str) -> bool;
     /// Called for every ShardIDKind read, with its bound.
     fn note_shard(&mut self, _ub: i64) {}
 }
@@ -39,7 +42,7 @@ impl Scope for FreeScope<'_> {
         let &(_, lo, ub, step) = self.axes.iter().find(|a| a.0 == name)?;
         ctx.free_axis(name, lo, ub, step).ok()
     }
-    fn has_register(&self, _name: &str) -> bool {
+    fn register(&mut self, _name: &str) -> bool {
         true
     }
 }
@@ -60,7 +63,7 @@ impl Scope for ContextScope<'_> {
         }
         ctx.axes().iter().rposition(|a| &*a.name == name).map(|i| i as AxisId)
     }
-    fn has_register(&self, _name: &str) -> bool {
+    fn register(&mut self, _name: &str) -> bool {
         true
     }
 }
@@ -76,6 +79,91 @@ fn at(e: Error, seg: &str) -> Error {
             path: seg.to_string(),
         },
         other => other,
+    }
+}
+
+fn missing(key: &str) -> Error {
+    Error::wire(format!("missing key \"{key}\" in pelican expression"), "")
+}
+
+fn need<T>(v: Option<T>, key: &str) -> Result<T> {
+    v.ok_or_else(|| missing(key))
+}
+
+/// The tags of wire v2 (contract §2.1): the eleven written ones and the
+/// read-only `CCModKind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    CCGetRank,
+    IndirectArg,
+    AffIV,
+    IntRuntimeValue,
+    ShardID,
+    AffExpr,
+    Sum,
+    Mult,
+    FloorDiv,
+    Modulo,
+    CCMod,
+    CCDiv,
+}
+
+impl Tag {
+    pub fn from_name(s: &str) -> Option<Tag> {
+        Some(match s {
+            "CCGetRankKind" => Tag::CCGetRank,
+            "IndirectArgId" => Tag::IndirectArg,
+            "AffIVKind" => Tag::AffIV,
+            "IntRuntimeValueKind" => Tag::IntRuntimeValue,
+            "ShardIDKind" => Tag::ShardID,
+            "AffExprKind" => Tag::AffExpr,
+            "SumKind" => Tag::Sum,
+            "MultKind" => Tag::Mult,
+            "FloorDivKind" => Tag::FloorDiv,
+            "ModuloKind" => Tag::Modulo,
+            "CCModKind" => Tag::CCMod,
+            "CCDivKind" => Tag::CCDiv,
+            _ => return None,
+        })
+    }
+}
+
+/// What one object of `terms` built: an expression (a Sum operand) or an
+/// AffExpr term `{idx, coeff}` (a reader may meet `terms` before `kind`).
+#[derive(Clone, Copy, Debug)]
+pub enum Built {
+    Expr(ExprId),
+    Term(ExprId, i64),
+}
+
+/// The keys of one v2 expression object, as read. Every reader fills one and
+/// hands it to [`Context::build_v2`]: one grammar for the DOM reader here and
+/// the streaming one of the module loader.
+#[derive(Default)]
+pub struct ExprFields<'a> {
+    /// `Err(text)`: a tag the wire does not define (reported when building).
+    pub kind: Option<std::result::Result<Tag, Cow<'a, str>>>,
+    pub terms: Option<Vec<Built>>,
+    pub n_terms: Option<u64>,
+    pub idx: Option<ExprId>,
+    pub coeff: Option<i64>,
+    pub c: Option<i64>,
+    pub var: Option<ExprId>,
+    pub scale: Option<i64>,
+    pub numer: Option<ExprId>,
+    pub denom: Option<i64>,
+    pub replica_groups_id: Option<u64>,
+    pub axis: Option<Cow<'a, str>>,
+    pub arg_id: Option<i64>,
+    pub regref: Option<Cow<'a, str>>,
+    pub ub: Option<i64>,
+    pub iteration_id: Option<i64>,
+    pub channel_id: Option<i64>,
+}
+
+impl<'a> ExprFields<'a> {
+    pub fn set_kind(&mut self, s: Cow<'a, str>) {
+        self.kind = Some(Tag::from_name(&s).ok_or(s));
     }
 }
 
@@ -99,26 +187,46 @@ fn int(o: &serde_json::Map<String, Value>, key: &str) -> Result<i64> {
     })
 }
 
-fn uint(o: &serde_json::Map<String, Value>, key: &str) -> Result<u64> {
-    let v = get(o, key)?;
-    v.as_u64().ok_or_else(|| {
-        Error::wire(
-            format!("key \"{key}\" must be an unsigned integer, got {v}"),
-            format!(".{key}"),
-        )
-    })
-}
-
-fn string<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Result<&'v str> {
-    let v = get(o, key)?;
-    v.as_str()
-        .ok_or_else(|| Error::wire(format!("key \"{key}\" must be a string, got {v}"), format!(".{key}")))
-}
-
 fn array<'v>(o: &'v serde_json::Map<String, Value>, key: &str) -> Result<&'v Vec<Value>> {
     let v = get(o, key)?;
     v.as_array()
         .ok_or_else(|| Error::wire(format!("key \"{key}\" must be an array, got {v}"), format!(".{key}")))
+}
+
+/// A key of a v2 object that holds no expression.
+#[inline(never)]
+fn read_v2_scalar<'v>(f: &mut ExprFields<'v>, key: &str, x: &'v Value) -> Result<()> {
+    let int = |x: &Value| {
+        x.as_i64()
+            .ok_or_else(|| Error::wire(format!("key \"{key}\" must be a 64-bit integer, got {x}"), ""))
+    };
+    let uint = |x: &Value| {
+        x.as_u64()
+            .ok_or_else(|| Error::wire(format!("key \"{key}\" must be an unsigned integer, got {x}"), ""))
+    };
+    let text = |x: &'v Value| {
+        x.as_str()
+            .map(Cow::Borrowed)
+            .ok_or_else(|| Error::wire(format!("key \"{key}\" must be a string, got {x}"), ""))
+    };
+    match key {
+        "kind" => f.set_kind(text(x)?),
+        "n_terms" => f.n_terms = Some(uint(x)?),
+        "replica_groups_id" => f.replica_groups_id = Some(uint(x)?),
+        "coeff" => f.coeff = Some(int(x)?),
+        "c" => f.c = Some(int(x)?),
+        "scale" => f.scale = Some(int(x)?),
+        "denom" => f.denom = Some(int(x)?),
+        "arg_id" => f.arg_id = Some(int(x)?),
+        "ub" => f.ub = Some(int(x)?),
+        "iteration_id" => f.iteration_id = Some(int(x)?),
+        "channel_id" => f.channel_id = Some(int(x)?),
+        "axis" => f.axis = Some(text(x)?),
+        "regref" => f.regref = Some(text(x)?),
+        // Keys the wire does not define are ignored, as the compiler does.
+        _ => {}
+    }
+    Ok(())
 }
 
 impl Context {
@@ -162,134 +270,161 @@ impl Context {
     }
 
     fn read_v2(&mut self, v: &Value, scope: &mut dyn Scope, depth: u32) -> Result<ExprId> {
-        // Kept small on purpose: this is the recursive path, so each arm lives
-        // in its own (non-inlined) function and the frame stays a few hundred
-        // bytes even in debug builds.
+        match self.read_v2_any(v, scope, depth)? {
+            Built::Expr(e) => Ok(e),
+            Built::Term(..) => Err(missing("kind")),
+        }
+    }
+
+    /// One object of the v2 wire from a DOM value: its keys fill an
+    /// [`ExprFields`] (the streaming loader fills the same struct), then
+    /// [`Context::build_v2`] makes the node. Kept small: this is the
+    /// recursive path.
+    fn read_v2_any(&mut self, v: &Value, scope: &mut dyn Scope, depth: u32) -> Result<Built> {
         Self::depth_guard(depth)?;
         let o = obj(v)?;
-        let kind = string(o, "kind")?;
-        let d = depth + 1;
-        match kind {
-            "AffExprKind" => self.read_v2_aff(o, scope, d),
-            "SumKind" => self.read_v2_sum(o, scope, d),
-            "MultKind" => self.read_v2_mult(o, scope, d),
-            "FloorDivKind" | "ModuloKind" | "CCModKind" | "CCDivKind" => self.read_v2_div(kind, o, scope, d),
-            _ => self.read_v2_leaf(kind, o, scope),
+        let mut f = ExprFields::default();
+        for (k, x) in o {
+            self.read_v2_field(&mut f, k, x, scope, depth + 1)
+                .map_err(|e| at(e, &format!(".{k}")))?;
         }
+        self.build_v2(scope, f)
     }
 
+    /// One key of a v2 object. Only the arms that recurse live here, so the
+    /// frame on the recursive path stays small (even in debug builds).
     #[inline(never)]
-    fn read_v2_leaf(
+    fn read_v2_field<'v>(
         &mut self,
-        kind: &str,
-        o: &serde_json::Map<String, Value>,
-        scope: &mut dyn Scope,
-    ) -> Result<ExprId> {
-        match kind {
-            "CCGetRankKind" => {
-                let (it, ch) = (int(o, "iteration_id")?, int(o, "channel_id")?);
-                self.cc_get_rank(it, ch).map_err(|e| at(e, ""))
-            }
-            "IndirectArgId" => self.indirect_arg(int(o, "arg_id")?).map_err(|e| at(e, "")),
-            "AffIVKind" => {
-                let name = string(o, "axis")?;
-                match scope.axis(self, name) {
-                    Some(a) => self.affine_iv(a).map_err(|e| at(e, "")),
-                    None => Err(Error::wire(
-                        format!("AffIVKind axis \"{name}\" is not defined by any enclosing Loop"),
-                        ".axis",
-                    )),
-                }
-            }
-            "IntRuntimeValueKind" => {
-                let name = string(o, "regref")?;
-                if !scope.has_register(name) {
-                    return Err(Error::wire(
-                        format!("IntRuntimeValueKind regref \"{name}\" names no register of the function"),
-                        ".regref",
-                    ));
-                }
-                self.int_runtime_value(name).map_err(|e| at(e, ""))
-            }
-            "ShardIDKind" => {
-                let ub = int(o, "ub")?;
-                let id = self.shard_id(ub).map_err(|e| at(e, ".ub"))?;
-                scope.note_shard(ub);
-                Ok(id)
-            }
-            other => Err(Error::wire(
-                format!("Walrus doesn't support this kind of Expr: {other}"),
-                ".kind",
-            )),
-        }
-    }
-
-    #[inline(never)]
-    fn read_v2_aff(&mut self, o: &serde_json::Map<String, Value>, scope: &mut dyn Scope, d: u32) -> Result<ExprId> {
-        let terms = array(o, "terms")?;
-        let mut t = Vec::with_capacity(terms.len());
-        for (i, term) in terms.iter().enumerate() {
-            let to = obj(term).map_err(|e| at(e, &format!(".terms[{i}]")))?;
-            let idx_v = get(to, "idx").map_err(|e| at(e, &format!(".terms[{i}]")))?;
-            let idx = self
-                .read_v2(idx_v, scope, d)
-                .map_err(|e| at(e, &format!(".terms[{i}].idx")))?;
-            let coeff = int(to, "coeff").map_err(|e| at(e, &format!(".terms[{i}]")))?;
-            t.push((idx, coeff));
-        }
-        let c = match o.get("c") {
-            None => 0,
-            Some(_) => int(o, "c")?,
-        };
-        self.aff_expr(&t, c).map_err(|e| at(e, ""))
-    }
-
-    #[inline(never)]
-    fn read_v2_sum(&mut self, o: &serde_json::Map<String, Value>, scope: &mut dyn Scope, d: u32) -> Result<ExprId> {
-        let terms = array(o, "terms")?;
-        let n = uint(o, "n_terms")?;
-        if n != terms.len() as u64 {
-            return Err(Error::wire("Number of terms don't match", ".n_terms"));
-        }
-        let mut t = Vec::with_capacity(terms.len());
-        for (i, term) in terms.iter().enumerate() {
-            t.push(
-                self.read_v2(term, scope, d)
-                    .map_err(|e| at(e, &format!(".terms[{i}]")))?,
-            );
-        }
-        self.sum(&t).map_err(|e| at(e, ""))
-    }
-
-    #[inline(never)]
-    fn read_v2_mult(&mut self, o: &serde_json::Map<String, Value>, scope: &mut dyn Scope, d: u32) -> Result<ExprId> {
-        let var = self.read_v2(get(o, "var")?, scope, d).map_err(|e| at(e, ".var"))?;
-        self.mult(var, int(o, "scale")?).map_err(|e| at(e, ""))
-    }
-
-    #[inline(never)]
-    fn read_v2_div(
-        &mut self,
-        kind: &str,
-        o: &serde_json::Map<String, Value>,
+        f: &mut ExprFields<'v>,
+        key: &str,
+        x: &'v Value,
         scope: &mut dyn Scope,
         d: u32,
-    ) -> Result<ExprId> {
-        let numer = self.read_v2(get(o, "numer")?, scope, d).map_err(|e| at(e, ".numer"))?;
-        let denom = int(o, "denom")?;
-        match kind {
-            "FloorDivKind" => self.floor_div(numer, denom),
-            // CCModKind is read-accepted but decodes to a plain Modulo.
-            "ModuloKind" | "CCModKind" => self.modulo(numer, denom),
-            _ => {
-                let rg = match o.get("replica_groups_id") {
-                    None => 0,
-                    Some(_) => uint(o, "replica_groups_id")?,
-                };
-                self.cc_div(numer, denom, rg)
-            }
+    ) -> Result<()> {
+        match key {
+            "terms" => f.terms = Some(self.read_v2_terms(x, scope, d)?),
+            "idx" => f.idx = Some(self.read_v2(x, scope, d)?),
+            "var" => f.var = Some(self.read_v2(x, scope, d)?),
+            "numer" => f.numer = Some(self.read_v2(x, scope, d)?),
+            _ => read_v2_scalar(f, key, x)?,
         }
-        .map_err(|e| at(e, ".denom"))
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn read_v2_terms(&mut self, x: &Value, scope: &mut dyn Scope, d: u32) -> Result<Vec<Built>> {
+        let a = x
+            .as_array()
+            .ok_or_else(|| Error::wire(format!("key \"terms\" must be an array, got {x}"), ""))?;
+        let mut t = Vec::with_capacity(a.len());
+        for (i, term) in a.iter().enumerate() {
+            t.push(self.read_v2_any(term, scope, d).map_err(|e| at(e, &format!("[{i}]")))?);
+        }
+        Ok(t)
+    }
+
+    /// The v2 grammar: the keys of one expression object → one node (or an
+    /// AffExpr term `{idx, coeff}`). Every reader of the wire ends here, so
+    /// the rules and the error texts exist once. Errors carry the path
+    /// relative to the object.
+    pub fn build_v2(&mut self, scope: &mut dyn Scope, f: ExprFields<'_>) -> Result<Built> {
+        let tag = match f.kind {
+            None => {
+                // An AffExpr term: {idx, coeff}.
+                let idx = need(f.idx, "kind")?;
+                return Ok(Built::Term(idx, need(f.coeff, "coeff")?));
+            }
+            Some(Err(other)) => {
+                return Err(Error::wire(
+                    format!("Walrus doesn't support this kind of Expr: {other}"),
+                    ".kind",
+                ))
+            }
+            Some(Ok(t)) => t,
+        };
+        let r = match tag {
+            Tag::CCGetRank => {
+                let it = need(f.iteration_id, "iteration_id")?;
+                self.cc_get_rank(it, need(f.channel_id, "channel_id")?)
+            }
+            Tag::IndirectArg => self.indirect_arg(need(f.arg_id, "arg_id")?),
+            Tag::AffIV => {
+                let name = need(f.axis, "axis")?;
+                match scope.axis(self, &name) {
+                    Some(a) => self.affine_iv(a),
+                    None => {
+                        return Err(Error::wire(
+                            format!("AffIVKind axis \"{name}\" is not defined by any enclosing Loop"),
+                            ".axis",
+                        ))
+                    }
+                }
+            }
+            Tag::IntRuntimeValue => {
+                let name = need(f.regref, "regref")?;
+                if !scope.register(&name) {
+                    return Err(Error::wire(
+                        format!("IntRuntimeValueKind regref \"{name}\" names no register of the function"),
+                        "",
+                    ));
+                }
+                self.int_runtime_value(&name)
+            }
+            Tag::ShardID => {
+                let ub = need(f.ub, "ub")?;
+                let id = self.shard_id(ub);
+                if id.is_ok() {
+                    scope.note_shard(ub);
+                }
+                id
+            }
+            Tag::AffExpr => {
+                let terms = need(f.terms, "terms")?;
+                let mut t = Vec::with_capacity(terms.len());
+                for (i, x) in terms.into_iter().enumerate() {
+                    match x {
+                        Built::Term(idx, coeff) => t.push((idx, coeff)),
+                        Built::Expr(_) => {
+                            return Err(Error::wire(
+                                "an AffExprKind term must be {\"idx\", \"coeff\"}",
+                                format!(".terms[{i}]"),
+                            ))
+                        }
+                    }
+                }
+                self.aff_expr(&t, f.c.unwrap_or(0))
+            }
+            Tag::Sum => {
+                let terms = need(f.terms, "terms")?;
+                if need(f.n_terms, "n_terms")? != terms.len() as u64 {
+                    return Err(Error::wire("Number of terms don't match", ".n_terms"));
+                }
+                let mut t = Vec::with_capacity(terms.len());
+                for (i, x) in terms.into_iter().enumerate() {
+                    match x {
+                        Built::Expr(e) => t.push(e),
+                        Built::Term(..) => return Err(at(missing("kind"), &format!(".terms[{i}]"))),
+                    }
+                }
+                self.sum(&t)
+            }
+            Tag::Mult => {
+                let var = need(f.var, "var")?;
+                self.mult(var, need(f.scale, "scale")?)
+            }
+            Tag::FloorDiv | Tag::Modulo | Tag::CCMod | Tag::CCDiv => {
+                let numer = need(f.numer, "numer")?;
+                let denom = need(f.denom, "denom")?;
+                match tag {
+                    Tag::FloorDiv => self.floor_div(numer, denom),
+                    // CCModKind is read-accepted but decodes to a plain Modulo.
+                    Tag::Modulo | Tag::CCMod => self.modulo(numer, denom),
+                    _ => self.cc_div(numer, denom, f.replica_groups_id.unwrap_or(0)),
+                }
+            }
+        };
+        r.map(Built::Expr).map_err(|e| at(e, ""))
     }
 
     fn read_v1(&mut self, v: &Value, scope: &mut dyn Scope, depth: u32) -> Result<ExprId> {

@@ -8,20 +8,31 @@ use serde_json::Value;
 
 use crate::error::Error;
 
+/// A JSON number as a Python `int` or `float`, exactly: numbers are kept
+/// as written (serde_json's `arbitrary_precision`), so an integer beyond 64
+/// bits becomes an `int` of the same value and a float is parsed from its
+/// own text.
+pub(crate) fn number_to_py<'py>(py: Python<'py>, n: &serde_json::Number) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(i) = n.as_i64() {
+        return Ok(i.into_pyobject(py)?.into_any());
+    }
+    if let Some(u) = n.as_u64() {
+        return Ok(u.into_pyobject(py)?.into_any());
+    }
+    let text = n.to_string();
+    if text.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+        // An integer beyond 64 bits: Python's int parses it exactly.
+        return py.get_type::<PyInt>().call1((text,));
+    }
+    py.get_type::<PyFloat>().call1((text,))
+}
+
 /// serde_json value → Python object (dict, list, str, int, float, bool, None).
 pub(crate) fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match v {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
-            }
-        }
+        Value::Number(n) => number_to_py(py, n)?,
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(a) => {
             let l = PyList::empty(py);

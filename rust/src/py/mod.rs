@@ -2,14 +2,19 @@
 //! copies its inputs out of Python objects and runs inside `py.detach`.
 //!
 //! Files by concern: `module.rs` (`Module`, load/dump/generate), `views/`
-//! (the read-only views), `pelican.rs` (`Context`, `Expr`, `Predicate`),
-//! `passes.rs` (split and the verifiers), `convert.rs` (JSON ↔ Python),
+//! (the read-only views), `inspect.rs` (display form and free variables of an
+//! expression, for explain/diff), `pelican.rs` (`Context`, `Expr`, `Predicate`),
+//! `passes.rs` (split and the verifiers), `linker.rs` (link, unlink, the
+//! tensor map), `convert.rs` (JSON ↔ Python),
 //! `errors.rs` (core errors → Python exceptions), `alloc.rs` (the global
 //! allocator). The `_core` module below lists every name it exports.
 
 mod alloc;
 pub(crate) mod convert;
+pub(crate) mod describe;
 pub(crate) mod errors;
+pub(crate) mod inspect;
+pub(crate) mod linker;
 pub(crate) mod module;
 pub(crate) mod passes;
 pub(crate) mod pelican;
@@ -40,6 +45,14 @@ mod _core {
         ArgumentView, BlockView, FunctionView, InstructionView, MemoryLocationSetView, MemoryLocationView,
     };
 
+    // lncsplit info
+    #[pymodule_export]
+    use super::describe::{describe_module, inferred_lnc};
+
+    // inspecting a split (explain, diff, the report)
+    #[pymodule_export]
+    use super::inspect::{expr_free_vars, expr_str};
+
     // passes
     #[pymodule_export]
     use super::passes::{
@@ -49,6 +62,9 @@ mod _core {
     // lnc_barriercheck (lncsplit.racecheck)
     #[pymodule_export]
     use super::racecheck::racecheck;
+    // bir_linker
+    #[pymodule_export]
+    use super::linker::{is_linked, link, tensor_map_json, unlink};
 
     // simulator (lncsplit.sim)
     #[pymodule_export]

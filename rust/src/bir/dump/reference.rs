@@ -1,3 +1,7 @@
+//! The previous writer (serde `Serialize` adaptors), kept for tests only: the
+//! typed writer must give exactly its bytes.
+#![allow(dead_code)]
+//!
 //! [`Module`] → BIR-JSON, streamed through serde (no intermediate DOM).
 //!
 //! Key order is fixed: the modelled keys in schema order, then every unknown
@@ -8,11 +12,11 @@
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
-use super::argument::Argument;
-use super::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
-use super::memory::{MemoryLocation, MemoryLocationSet};
-use super::module::{Function, Module};
-use super::Extra;
+use crate::bir::argument::Argument;
+use crate::bir::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
+use crate::bir::memory::{MemoryLocation, MemoryLocationSet};
+use crate::bir::module::{Function, Module};
+use crate::bir::Extra;
 use crate::error::{Error, Result};
 use crate::pelican::{AffinePredicate, Context, ExprId, Wire};
 
@@ -343,6 +347,7 @@ impl Serialize for InstSer<'_> {
                 id,
                 cores,
                 runtime_semaphore,
+                local_id,
             } => {
                 if let Some(v) = id {
                     o.serialize_entry("id", v)?;
@@ -352,6 +357,9 @@ impl Serialize for InstSer<'_> {
                 }
                 if let Some(v) = runtime_semaphore {
                     o.serialize_entry("runtime_semaphore", v)?;
+                }
+                if let Some(v) = local_id {
+                    o.serialize_entry("local_id", &**v)?;
                 }
             }
             OpFields::CollectiveCompute {
@@ -391,6 +399,14 @@ impl Serialize for InstSer<'_> {
             OpFields::DmaCopy { mode } => {
                 if let Some(m) = mode {
                     o.serialize_entry("mode", &**m)?;
+                }
+            }
+            OpFields::Call { callee, core } => {
+                if let Some(c) = callee {
+                    o.serialize_entry("callee", &**c)?;
+                }
+                if let Some(c) = core {
+                    o.serialize_entry("core", c)?;
                 }
             }
         }

@@ -1,0 +1,67 @@
+"""What ``explain``, ``diff`` and ``report`` share: reading the symbolic module (BIR-JSON or HLO
+text) and the cores of one unit.
+
+A unit is a split output (its cores are read as they are) or a symbolic module file (split in
+memory: the pipeline without verification and without its memory step, then shared-DRAM
+placement and sync — what ``lncsplit memory`` does — so the views show every core even when a
+check would fail; the file itself is then the source the views explain from).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lncsplit.cli._common import DEFAULT_LNC, infer_lnc
+
+if TYPE_CHECKING:
+    from lncsplit._core import Module
+    from lncsplit._job import Unit
+
+
+def load_source(path: str, lnc: int | None, arch: str | None) -> tuple[Module, int, list[str]]:
+    """The symbolic module in ``path``, its N and notes: HLO text (``*.hlo``, ``*.hlo.txt``) is
+    lowered first (N = ``lnc``, else the arch's ``logical_nc_config``); a BIR-JSON module's N is
+    ``lnc``, else its ShardId bound, else 2."""
+    import lncsplit
+    from lncsplit.frontend import canonical_arch, is_hlo_path, logical_nc_config, lower_hlo_file
+
+    if is_hlo_path(path):
+        a = canonical_arch(arch or "gen3")
+        n = lnc if lnc is not None else logical_nc_config(a)
+        lowered = lower_hlo_file(path, n, arch=a)
+        return lowered.module(), n, lowered.notes
+    m = lncsplit.load(path)
+    return m, lnc if lnc is not None else (infer_lnc(m) or DEFAULT_LNC), []
+
+
+def split_in_memory(source: Module, n: int, *, expand: bool, arch: str | None) -> list[Module]:
+    """``source`` (not modified) split into N cores, shared DRAM placed and synchronized."""
+    from lncsplit import memory
+    from lncsplit.pipeline import PassOptions, run_pipeline
+
+    opts = PassOptions(lnc_size=n, verify=False, memory=False, expand=expand, arch=arch)
+    cores = run_pipeline([source.clone()], opts)
+    if n > 1:
+        memory.allocate_shared_dram(cores, n)
+        memory.sync_shared_allocations(cores, n)
+    return cores
+
+
+def unit_cores(
+    unit: Unit, *, lnc: int | None, arch: str | None, expand: bool
+) -> tuple[list[Module], Module | None, list[str]]:
+    """``(cores, source, notes)`` of a unit: a split output's cores (no source), or a symbolic
+    file split in memory (the file is the source). A lone core file is refused: there is
+    nothing to compare it with."""
+    from lncsplit.discovery import load_core_set
+    from lncsplit.errors import LncsplitError
+
+    if unit.kind == "core_set":
+        return load_core_set(unit), None, []
+    source, n, notes = load_source(unit.path, lnc, arch)
+    if source.neuron_core_id is not None:
+        raise LncsplitError(
+            f"{unit.path} is one core of a split (neuron_core_id {source.neuron_core_id}); "
+            "give the directory of the split output, or the symbolic module"
+        )
+    return split_in_memory(source, n, expand=expand, arch=arch), source, notes

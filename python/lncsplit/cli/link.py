@@ -1,0 +1,159 @@
+"""``lncsplit link DIR... --out FILE``: link split outputs into one program each (contract §5, §3.7).
+
+Each DIR is searched like ``verify`` does: every directory holding
+``nc00.json … nc<N-1>.json`` is one split output (a unit); other files are
+not link's business. One split output: ``--out`` is the linked module's file
+and ``tensor-map.json`` is written beside it. Several (several DIRs, or one
+DIR holding several split outputs), or ``--out`` an existing directory:
+``--out`` is a directory and each split output goes to
+``<out>/<rel>/linked.json`` with its ``tensor-map.json``, ``rel`` being the
+DIR's name (or the split output's path under it). The core files of a unit
+must be ``nc00 … nc<N-1>``, each with its own ``neuron_core_id``, of one
+kernel: anything else fails that unit with an error naming the files. Both
+files of a unit are written atomically together; a failed unit leaves
+neither.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from functools import partial
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
+
+from lncsplit._atomic import LINKED_FILE
+from lncsplit.cli._common import (
+    UsageError,
+    add_runner_options,
+    discover,
+    executor_of,
+    finish,
+    format_error,
+    run_bulk,
+)
+
+if TYPE_CHECKING:
+    from lncsplit._core import Module
+    from lncsplit._job import FileResult, Unit
+
+#: The tensor map written beside every linked module.
+TENSOR_MAP = "tensor-map.json"
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``link`` on the subparsers ``sub``."""
+    p = sub.add_parser("link", help="link split outputs (nc00.json …) into one linked module each")
+    p.add_argument("inputs", nargs="+", metavar="DIR", help="split output directories")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="the linked module (tensor-map.json is written beside it); with several "
+        "split outputs, a directory receiving <name>/linked.json and <name>/tensor-map.json",
+    )
+    add_runner_options(p, "split outputs")
+    p.add_argument("--quiet", "-q", action="store_true", help="print failures only")
+    p.set_defaults(run=run)
+
+
+def run(a: argparse.Namespace) -> int:
+    """Link every split output found; one line per unit, then the summary."""
+    files = [p for p in a.inputs if os.path.exists(p) and not os.path.isdir(p)]
+    if files:
+        raise UsageError("link takes split output directories, not files: " + ", ".join(files))
+    # The safety rules (contract §6); a missing INPUT stays as its error unit (exit 1).
+    units = [u for u in discover(a, core_sets=True) if u.kind == "core_set" or u.error]
+    into_dir = len(a.inputs) > 1 or len(units) > 1 or os.path.isdir(a.out)
+    check_out(a.out, into_dir)
+    out = os.path.abspath(a.out) if executor_of(a) == "dask" else a.out  # Dask workers write it
+    job = partial(link_unit, out=out, into_dir=into_dir)
+    cleanup = partial(remove_unit_outputs, out=out, into_dir=into_dir)
+    report = run_bulk(a, units, job, command="link", lnc=None, cleanup=cleanup, quiet=a.quiet)
+    for f in report.files:
+        if not f.ok:
+            print(f"FAIL  {f.input}: {format_error(f.error or {})}")
+        elif not a.quiet:
+            print(f"ok    {f.input} -> {f.text}")
+    status = finish(a, report)
+    if not a.quiet:
+        print(report.table())
+    return status
+
+
+def check_out(out: str, into_dir: bool) -> None:
+    """Before any work: ``--out`` as a directory is made and checked writable; as a FILE its
+    directory must exist (contract §6). A usage error otherwise."""
+    from lncsplit._atomic import OutputPathError, check_output_file, prepare_output_dir
+
+    try:
+        (prepare_output_dir if into_dir else check_output_file)(out)
+    except OutputPathError as e:
+        raise UsageError(f"--out {e}") from e
+
+
+def destinations(unit: Unit, out: str, into_dir: bool) -> tuple[str, str]:
+    """Where a unit's linked module and tensor map go."""
+    if into_dir:
+        base = os.path.join(out, *unit.rel.split("/"))
+        return os.path.join(base, LINKED_FILE), os.path.join(base, TENSOR_MAP)
+    return out, os.path.join(os.path.dirname(out), TENSOR_MAP)
+
+
+def remove_unit_outputs(unit: Unit, out: str, into_dir: bool) -> None:
+    """What a killed worker may have left for ``unit``: its temporaries are
+    hidden and never renamed, so only finished files could remain."""
+    for path in destinations(unit, out, into_dir):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def link_unit(unit: Unit, out: str, into_dir: bool) -> FileResult:
+    """The job: link one split output and write it with its tensor map."""
+    from lncsplit._job import guarded
+
+    return guarded(unit, partial(_link, unit, out, into_dir))
+
+
+def _link(unit: Unit, out: str, into_dir: bool, res: FileResult) -> None:
+    import json
+
+    import lncsplit
+    from lncsplit.discovery import load_core_set
+
+    cores = load_core_set(unit)
+    res.instructions_in = sum(m.instruction_count() for m in cores)
+    linked = _link_naming_files(unit, cores)
+    tmap = lncsplit.tensor_map(linked)
+    dest, tmap_path = destinations(unit, out, into_dir)
+    blobs = {dest: linked.to_bytes(), tmap_path: (json.dumps(tmap, indent=2) + "\n").encode()}
+    write_all_atomic(blobs)
+    res.outputs = list(blobs)
+    res.instructions_out = [linked.instruction_count()]
+    res.bytes_out = sum(len(b) for b in blobs.values())
+    res.detail = {"lnc": len(cores), "linked": linked.name, "tensors": len(tmap)}
+    res.text = f"{dest} ({linked.name}, {len(cores)} cores)"
+
+
+def _link_naming_files(unit: Unit, cores: list[Module]) -> Module:
+    """``link``, with a refusal about the core set (9006) naming its files."""
+    import lncsplit
+    from lncsplit.discovery import CoreSetError
+
+    try:
+        return lncsplit.link(cores)
+    except lncsplit.NeuronAssertion as e:
+        if e.code != 9006:
+            raise
+        files = ", ".join(f"cores[{c}] = {PurePath(f).name}" for c, f in enumerate(unit.files))
+        raise CoreSetError(f"split output {unit.path}: {e} [{files}]") from e
+
+
+def write_all_atomic(blobs: dict[str, bytes]) -> None:
+    """Write every file through a hidden temporary, then rename them all;
+    on failure nothing of this call remains (:func:`lncsplit._atomic.write_files_atomic`)."""
+    from lncsplit._atomic import write_files_atomic
+
+    write_files_atomic(blobs)

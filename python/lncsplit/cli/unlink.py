@@ -1,0 +1,43 @@
+"""``lncsplit unlink FILE --out DIR``: a linked module back into its split output (contract §5, §3.7).
+
+Writes ``DIR/nc00.json … nc<N-1>.json``, all or nothing — the exact bytes the
+cores had when they were linked. A module that ``link`` did not make is an
+error (``NeuronAssertion`` 9501), exit 1, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from lncsplit.cli._common import EXIT_FAILED, EXIT_OK, UsageError, describe_error, err, prepare_out
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``unlink`` on the subparsers ``sub``."""
+    p = sub.add_parser("unlink", help="write a linked module's cores back (nc00.json …)")
+    p.add_argument("file", metavar="FILE", help="a linked module (lncsplit link, split --link)")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for nc00.json …")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.set_defaults(run=run)
+
+
+def run(a: argparse.Namespace) -> int:
+    """Unlink one file into ``--out``."""
+    if os.path.isdir(a.file):
+        raise UsageError(f"{a.file} is a directory; unlink takes one linked module file")
+    prepare_out(a, create=False)  # a file there, or not writable: a usage error (§6)
+    import lncsplit
+    from lncsplit._atomic import write_core_files
+
+    try:
+        cores = lncsplit.unlink(lncsplit.load(a.file))
+        written = write_core_files(a.out, [m.to_bytes() for m in cores])
+    except Exception as e:  # noqa: BLE001 - reported, exit 1
+        err(f"{a.file}: {describe_error(e)}")
+        return EXIT_FAILED
+    if not a.quiet:
+        names = ", ".join(os.path.basename(p) for p in written)
+        print(f"ok    {a.file} -> {a.out} ({len(cores)} cores: {names})")
+    return EXIT_OK

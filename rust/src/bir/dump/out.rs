@@ -1,0 +1,154 @@
+//! The byte sink of the writer: one growing buffer, integers through `itoa`,
+//! strings copied as they are unless they need escaping, unknown-key values
+//! through serde_json (so their bytes are exactly serde_json's).
+//!
+//! When the writer streams into a file, the buffer is handed to it in chunks
+//! of about [`FLUSH_AT`] bytes between objects, so memory stays bounded.
+
+use std::io::Write;
+
+use serde_json::{Map, Value};
+
+/// Buffered bytes handed to the sink (if any) at the next object boundary.
+pub const FLUSH_AT: usize = 1 << 20;
+
+/// Whether byte `b` must be escaped inside a JSON string (serde_json escapes
+/// exactly `"`, `\` and the control characters below 0x20).
+#[inline]
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+pub struct Out<'w> {
+    pub buf: Vec<u8>,
+    sink: Option<&'w mut dyn Write>,
+}
+
+impl<'w> Out<'w> {
+    /// Write into memory only; `cap` is the expected size.
+    pub fn memory(cap: usize) -> Out<'static> {
+        Out {
+            buf: Vec::with_capacity(cap),
+            sink: None,
+        }
+    }
+
+    /// Write into `sink`, in chunks.
+    pub fn streaming(sink: &'w mut dyn Write) -> Out<'w> {
+        Out {
+            buf: Vec::with_capacity(FLUSH_AT + (FLUSH_AT >> 2)),
+            sink: Some(sink),
+        }
+    }
+
+    /// Hand the buffered bytes to the sink once there are enough of them.
+    #[inline]
+    pub fn boundary(&mut self) -> std::io::Result<()> {
+        if self.buf.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Hand every buffered byte to the sink (no-op in memory).
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        if let Some(s) = self.sink.as_mut() {
+            s.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub fn raw(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+
+    #[inline]
+    pub fn byte(&mut self, b: u8) {
+        self.buf.push(b);
+    }
+
+    #[inline]
+    pub fn int(&mut self, v: i64) {
+        let mut b = itoa::Buffer::new();
+        self.buf.extend_from_slice(b.format(v).as_bytes());
+    }
+
+    #[inline]
+    pub fn uint(&mut self, v: u64) {
+        let mut b = itoa::Buffer::new();
+        self.buf.extend_from_slice(b.format(v).as_bytes());
+    }
+
+    #[inline]
+    pub fn bool(&mut self, v: bool) {
+        self.raw(if v { b"true" } else { b"false" });
+    }
+
+    /// A JSON string. Names, dtypes and the like never need escaping, so
+    /// the common case is one scan and one copy.
+    #[inline]
+    pub fn str(&mut self, s: &str) {
+        if s.bytes().any(needs_escape) {
+            self.escaped(s);
+        } else {
+            self.buf.reserve(s.len() + 2);
+            self.buf.push(b'"');
+            self.buf.extend_from_slice(s.as_bytes());
+            self.buf.push(b'"');
+        }
+    }
+
+    #[cold]
+    fn escaped(&mut self, s: &str) {
+        // serde_json's own escaping, so bytes match it exactly.
+        let _ = serde_json::to_writer(&mut self.buf, s);
+    }
+
+    /// `,"key":` (or `"key":` for the first key) then a value follows.
+    #[inline]
+    pub fn key(&mut self, k: &str) {
+        self.buf.push(b',');
+        self.str(k);
+        self.buf.push(b':');
+    }
+
+    /// A JSON object.
+    pub fn value_map(&mut self, m: &Map<String, Value>) {
+        self.byte(b'{');
+        for (i, (k, x)) in m.iter().enumerate() {
+            if i > 0 {
+                self.byte(b',');
+            }
+            self.str(k);
+            self.byte(b':');
+            self.value(x);
+        }
+        self.byte(b'}');
+    }
+
+    /// Any JSON value (unknown keys and the small fields kept as JSON).
+    pub fn value(&mut self, v: &Value) {
+        match v {
+            Value::String(s) => self.str(s),
+            Value::Bool(b) => self.bool(*b),
+            Value::Null => self.raw(b"null"),
+            Value::Array(a) => {
+                self.byte(b'[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        self.byte(b',');
+                    }
+                    self.value(x);
+                }
+                self.byte(b']');
+            }
+            Value::Object(m) => self.value_map(m),
+            Value::Number(n) => {
+                // Writing a number into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut self.buf, n);
+            }
+        }
+    }
+}

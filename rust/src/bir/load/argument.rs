@@ -1,0 +1,305 @@
+//! Instruction arguments (contract §1.5): the four modelled kinds are typed,
+//! the other four kept as JSON.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::expr::ExprK;
+use super::instruction::Src;
+use super::seed::{extra, val, visit, DeResult, KeySeed, Kind, Seed, SharedStrK, ValueK, Visit, I64K};
+use super::{Seg, State};
+use crate::bir::argument::{Addrs, Ap, Argument, PhysicalAp, SymbolicAp};
+use crate::pelican::ExprId;
+
+pub(super) struct ArgK;
+
+impl Kind for ArgK {
+    type Out = Argument;
+    fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<Argument, D::Error> {
+        d.deserialize_map(visit::<ArgK>(st))
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ArgKind {
+    Symbolic,
+    SymbolicPwap,
+    Physical,
+    Imm,
+    Other,
+}
+
+impl ArgKind {
+    fn from_name(s: &str) -> Option<ArgKind> {
+        Some(match s {
+            "symbolic_ap" => ArgKind::Symbolic,
+            "symbolic_pwap" => ArgKind::SymbolicPwap,
+            "physical_ap" => ArgKind::Physical,
+            "imm_value" => ArgKind::Imm,
+            "register_ap" | "symbolic_imm_value" | "imm_array" | "register_access" => ArgKind::Other,
+            _ => return None,
+        })
+    }
+
+    fn symbolic(self) -> bool {
+        matches!(self, ArgKind::Symbolic | ArgKind::SymbolicPwap)
+    }
+}
+
+#[derive(Default)]
+struct ArgAcc {
+    ap: Option<Ap>,
+    dtype: Option<Arc<str>>,
+    memsetref: Option<Arc<str>>,
+    memref: Option<Arc<str>>,
+    offset: Option<i64>,
+    addrs: Addrs,
+    tile_addrs: Option<ExprId>,
+    block_addrs: Option<ExprId>,
+    access_shape: Option<Value>,
+    value: Option<Value>,
+    rest: Map<String, Value>,
+}
+
+fn arg_key<'de, A: MapAccess<'de>>(
+    st: &mut State,
+    kind: ArgKind,
+    acc: &mut ArgAcc,
+    key: &str,
+    mut src: Src<'_, '_, A>,
+) -> DeResult<(), A::Error> {
+    let sym = kind.symbolic();
+    let phys = kind == ArgKind::Physical;
+    match key {
+        "ap" if sym || phys => acc.ap = Some(src.read::<ApK>(st, "ap")?),
+        "dtype" if kind != ArgKind::Other => acc.dtype = Some(src.read::<SharedStrK>(st, "dtype")?),
+        "memsetref" if sym || phys => acc.memsetref = Some(src.read::<SharedStrK>(st, "memsetref")?),
+        "addrs" if sym => acc.addrs = src.read::<AddrsK>(st, "addrs")?,
+        "tile_addrs" if sym => acc.tile_addrs = Some(src.read::<ExprK>(st, "tile_addrs")?),
+        "block_addrs" if sym => acc.block_addrs = Some(src.read::<ExprK>(st, "block_addrs")?),
+        "access_shape" if sym => acc.access_shape = Some(src.read::<ValueK>(st, "access_shape")?),
+        "memref" if phys => acc.memref = Some(src.read::<SharedStrK>(st, "memref")?),
+        "offset" if phys => acc.offset = Some(src.read::<I64K>(st, "offset")?),
+        "value" if kind == ArgKind::Imm => acc.value = Some(src.read::<ValueK>(st, "value")?),
+        _ => {
+            let v = src.read_owned::<ValueK>(st, key)?;
+            acc.rest.insert(key.to_string(), v);
+        }
+    }
+    Ok(())
+}
+
+fn build<E: de::Error>(st: &mut State, kind: ArgKind, kind_s: Arc<str>, acc: ArgAcc) -> DeResult<Argument, E> {
+    Ok(match kind {
+        ArgKind::Symbolic | ArgKind::SymbolicPwap => {
+            let Some(ap) = acc.ap else {
+                return Err(st.bir(format!("a {kind_s} argument is missing required key \"ap\"")));
+            };
+            Argument::Symbolic(SymbolicAp {
+                pwap: kind == ArgKind::SymbolicPwap,
+                ap,
+                dtype: acc.dtype,
+                memsetref: acc.memsetref,
+                addrs: acc.addrs,
+                tile_addrs: acc.tile_addrs,
+                block_addrs: acc.block_addrs,
+                access_shape: acc.access_shape.map(Box::new),
+                extra: extra(acc.rest),
+            })
+        }
+        ArgKind::Physical => {
+            let Some(ap) = acc.ap else {
+                return Err(st.bir("a physical_ap argument is missing required key \"ap\""));
+            };
+            Argument::Physical(PhysicalAp {
+                ap,
+                offset: acc.offset,
+                dtype: acc.dtype,
+                memref: acc.memref,
+                memsetref: acc.memsetref,
+                extra: extra(acc.rest),
+            })
+        }
+        ArgKind::Imm => {
+            let Some(value) = acc.value else {
+                return Err(st.bir("an imm_value argument is missing required key \"value\""));
+            };
+            Argument::Imm {
+                dtype: acc.dtype,
+                value,
+                extra: extra(acc.rest),
+            }
+        }
+        ArgKind::Other => Argument::Other {
+            kind: kind_s,
+            fields: Arc::new(acc.rest),
+        },
+    })
+}
+
+impl<'de> Visitor<'de> for Visit<'_, ArgK> {
+    type Value = Argument;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an argument object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> DeResult<Argument, A::Error> {
+        let st = self.0;
+        st.enter()?;
+        let mut kind_s: Option<Arc<str>> = None;
+        let mut kind = ArgKind::Other;
+        let mut acc = ArgAcc::default();
+        let mut pending: Vec<(String, Box<RawValue>)> = Vec::new();
+        while let Some(k) = map.next_key_seed(KeySeed)? {
+            if k.as_str() == "kind" && kind_s.is_none() {
+                let s = val::<SharedStrK, _>(st, &mut map, "kind")?;
+                kind = match ArgKind::from_name(&s) {
+                    Some(k) => k,
+                    None => return Err(st.bir_at("kind", format!("Unsupported argument kind \"{s}\""))),
+                };
+                if kind == ArgKind::Other {
+                    acc.rest.insert("kind".into(), Value::String(s.to_string()));
+                }
+                kind_s = Some(s);
+                for (key, raw) in std::mem::take(&mut pending) {
+                    arg_key(st, kind, &mut acc, &key, Src::<A>::Raw(&raw))?;
+                }
+            } else if kind_s.is_some() {
+                arg_key(st, kind, &mut acc, k.as_str(), Src::Map(&mut map))?;
+            } else {
+                match map.next_value::<Box<RawValue>>() {
+                    Ok(raw) => pending.push((k.as_str().to_string(), raw)),
+                    Err(e) => {
+                        st.unwind.push(Seg::Owned(k.as_str().into()));
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        let Some(kind_s) = kind_s else {
+            return Err(st.bir("an argument is missing required key \"kind\""));
+        };
+        let out = build(st, kind, kind_s, acc)?;
+        st.leave();
+        Ok(out)
+    }
+}
+
+/// `addrs`: one expression per `ap` dim, straight into the inline vector.
+struct AddrsK;
+
+impl Kind for AddrsK {
+    type Out = Addrs;
+    fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<Addrs, D::Error> {
+        d.deserialize_seq(visit::<AddrsK>(st))
+    }
+}
+
+impl<'de> Visitor<'de> for Visit<'_, AddrsK> {
+    type Value = Addrs;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<Addrs, A::Error> {
+        let st = self.0;
+        st.enter()?;
+        let mut out = Addrs::new();
+        loop {
+            match seq.next_element_seed(Seed::<ExprK>::new(st)) {
+                Ok(Some(e)) => out.push(e),
+                Ok(None) => break,
+                Err(e) => {
+                    st.unwind.push(Seg::Index(out.len()));
+                    return Err(e);
+                }
+            }
+        }
+        out.shrink_to_fit();
+        st.leave();
+        Ok(out)
+    }
+}
+
+/// `[[step, num], …]`, straight into the inline vector.
+struct ApK;
+
+impl Kind for ApK {
+    type Out = Ap;
+    fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<Ap, D::Error> {
+        d.deserialize_seq(visit::<ApK>(st))
+    }
+}
+
+impl<'de> Visitor<'de> for Visit<'_, ApK> {
+    type Value = Ap;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of [step, num] pairs")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<Ap, A::Error> {
+        let st = self.0;
+        st.enter()?;
+        let mut out = Ap::new();
+        loop {
+            match seq.next_element_seed(Seed::<PairK>::new(st)) {
+                Ok(Some(p)) => out.push(p),
+                Ok(None) => break,
+                Err(e) => {
+                    st.unwind.push(Seg::Index(out.len()));
+                    return Err(e);
+                }
+            }
+        }
+        out.shrink_to_fit();
+        st.leave();
+        Ok(out)
+    }
+}
+
+/// One `[step, num]`.
+struct PairK;
+
+impl Kind for PairK {
+    type Out = [i64; 2];
+    fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<[i64; 2], D::Error> {
+        d.deserialize_seq(visit::<PairK>(st))
+    }
+}
+
+impl<'de> Visitor<'de> for Visit<'_, PairK> {
+    type Value = [i64; 2];
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a [step, num] pair")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<[i64; 2], A::Error> {
+        let st = self.0;
+        let mut got: Vec<i64> = Vec::new();
+        let mut pair = [0i64; 2];
+        let mut n = 0;
+        loop {
+            match seq.next_element_seed(Seed::<I64K>::new(st)) {
+                Ok(Some(x)) => {
+                    if n < 2 {
+                        pair[n] = x;
+                    } else {
+                        got.push(x);
+                    }
+                    n += 1;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    st.unwind.push(Seg::Index(n));
+                    return Err(e);
+                }
+            }
+        }
+        if n == 2 {
+            return Ok(pair);
+        }
+        let mut all: Vec<i64> = pair[..n.min(2)].to_vec();
+        all.extend(got);
+        Err(st.bir(format!("an ap entry must be [step, num] integers, got {all:?}")))
+    }
+}

@@ -1,0 +1,320 @@
+//! BIR-JSON → [`Module`] (the compiler's two-pass loader, contract §1).
+//!
+//! Pass 1 streams the text through serde straight into the typed model: no
+//! intermediate DOM, expressions interned as they are read, repeated short
+//! strings (dtypes, engines, set names) shared. Known keys become typed
+//! fields; every unknown key is kept verbatim in `extra`, in input order.
+//!
+//! Keys may come in any order. Where meaning depends on another key (an
+//! instruction's fields on its `opcode`, a Loop body on its `axis`, an
+//! argument on its `kind`, expressions on the module `version`), values that
+//! arrive too early are captured raw and parsed once the key they depend on
+//! has been read. lncsplit's own writer emits the deciding keys first, so its
+//! output never takes that path.
+//!
+//! Pass 2 per function resolves names (`memsetref`, `memref`, dependencies)
+//! and checks instruction names are unique (`resolve.rs`).
+//!
+//! **Errors carry the JSON path where they happened**, built while the error
+//! unwinds (pydantic-core's pattern): the happy path keeps no path stack;
+//! every reader of a key or an array element adds its segment to
+//! [`State::unwind`] when an error passes through it.
+//!
+//! Files by concern: `seed.rs` (the serde plumbing, scalars, shared
+//! strings), `module.rs` (module, function), `memory.rs` (sets, locations),
+//! `instruction.rs` (blocks, instructions, predicates, dependencies),
+//! `argument.rs`, `expr.rs` (expressions: fills the one v2 grammar of
+//! `pelican/wire.rs`), `resolve.rs` (pass 2).
+
+mod argument;
+mod expr;
+mod instruction;
+mod memory;
+mod module;
+mod resolve;
+mod seed;
+
+use std::sync::Arc;
+
+use serde::de::{self, DeserializeSeed};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use self::expr::ExprCache;
+use self::seed::{Kind, Seed, Strings};
+use super::module::Module;
+use crate::error::{Error, Result};
+use crate::pelican::{AxisId, Context};
+
+/// Deepest object/array nesting accepted (across deferred re-parses too).
+pub const MAX_NESTING: u32 = 256;
+
+/// One segment of a JSON path.
+#[derive(Clone, Debug)]
+enum Seg {
+    Key(&'static str),
+    Owned(Box<str>),
+    Index(usize),
+}
+
+/// Render segments (outermost first) as `$.functions[0].basic_blocks[2]`.
+fn render<'a>(segs: impl Iterator<Item = &'a Seg>) -> String {
+    let mut s = String::from("$");
+    for seg in segs {
+        match seg {
+            Seg::Key(k) => {
+                s.push('.');
+                s.push_str(k);
+            }
+            Seg::Owned(k) => {
+                s.push('.');
+                s.push_str(k);
+            }
+            Seg::Index(i) => {
+                s.push('[');
+                s.push_str(&i.to_string());
+                s.push(']');
+            }
+        }
+    }
+    s
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A short rendering of a JSON value for error messages.
+fn compact(v: &Value) -> String {
+    let s = v.to_string();
+    match s.char_indices().nth(57) {
+        Some((i, _)) if s.len() > 60 => format!("{}…", &s[..i]),
+        _ => s,
+    }
+}
+
+/// Parse BIR-JSON text into a module.
+pub fn load_module(bytes: &[u8]) -> Result<Module> {
+    // Validating UTF-8 once up front lets serde skip it per string.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => return Err(Error::bir(format!("malformed JSON: input is not UTF-8 ({e})"), "$")),
+    };
+    load_module_str(text)
+}
+
+/// Parse BIR-JSON text into a module.
+pub fn load_module_str(text: &str) -> Result<Module> {
+    match parse(text, None) {
+        Err(Failure::Locate(at)) => match parse(text, Some(at)) {
+            Err(Failure::Error(e)) => Err(e),
+            // The second run always fails at the register's first use.
+            _ => Err(Error::bir("internal error: a register use could not be located", "$")),
+        },
+        Err(Failure::Error(e)) => Err(e),
+        Ok(m) => Ok(m),
+    }
+}
+
+/// Convert a parsed JSON value into a module (serializes it and loads the
+/// text, so both entry points share one loader).
+pub fn module_from_value(v: Value) -> Result<Module> {
+    let bytes = serde_json::to_vec(&v).map_err(|e| Error::bir(format!("malformed JSON: {e}"), "$"))?;
+    load_module(&bytes)
+}
+
+/// A register named by an expression but missing from its function's
+/// `registers`, found only when the function ended: which function, which
+/// name. The text is parsed again to report the first use's path.
+#[derive(Clone, Debug)]
+struct Locate {
+    function: usize,
+    register: Arc<str>,
+}
+
+enum Failure {
+    Error(Error),
+    Locate(Locate),
+}
+
+fn parse(text: &str, locate: Option<Locate>) -> std::result::Result<Module, Failure> {
+    let mut st = State::new(locate);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let r = Seed::<module::ModuleK>::new(&mut st)
+        .deserialize(&mut de)
+        .and_then(|m| de.end().map(|_| m));
+    match r {
+        Ok(m) => Ok(m),
+        Err(_) if st.relocate.is_some() => Err(Failure::Locate(st.relocate.take().expect("checked"))),
+        Err(e) => Err(Failure::Error(st.finish(e))),
+    }
+}
+
+// ---------------------------------------------------------------- state
+
+/// Loader state shared by every reader.
+struct State {
+    /// The first error raised by lncsplit's own checks (serde only carries a
+    /// placeholder for it); its path is relative to where it was raised.
+    err: Option<Error>,
+    /// Path segments an error passed through on its way out, innermost first.
+    unwind: Vec<Seg>,
+    /// Set when a function ends with a register its `registers` lacks.
+    relocate: Option<Locate>,
+    version: u32,
+    ctx: Context,
+    depth: u32,
+    strings: Strings,
+    /// Dependency kinds seen (a handful: `"Flow"`, …), shared.
+    values: Vec<Arc<Value>>,
+    /// Index of the function being read (counted in the order of the text).
+    function: usize,
+    locate: Option<Locate>,
+    // Per-function state.
+    axes: Vec<(Arc<str>, AxisId)>,
+    shards: Vec<i64>,
+    /// The function's `registers`, once read.
+    registers: Option<Vec<Arc<str>>>,
+    /// Registers named before `registers` was read, checked at the end.
+    pending_registers: Vec<Arc<str>>,
+    /// Expressions of the function by their text.
+    exprs: ExprCache,
+    /// Loop-axis lookups made so far (see `ExprCache`).
+    axis_lookups: u64,
+}
+
+impl State {
+    fn new(locate: Option<Locate>) -> State {
+        State {
+            err: None,
+            unwind: Vec::new(),
+            relocate: None,
+            version: 2,
+            ctx: Context::with_capacity(1024),
+            depth: 0,
+            strings: Strings::default(),
+            values: Vec::new(),
+            function: 0,
+            locate,
+            axes: Vec::new(),
+            shards: Vec::new(),
+            registers: None,
+            pending_registers: Vec::new(),
+            exprs: ExprCache::default(),
+            axis_lookups: 0,
+        }
+    }
+
+    /// Record a lncsplit error (its path relative to here) and return
+    /// serde's placeholder for it.
+    #[cold]
+    fn fail<E: de::Error>(&mut self, e: Error) -> E {
+        if self.err.is_none() {
+            self.err = Some(e);
+        }
+        E::custom("lncsplit error")
+    }
+
+    /// A `BirJsonError` at the current object.
+    #[cold]
+    fn bir<E: de::Error>(&mut self, msg: impl Into<String>) -> E {
+        self.fail(Error::bir(msg, ""))
+    }
+
+    /// A `BirJsonError` at the current object's key `key`.
+    #[cold]
+    fn bir_at<E: de::Error>(&mut self, key: &'static str, msg: impl Into<String>) -> E {
+        self.unwind.push(Seg::Key(key));
+        self.bir(msg)
+    }
+
+    /// A pelican error (wire or constructor) at the current value.
+    #[cold]
+    fn pelican<E: de::Error>(&mut self, e: Error) -> E {
+        match e {
+            Error::Pelican { message, .. } | Error::BirJson { message, .. } => self.fail(Error::wire(message, "")),
+            other => self.fail(other),
+        }
+    }
+
+    /// The error a serde failure stands for: ours if we raised one, else
+    /// serde's (syntax or type), with its path relative to where it
+    /// happened.
+    /// `nested`: `e` comes from parsing a captured value again, so serde's
+    /// line and column (within that value) would mislead; the path says
+    /// where it is.
+    #[cold]
+    fn take_error(&mut self, e: serde_json::Error, nested: bool) -> Error {
+        if let Some(err) = self.err.take() {
+            return err;
+        }
+        let mut msg = e.to_string();
+        if nested {
+            if let Some(i) = msg.rfind(" at line ") {
+                msg.truncate(i);
+            }
+        }
+        match e.classify() {
+            serde_json::error::Category::Data => Error::bir(msg, ""),
+            _ => Error::bir(format!("malformed JSON: {msg}"), ""),
+        }
+    }
+
+    /// The final error: the path collected while unwinding, then the path
+    /// the error carried from where it was raised.
+    #[cold]
+    fn finish(mut self, e: serde_json::Error) -> Error {
+        let err = self.take_error(e, false);
+        let prefix = render(self.unwind.iter().rev());
+        match err {
+            Error::BirJson { message, path } => Error::bir(message, prefix + &path),
+            Error::PelicanWire { message, path } => Error::wire(message, prefix + &path),
+            other => other,
+        }
+    }
+
+    /// A small JSON value shared by every equal use (dependency kinds).
+    fn shared_value(&mut self, v: Value) -> Arc<Value> {
+        if let Some(a) = self.values.iter().find(|a| ***a == v) {
+            return a.clone();
+        }
+        let a = Arc::new(v);
+        if self.values.len() < 16 {
+            self.values.push(a.clone());
+        }
+        a
+    }
+
+    #[inline]
+    fn enter<E: de::Error>(&mut self) -> std::result::Result<(), E> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.bir(format!("JSON nested deeper than {MAX_NESTING} levels")));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// Parse a captured raw value with `K` (errors keep their path).
+    fn reparse<K: Kind, E: de::Error>(&mut self, raw: &RawValue) -> std::result::Result<K::Out, E> {
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        match K::de(self, &mut de) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let err = self.take_error(e, true);
+                Err(self.fail(err))
+            }
+        }
+    }
+}

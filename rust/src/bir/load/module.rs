@@ -1,0 +1,227 @@
+//! The module and its functions.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::instruction::BlockK;
+use super::memory::SetK;
+use super::resolve::resolve_names;
+use super::seed::{extra, keep, val, visit, DeResult, KeySeed, Kind, RawK, SeqK, StrK, StringK, ValueK, Visit, I64K};
+use super::{compact, type_name, Locate, Seg, State};
+use crate::bir::arch::Arch;
+use crate::bir::module::{Function, Module};
+use crate::error::Error;
+
+pub(super) struct ModuleK;
+
+impl Kind for ModuleK {
+    type Out = Module;
+    fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<Module, D::Error> {
+        d.deserialize_map(visit::<ModuleK>(st))
+    }
+}
+
+/// `"version"`: 1 or 2.
+fn version<E: serde::de::Error>(st: &mut State, v: &Value) -> DeResult<u32, E> {
+    match v.as_u64() {
+        Some(1) => Ok(1),
+        Some(2) => Ok(2),
+        _ => Err(st.bir_at(
+            "version",
+            "Check the version of bir json file - should be 1 (old) or 2 (new)",
+        )),
+    }
+}
+
+/// `"attributes"`: an object; `neuron_core_id`, when present, an integer.
+fn attributes<E: serde::de::Error>(st: &mut State, v: Value) -> DeResult<Map<String, Value>, E> {
+    match v {
+        Value::Object(m) => {
+            if let Some(core) = m.get("neuron_core_id") {
+                if core.as_i64().is_none() {
+                    st.unwind.push(Seg::Key("neuron_core_id"));
+                    return Err(st.bir_at(
+                        "attributes",
+                        format!("\"neuron_core_id\" must be an integer, got {}", compact(core)),
+                    ));
+                }
+            }
+            Ok(m)
+        }
+        other => Err(st.bir_at(
+            "attributes",
+            format!("\"attributes\" must be an object, got {}", type_name(&other)),
+        )),
+    }
+}
+
+impl<'de> Visitor<'de> for Visit<'_, ModuleK> {
+    type Value = Module;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a module object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> DeResult<Module, A::Error> {
+        let st = self.0;
+        st.enter()?;
+        let (mut name, mut arch, mut arch_given, mut artifact_path, mut attrs) = (None, Arch::Gen3, false, None, None);
+        let mut functions: Option<Vec<Function>> = None;
+        let mut deferred_functions: Option<Box<RawValue>> = None;
+        let mut version_seen = false;
+        let mut rest = Map::new();
+        while let Some(k) = map.next_key_seed(KeySeed)? {
+            match k.as_str() {
+                "version" => {
+                    let v = val::<ValueK, _>(st, &mut map, "version")?;
+                    st.version = version(st, &v)?;
+                    version_seen = true;
+                }
+                "name" => name = Some(val::<StringK, _>(st, &mut map, "name")?),
+                "arch" => {
+                    let s = val::<StringK, _>(st, &mut map, "arch")?;
+                    arch = match Arch::from_name(&s) {
+                        Some(a) => a,
+                        None => return Err(st.bir_at("arch", format!("Unknown architecture \"{s}\""))),
+                    };
+                    arch_given = true;
+                }
+                "artifact_path" => artifact_path = Some(val::<StringK, _>(st, &mut map, "artifact_path")?),
+                "attributes" => {
+                    let v = val::<ValueK, _>(st, &mut map, "attributes")?;
+                    attrs = Some(attributes(st, v)?);
+                }
+                "functions" if version_seen => {
+                    functions = Some(val::<SeqK<FunctionK>, _>(st, &mut map, "functions")?);
+                }
+                "functions" => {
+                    // Expressions depend on the version, which has not been read yet.
+                    deferred_functions = Some(val::<RawK, _>(st, &mut map, "functions")?);
+                }
+                _ => keep(st, &mut map, k, &mut rest)?,
+            }
+        }
+        if let Some(raw) = deferred_functions {
+            match st.reparse::<SeqK<FunctionK>, A::Error>(&raw) {
+                Ok(f) => functions = Some(f),
+                Err(e) => {
+                    st.unwind.push(Seg::Key("functions"));
+                    return Err(e);
+                }
+            }
+        }
+        let Some(name) = name else {
+            return Err(st.bir("a module is missing required key \"name\""));
+        };
+        let Some(functions) = functions else {
+            return Err(st.bir("a module is missing required key \"functions\""));
+        };
+        st.leave();
+        Ok(Module {
+            version: st.version,
+            name,
+            arch,
+            arch_given,
+            artifact_path,
+            attributes: attrs,
+            functions,
+            extra: extra(rest),
+            ctx: std::mem::take(&mut st.ctx),
+        })
+    }
+}
+
+pub(super) struct FunctionK;
+
+impl Kind for FunctionK {
+    type Out = Function;
+    fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<Function, D::Error> {
+        d.deserialize_map(visit::<FunctionK>(st))
+    }
+}
+
+/// `"shard_ids"`: bounds > 0, added to the function's shard-id set.
+fn shard_ids<E: serde::de::Error>(st: &mut State, ids: Vec<i64>) -> DeResult<(), E> {
+    for (i, ub) in ids.into_iter().enumerate() {
+        if ub <= 0 {
+            st.unwind.push(Seg::Index(i));
+            return Err(st.bir_at("shard_ids", format!("shard id bound {ub} must be > 0")));
+        }
+        if !st.shards.contains(&ub) {
+            st.shards.push(ub);
+        }
+    }
+    Ok(())
+}
+
+/// IntRuntimeValueKind registers read before `registers` resolve against it
+/// at the end of the function. A missing one sends the loader back to find
+/// its first use (the path of the error).
+fn check_pending_registers<E: serde::de::Error>(st: &mut State) -> DeResult<(), E> {
+    let regs: &[Arc<str>] = st.registers.as_deref().unwrap_or(&[]);
+    let missing = st.pending_registers.iter().find(|r| !regs.contains(r)).cloned();
+    if let Some(register) = missing {
+        st.relocate = Some(Locate {
+            function: st.function,
+            register: register.clone(),
+        });
+        return Err(st.fail(Error::wire(
+            format!("IntRuntimeValueKind regref \"{register}\" names no register of the function"),
+            "",
+        )));
+    }
+    Ok(())
+}
+
+impl<'de> Visitor<'de> for Visit<'_, FunctionK> {
+    type Value = Function;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a function object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> DeResult<Function, A::Error> {
+        let st = self.0;
+        st.enter()?;
+        st.axes.clear();
+        st.shards.clear();
+        st.registers = None;
+        st.pending_registers.clear();
+        st.exprs.clear();
+        let (mut name, mut allocations, mut blocks) = (None, Vec::new(), Vec::new());
+        let mut rest = Map::new();
+        while let Some(k) = map.next_key_seed(KeySeed)? {
+            match k.as_str() {
+                "name" => name = Some(val::<StrK, _>(st, &mut map, "name")?),
+                "registers" => st.registers = Some(val::<SeqK<StrK>, _>(st, &mut map, "registers")?),
+                "shard_ids" => {
+                    let ids = val::<SeqK<I64K>, _>(st, &mut map, "shard_ids")?;
+                    shard_ids(st, ids)?;
+                }
+                "allocations" => allocations = val::<SeqK<SetK>, _>(st, &mut map, "allocations")?,
+                "basic_blocks" => blocks = val::<SeqK<BlockK>, _>(st, &mut map, "basic_blocks")?,
+                _ => keep(st, &mut map, k, &mut rest)?,
+            }
+        }
+        let Some(name) = name else {
+            return Err(st.bir("a function is missing required key \"name\""));
+        };
+        check_pending_registers(st)?;
+        let mut shard_ids = std::mem::take(&mut st.shards);
+        shard_ids.sort_unstable();
+        let f = Function {
+            name,
+            shard_ids,
+            registers: st.registers.take(),
+            allocations,
+            basic_blocks: blocks,
+            extra: extra(rest),
+        };
+        if let Err(e) = resolve_names(&f) {
+            return Err(st.fail(e));
+        }
+        st.function += 1;
+        st.leave();
+        Ok(f)
+    }
+}

@@ -1,0 +1,868 @@
+//! bir_linker (contract §3.7, neuronx-facts §6.5): the N verified core
+//! modules of one kernel become one linked module `<base>/sgLnk`, and
+//! `unlink` gives the cores back byte for byte.
+//!
+//! A linked module is laid out as follows.
+//! - `main` (written first): one block `dispatch` holding, per core c, a
+//!   `Call` `call_def_<c>_instance_0` (`callee` `nc<cc>.main`, `core` c). Its
+//!   allocations are the shared sets: a shared set `s` of function `f` becomes
+//!   one set `<f>.<s>` (copied from the first core that has it).
+//! - Then every core's functions, core by core, each renamed `nc<cc>.<f>` and
+//!   otherwise copied verbatim; a shared set carries `alias_of: "<f>.<s>"`. A
+//!   core's `main` starts with `SwitchQueueInstance` `I-SQI-<c>` and ends with
+//!   `CoreBarrier` `cb_return` (all cores) and `Return` `return_nc<cc>`.
+//! - renumberCoreBarriers: every CoreBarrier gets its id from one running
+//!   counter in function order; its per-core id is kept as `local_id`
+//!   (`cb_return` has none: it is the linker's own).
+//! - Attribute `lnc` = N, no `neuron_core_id`; the module key `cores` holds
+//!   each core's module-level fields (name, version, arch when given,
+//!   artifact_path, attributes, unknown keys).
+//!
+//! Expressions: see `ids` — each core keeps its own id range in the linked
+//! arena, which is what makes `unlink` exact.
+
+use std::sync::Arc;
+
+use hashbrown::{HashMap, HashSet};
+use rayon::prelude::*;
+use serde_json::{json, Map, Value};
+
+use crate::bir::{Arch, Block, Function, Instruction, MemoryLocationSet, Module, OpFields, Opcode, NEURON_CORE_ID};
+use crate::error::{Error, Result};
+use crate::passes::lnc_verifier;
+
+mod ids;
+
+use ids::{append_context, append_map, copy_block, copy_instructions, extract_context, IdMap};
+
+/// `cores[i]` must carry `neuron_core_id` i (contract §3.6, passes that take `cores`).
+pub const BAD_CORES: u32 = 9006;
+/// `unlink` (or `tensor_map`) of a module `link` did not make.
+pub const NOT_LINKED: u32 = 9501;
+/// A name or key `link` inserts is already taken in the cores.
+pub const NAME_COLLISION: u32 = 9502;
+
+const LOCATION: &str = "bir_linker.cpp";
+/// The linker's completion barrier at the end of every core's `main`.
+pub const CB_RETURN: &str = "cb_return";
+/// The block of the linked `main`.
+pub const DISPATCH: &str = "dispatch";
+/// The set key naming the linked `main`'s set a core's shared set stands for.
+pub const ALIAS_OF: &str = "alias_of";
+/// The module key holding each core's module-level fields.
+pub const CORES_KEY: &str = "cores";
+/// The linked module's attribute giving N.
+pub const LNC_ATTR: &str = "lnc";
+
+fn bad_cores(detail: String) -> Error {
+    Error::neuron_at(BAD_CORES, "cores[i] carries neuron_core_id i", LOCATION, detail)
+}
+
+fn collision(detail: String) -> Error {
+    Error::neuron_at(
+        NAME_COLLISION,
+        "names inserted by link are free in the cores",
+        LOCATION,
+        detail,
+    )
+}
+
+fn not_linked(m: &Module, why: String) -> Error {
+    Error::neuron_at(
+        NOT_LINKED,
+        "unlink takes a module made by link",
+        LOCATION,
+        format!("module {}: {why}", m.name),
+    )
+}
+
+// ------------------------------------------------------------------ names
+
+/// `nc<cc>`: a core's two-digit tag.
+pub fn core_tag(c: usize) -> String {
+    format!("nc{c:02}")
+}
+
+fn sqi_name(c: usize) -> String {
+    format!("I-SQI-{c}")
+}
+
+fn return_name(c: usize) -> String {
+    format!("return_{}", core_tag(c))
+}
+
+fn call_name(c: usize) -> String {
+    format!("call_def_{c}_instance_0")
+}
+
+/// The kernel's name without core `c`'s tag: the first `nc<cc>` not followed
+/// by a digit is removed with one separator (`_`, `-`, `.`) before it; a name
+/// without the tag is kept whole.
+pub fn kernel_base(name: &str, c: usize) -> String {
+    let tag = core_tag(c);
+    let mut from = 0;
+    while let Some(p) = name[from..].find(&tag) {
+        let at = from + p;
+        let end = at + tag.len();
+        if !name[end..].starts_with(|ch: char| ch.is_ascii_digit()) {
+            let sep = at > 0 && matches!(name.as_bytes()[at - 1], b'_' | b'-' | b'.');
+            let start = if sep { at - 1 } else { at };
+            return format!("{}{}", &name[..start], &name[end..]);
+        }
+        // The tag is ASCII, so `at + 1` is a character boundary.
+        from = at + 1;
+    }
+    name.to_string()
+}
+
+/// The linked module's name: `<base>/sgLnk` with core 0's base.
+pub fn linked_name(core0: &str) -> String {
+    format!("{}/sgLnk", kernel_base(core0, 0))
+}
+
+// ------------------------------------------------------------ the core set
+
+fn describe(cores: &[&Module], i: usize) -> String {
+    match cores[i].neuron_core_id() {
+        Some(id) => format!("cores[{i}] ({}) carries neuron_core_id {id}", cores[i].name),
+        None => format!("cores[{i}] ({}) carries no neuron_core_id", cores[i].name),
+    }
+}
+
+/// What is wrong with the core ids as a whole: duplicates and missing cores.
+fn core_set_summary(cores: &[&Module]) -> String {
+    let n = cores.len();
+    let mut given: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, m) in cores.iter().enumerate() {
+        if let Some(c) = m
+            .neuron_core_id()
+            .and_then(|c| usize::try_from(c).ok())
+            .filter(|&c| c < n)
+        {
+            given[c].push(i);
+        }
+    }
+    let mut parts = Vec::new();
+    for (c, at) in given.iter().enumerate() {
+        match at.len() {
+            0 => parts.push(format!("core {c} is missing")),
+            1 => {}
+            _ => {
+                let list: Vec<String> = at.iter().map(|&i| format!("cores[{i}] ({})", cores[i].name)).collect();
+                parts.push(format!("core {c} is given {} times: {}", at.len(), list.join(", ")))
+            }
+        }
+    }
+    parts.join("; ")
+}
+
+/// Passes that take `cores` take the N core modules of one kernel in core
+/// order: `cores[i]` carries `neuron_core_id` i (N == 1: absent or 0), and
+/// all have the same kernel name once their own `nc<cc>` is taken out.
+/// Anything else is 9006, naming the cores.
+pub fn check_cores(cores: &[&Module]) -> Result<()> {
+    let n = cores.len();
+    if n == 0 {
+        return Err(bad_cores("no core modules given".into()));
+    }
+    let fits = |i: usize| match cores[i].neuron_core_id() {
+        Some(c) => c == i as i64,
+        None => n == 1,
+    };
+    if let Some(i) = (0..n).find(|&i| !fits(i)) {
+        let mut detail = format!(
+            "{}; cores must be the {n} core modules of one kernel in core order (cores[i] is core i)",
+            describe(cores, i)
+        );
+        let summary = core_set_summary(cores);
+        if !summary.is_empty() {
+            detail = format!("{detail}: {summary}");
+        }
+        return Err(bad_cores(detail));
+    }
+    let base0 = kernel_base(&cores[0].name, 0);
+    for (c, m) in cores.iter().enumerate().skip(1) {
+        let base = kernel_base(&m.name, c);
+        if base != base0 {
+            return Err(bad_cores(format!(
+                "cores of different kernels: cores[0] ({}) is kernel {base0:?}, cores[{c}] ({}) is kernel {base:?}",
+                cores[0].name, m.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------- link
+
+/// A set two cores can both touch (contract §3.6): `Shared` address space
+/// or a location placed as shared.
+pub fn is_shared_set(s: &MemoryLocationSet) -> bool {
+    s.is_shared() || s.locations.iter().any(|l| l.is_shared_post_dram_alloc == Some(true))
+}
+
+fn alias_name(f: &str, s: &str) -> String {
+    format!("{f}.{s}")
+}
+
+/// One pass over a core: refuse names and keys `link` would insert (9502)
+/// and barriers over a core that was not given (9006); count its
+/// CoreBarriers (for the global numbering).
+fn scan_core(c: usize, n: usize, m: &Module) -> Result<usize> {
+    let Some(main) = m.function("main") else {
+        return Err(collision(format!("core {c} ({}) has no function main", m.name)));
+    };
+    if main.basic_blocks.is_empty() {
+        return Err(collision(format!(
+            "core {c} ({}): main has no basic block to hold the instructions link inserts",
+            m.name
+        )));
+    }
+    let inserted = [sqi_name(c), CB_RETURN.to_string(), return_name(c)];
+    let mut problem: Option<Error> = None;
+    let mut barriers = 0;
+    for f in &m.functions {
+        let is_main = &*f.name == "main";
+        f.walk(&mut |i| {
+            if problem.is_some() {
+                return;
+            }
+            if is_main && inserted.iter().any(|x| **x == *i.name) {
+                problem = Some(collision(format!(
+                    "core {c} ({}): main already has an instruction named {}, a name link inserts",
+                    m.name, i.name
+                )));
+            }
+            if let OpFields::CoreBarrier { local_id, cores, .. } = &i.op {
+                barriers += 1;
+                if local_id.is_some() {
+                    problem = Some(collision(format!(
+                        "core {c} ({}): CoreBarrier {} of function {} already carries local_id, a key link writes",
+                        m.name, i.name, f.name
+                    )));
+                } else if let Some(k) = cores.iter().flatten().find(|&&k| k < 0 || k >= n as i64) {
+                    problem = Some(bad_cores(format!(
+                        "core {c} ({}): CoreBarrier {} of function {} synchronizes core {k}, but {n} cores were given (a core is missing)",
+                        m.name, i.name, f.name
+                    )));
+                }
+            }
+        });
+        if let Some(s) = f.allocations.iter().find(|s| has_alias(s)) {
+            problem.get_or_insert_with(|| {
+                collision(format!(
+                    "core {c} ({}): set {} of function {} already carries alias_of, a key link writes",
+                    m.name, s.name, f.name
+                ))
+            });
+        }
+    }
+    match problem {
+        Some(e) => Err(e),
+        None => Ok(barriers),
+    }
+}
+
+fn has_alias(s: &MemoryLocationSet) -> bool {
+    s.extra.as_ref().is_some_and(|e| e.contains_key(ALIAS_OF))
+}
+
+/// The unified shared sets of `main`, in order of first appearance (core,
+/// function, set), each copied from the first core that has it.
+fn shared_sets(cores: &[&Module]) -> Result<Vec<MemoryLocationSet>> {
+    let mut owner: HashMap<String, (&str, &str)> = HashMap::new();
+    let mut out = Vec::new();
+    for m in cores {
+        for f in &m.functions {
+            for s in f.allocations.iter().filter(|s| is_shared_set(s)) {
+                let name = alias_name(&f.name, &s.name);
+                match owner.get(&name) {
+                    None => {
+                        owner.insert(name.clone(), (&*f.name, &*s.name));
+                        let mut set = s.clone();
+                        set.name = Arc::from(name);
+                        out.push(set);
+                    }
+                    Some(&(of, os)) if (of, os) != (&*f.name, &*s.name) => {
+                        return Err(collision(format!(
+                            "shared set {} of function {} and set {os} of function {of} would both be {name} in main",
+                            s.name, f.name
+                        )));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn bare(name: String, opcode: Opcode, op: OpFields) -> Instruction {
+    Instruction {
+        name: Arc::from(name),
+        opcode,
+        engine: None,
+        ins: Vec::new(),
+        outs: Vec::new(),
+        indirection_ins: None,
+        predicates: Vec::new(),
+        dependencies: None,
+        op,
+        extra: None,
+    }
+}
+
+/// The linked module's `main`: the shared sets and the dispatch block.
+fn dispatch_main(n: usize, shared: Vec<MemoryLocationSet>) -> Function {
+    let calls = (0..n)
+        .map(|c| {
+            let op = OpFields::Call {
+                callee: Some(Arc::from(format!("{}.main", core_tag(c)))),
+                core: Some(c as i64),
+            };
+            bare(call_name(c), Opcode::CALL, op)
+        })
+        .collect();
+    Function {
+        name: Arc::from("main"),
+        shard_ids: Vec::new(),
+        registers: None,
+        allocations: shared,
+        basic_blocks: vec![Block {
+            name: Arc::from(DISPATCH),
+            instructions: calls,
+            extra: None,
+        }],
+        extra: None,
+    }
+}
+
+/// renumberCoreBarriers over blocks: the next global id to each barrier, its
+/// own id kept as `local_id`.
+fn renumber_barriers(blocks: &mut [Block], next: &mut i64) {
+    for b in blocks {
+        for i in &mut b.instructions {
+            match &mut i.op {
+                OpFields::CoreBarrier { id, local_id, .. } => {
+                    *local_id = id.take().map(Box::new);
+                    *id = Some(*next);
+                    *next += 1;
+                }
+                OpFields::Loop { blocks, .. } => renumber_barriers(blocks, next),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn with_alias(s: &MemoryLocationSet, f: &str) -> MemoryLocationSet {
+    let mut s = s.clone();
+    if is_shared_set(&s) {
+        let mut extra = s.extra.as_deref().cloned().unwrap_or_default();
+        extra.insert(ALIAS_OF.into(), Value::from(alias_name(f, &s.name)));
+        s.extra = Some(Arc::new(extra));
+    }
+    s
+}
+
+/// Core `c`'s functions as they appear in the linked module; its barriers
+/// are numbered from `first_barrier`.
+fn link_core(c: usize, n: usize, m: &Module, map: &IdMap, first_barrier: i64) -> Vec<Function> {
+    let mut next = first_barrier;
+    let mut out = Vec::with_capacity(m.functions.len());
+    for f in &m.functions {
+        let is_main = &*f.name == "main";
+        let last = f.basic_blocks.len().saturating_sub(1);
+        let mut blocks: Vec<Block> = f
+            .basic_blocks
+            .iter()
+            .enumerate()
+            .map(|(k, b)| {
+                let before = match is_main && k == 0 {
+                    true => vec![bare(sqi_name(c), Opcode::SWITCH_QUEUE_INSTANCE, OpFields::None)],
+                    false => Vec::new(),
+                };
+                let after = match is_main && k == last {
+                    true => completion(c, n),
+                    false => Vec::new(),
+                };
+                Block {
+                    name: b.name.clone(),
+                    instructions: copy_instructions(before, &b.instructions, after, map),
+                    extra: b.extra.clone(),
+                }
+            })
+            .collect();
+        // `cb_return` has no id yet, so it gets the next global id and no local_id.
+        renumber_barriers(&mut blocks, &mut next);
+        out.push(Function {
+            name: Arc::from(format!("{}.{}", core_tag(c), f.name)),
+            shard_ids: f.shard_ids.clone(),
+            registers: f.registers.clone(),
+            allocations: f.allocations.iter().map(|s| with_alias(s, &f.name)).collect(),
+            basic_blocks: blocks,
+            extra: f.extra.clone(),
+        });
+    }
+    out
+}
+
+/// The end of a core's `main`: `cb_return` over all cores, then `return_nc<cc>`.
+fn completion(c: usize, n: usize) -> Vec<Instruction> {
+    let cb = OpFields::CoreBarrier {
+        id: None,
+        cores: Some((0..n as i64).collect()),
+        runtime_semaphore: None,
+        local_id: None,
+    };
+    vec![
+        bare(CB_RETURN.into(), Opcode::CORE_BARRIER, cb),
+        bare(return_name(c), Opcode::RETURN, OpFields::None),
+    ]
+}
+
+/// A core's module-level fields, as kept under the linked module's `cores`.
+fn core_entry(m: &Module) -> Value {
+    let mut o = Map::new();
+    o.insert("name".into(), Value::from(m.name.clone()));
+    o.insert("version".into(), Value::from(m.version));
+    if m.arch_given {
+        o.insert("arch".into(), Value::from(m.arch.name()));
+    }
+    if let Some(p) = &m.artifact_path {
+        o.insert("artifact_path".into(), Value::from(p.clone()));
+    }
+    if let Some(a) = &m.attributes {
+        o.insert("attributes".into(), Value::Object(a.clone()));
+    }
+    for (k, v) in m.extra.iter().flat_map(|e| e.iter()) {
+        o.insert(k.clone(), v.clone());
+    }
+    Value::Object(o)
+}
+
+/// The linked module's arena: core 0's, then every other core's appended
+/// whole (never shared across cores, see `ids`).
+fn merge_contexts(cores: &[&Module]) -> Result<crate::pelican::Context> {
+    let mut ctx = cores[0].ctx.clone();
+    for m in &cores[1..] {
+        append_context(&mut ctx, &m.ctx)?;
+    }
+    Ok(ctx)
+}
+
+/// `bir_linker`: link the N core modules of one kernel (in core order) into
+/// one module. The cores are not modified. Refused: a core set that is not
+/// one kernel's cores in core order (9006), names or keys `link` inserts
+/// already taken (9502), cores failing the concretized verifier (its error).
+pub fn link(cores: &[&Module]) -> Result<Module> {
+    check_cores(cores)?;
+    let n = cores.len();
+    let counts: Vec<usize> = cores
+        .par_iter()
+        .enumerate()
+        .map(|(c, m)| scan_core(c, n, m))
+        .collect::<Result<_>>()?;
+    let shared = shared_sets(cores)?;
+    // Where each core's ids and barriers start, known before anything is copied.
+    let (mut nodes, mut axes, mut barrier) = (0usize, 0usize, 0i64);
+    let mut starts = Vec::with_capacity(n);
+    for (m, count) in cores.iter().zip(&counts) {
+        starts.push((append_map(nodes, axes), barrier));
+        nodes += m.ctx.len();
+        axes += m.ctx.axes().len();
+        barrier += *count as i64 + 1;
+    }
+    if u32::try_from(nodes).is_err() {
+        return Err(Error::pelican("too many expression nodes in one context", "lncsplit"));
+    }
+    // The verifier reads the cores while they are copied; its verdict decides.
+    let (verdict, (ctx, per_core)) = rayon::join(
+        || lnc_verifier::verify_concretized(cores, n),
+        || {
+            rayon::join(
+                || merge_contexts(cores),
+                || {
+                    cores
+                        .par_iter()
+                        .zip(starts.par_iter())
+                        .enumerate()
+                        .map(|(c, (m, (map, first)))| link_core(c, n, m, map, *first))
+                        .collect::<Vec<_>>()
+                },
+            )
+        },
+    );
+    verdict?;
+    let mut functions = vec![dispatch_main(n, shared)];
+    functions.extend(per_core.into_iter().flatten());
+    let c0 = cores[0];
+    let mut attributes = c0.attributes.clone().unwrap_or_default();
+    attributes.shift_remove(NEURON_CORE_ID);
+    attributes.insert(LNC_ATTR.into(), Value::from(n as u64));
+    let mut extra = Map::new();
+    extra.insert(
+        CORES_KEY.into(),
+        Value::Array(cores.iter().map(|m| core_entry(m)).collect()),
+    );
+    Ok(Module {
+        version: 2,
+        name: linked_name(&c0.name),
+        arch: c0.arch,
+        arch_given: c0.arch_given,
+        artifact_path: None,
+        attributes: Some(attributes),
+        functions,
+        extra: Some(Arc::new(extra)),
+        ctx: ctx?,
+    })
+}
+
+// ------------------------------------------------------- reading a linked module
+
+/// A core's module-level fields read back from `cores`.
+struct CoreFields {
+    name: String,
+    version: u32,
+    arch: Option<Arch>,
+    artifact_path: Option<String>,
+    attributes: Option<Map<String, Value>>,
+    extra: Map<String, Value>,
+}
+
+fn core_fields(m: &Module, c: usize, v: &Value) -> Result<CoreFields> {
+    let bad = |what: &str| not_linked(m, format!("cores[{c}]: {what}"));
+    let Value::Object(o) = v else {
+        return Err(bad("not an object"));
+    };
+    let mut f = CoreFields {
+        name: String::new(),
+        version: 2,
+        arch: None,
+        artifact_path: None,
+        attributes: None,
+        extra: Map::new(),
+    };
+    let mut named = false;
+    for (k, v) in o {
+        match (k.as_str(), v) {
+            ("name", Value::String(s)) => {
+                f.name = s.clone();
+                named = true;
+            }
+            ("version", v) if v.as_u64() == Some(1) || v.as_u64() == Some(2) => {
+                f.version = v.as_u64().unwrap_or(2) as u32
+            }
+            ("arch", Value::String(s)) if Arch::from_name(s).is_some() => f.arch = Arch::from_name(s),
+            ("artifact_path", Value::String(s)) => f.artifact_path = Some(s.clone()),
+            ("attributes", Value::Object(a)) => f.attributes = Some(a.clone()),
+            ("name" | "version" | "arch" | "artifact_path" | "attributes", _) => {
+                return Err(bad(&format!("bad value for {k}")));
+            }
+            _ => {
+                f.extra.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if !named {
+        return Err(bad("no name"));
+    }
+    Ok(f)
+}
+
+/// The parts of a linked module `unlink` and `tensor_map` read.
+struct Layout<'a> {
+    cores: Vec<CoreFields>,
+    /// Per core: (index in `functions`, the function's name in the core).
+    functions: Vec<Vec<(usize, &'a str)>>,
+    /// Names of the linked `main`'s sets (what `alias_of` may name).
+    shared: HashSet<&'a str>,
+}
+
+/// `nc<cc>.<f>` → (c, f), with `nc<cc>` exactly as `link` writes it.
+fn split_core_name(name: &str) -> Option<(usize, &str)> {
+    let (tag, rest) = name.split_once('.')?;
+    let digits = tag.strip_prefix("nc")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let c: usize = digits.parse().ok()?;
+    (core_tag(c) == tag).then_some((c, rest))
+}
+
+fn lnc_of(m: &Module) -> Result<usize> {
+    if m.neuron_core_id().is_some() {
+        return Err(not_linked(
+            m,
+            "it carries neuron_core_id (a core module, not a linked one)".into(),
+        ));
+    }
+    m.attributes
+        .as_ref()
+        .and_then(|a| a.get(LNC_ATTR))
+        .and_then(Value::as_u64)
+        .filter(|&n| n >= 1)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| not_linked(m, "no attribute lnc".into()))
+}
+
+fn check_dispatch(m: &Module, main: &Function, n: usize) -> Result<()> {
+    let [b] = &main.basic_blocks[..] else {
+        return Err(not_linked(m, "main does not have exactly one block (dispatch)".into()));
+    };
+    if &*b.name != DISPATCH || b.instructions.len() != n {
+        return Err(not_linked(m, format!("main's block is not {DISPATCH} with {n} calls")));
+    }
+    for (c, i) in b.instructions.iter().enumerate() {
+        let want = format!("{}.main", core_tag(c));
+        let ok = match &i.op {
+            OpFields::Call { callee, core } => {
+                *i.name == *call_name(c) && callee.as_deref() == Some(want.as_str()) && *core == Some(c as i64)
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(not_linked(
+                m,
+                format!("dispatch instruction {c} is not the Call {} of {want}", call_name(c)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The instructions `link` put into a core's `main` are where it put them.
+fn check_core_main(m: &Module, f: &Function, c: usize) -> Result<()> {
+    let first = f.basic_blocks.first().and_then(|b| b.instructions.first());
+    let last = f.basic_blocks.last().map(|b| &b.instructions[..]).unwrap_or(&[]);
+    let single = f.basic_blocks.len() == 1;
+    let ok_first = first.is_some_and(|i| i.opcode == Opcode::SWITCH_QUEUE_INSTANCE && *i.name == *sqi_name(c));
+    let ok_last = match last {
+        [.., cb, ret] => {
+            cb.opcode == Opcode::CORE_BARRIER
+                && &*cb.name == CB_RETURN
+                && ret.opcode == Opcode::RETURN
+                && *ret.name == *return_name(c)
+        }
+        _ => false,
+    };
+    if !ok_first || !ok_last || (single && last.len() < 3) {
+        return Err(not_linked(
+            m,
+            format!(
+                "function {} does not start with {} and end with {CB_RETURN}, {}",
+                f.name,
+                sqi_name(c),
+                return_name(c)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn layout(m: &Module) -> Result<Layout<'_>> {
+    let n = lnc_of(m)?;
+    let entries = m
+        .extra
+        .as_ref()
+        .and_then(|e| e.get(CORES_KEY))
+        .and_then(Value::as_array)
+        .filter(|a| a.len() == n)
+        .ok_or_else(|| not_linked(m, format!("no key cores with {n} entries")))?;
+    let cores = entries
+        .iter()
+        .enumerate()
+        .map(|(c, v)| core_fields(m, c, v))
+        .collect::<Result<Vec<_>>>()?;
+    let mut mains = m.functions.iter().filter(|f| &*f.name == "main");
+    let (Some(main), None) = (mains.next(), mains.next()) else {
+        return Err(not_linked(m, "no single function main".into()));
+    };
+    check_dispatch(m, main, n)?;
+    let mut functions: Vec<Vec<(usize, &str)>> = vec![Vec::new(); n];
+    let mut prev = 0;
+    for (i, f) in m.functions.iter().enumerate().filter(|(_, f)| &*f.name != "main") {
+        match split_core_name(&f.name) {
+            Some((c, name)) if c < n && c >= prev => {
+                prev = c;
+                functions[c].push((i, name));
+            }
+            _ => {
+                return Err(not_linked(
+                    m,
+                    format!("function {} is not nc<cc>.<f> of a core, in core order", f.name),
+                ))
+            }
+        }
+    }
+    for (c, fns) in functions.iter().enumerate() {
+        let Some(&(i, _)) = fns.iter().find(|(_, name)| *name == "main") else {
+            return Err(not_linked(m, format!("no function {}.main", core_tag(c))));
+        };
+        check_core_main(m, &m.functions[i], c)?;
+    }
+    let shared = main.allocations.iter().map(|s| &*s.name).collect();
+    Ok(Layout {
+        cores,
+        functions,
+        shared,
+    })
+}
+
+/// Is `m` a module `link` made (the layout `unlink` reads)?
+pub fn is_linked(m: &Module) -> bool {
+    layout(m).is_ok()
+}
+
+// ----------------------------------------------------------------- unlink
+
+/// A core set as it was before `link`: `alias_of` removed.
+fn without_alias(m: &Module, f: &Function, s: &MemoryLocationSet, shared: &HashSet<&str>) -> Result<MemoryLocationSet> {
+    let Some(extra) = s.extra.as_ref().filter(|e| e.contains_key(ALIAS_OF)) else {
+        return Ok(s.clone());
+    };
+    match extra.get(ALIAS_OF).and_then(Value::as_str) {
+        Some(a) if shared.contains(a) => {}
+        _ => {
+            return Err(not_linked(
+                m,
+                format!("alias_of of set {} in {} names no set of main", s.name, f.name),
+            ))
+        }
+    }
+    let mut rest = (**extra).clone();
+    rest.shift_remove(ALIAS_OF);
+    let mut s = s.clone();
+    s.extra = (!rest.is_empty()).then(|| Arc::new(rest));
+    Ok(s)
+}
+
+/// Every CoreBarrier takes back its per-core id.
+fn restore_barrier_ids(blocks: &mut [Block]) {
+    for b in blocks {
+        for i in &mut b.instructions {
+            match &mut i.op {
+                OpFields::CoreBarrier { id, local_id, .. } => *id = local_id.take().map(|b| *b),
+                OpFields::Loop { blocks, .. } => restore_barrier_ids(blocks),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A core's `main` without what `link` inserted (checked by `layout`).
+fn core_main_blocks(f: &Function, map: &IdMap) -> Vec<Block> {
+    let last = f.basic_blocks.len().saturating_sub(1);
+    f.basic_blocks
+        .iter()
+        .enumerate()
+        .map(|(k, b)| {
+            let len = b.instructions.len();
+            let lo = usize::from(k == 0).min(len);
+            let hi = if k == last { len.saturating_sub(2) } else { len }.max(lo);
+            Block {
+                name: b.name.clone(),
+                instructions: copy_instructions(Vec::new(), &b.instructions[lo..hi], Vec::new(), map),
+                extra: b.extra.clone(),
+            }
+        })
+        .collect()
+}
+
+fn unlink_function(m: &Module, f: &Function, name: &str, map: &IdMap, shared: &HashSet<&str>) -> Result<Function> {
+    let mut blocks = if name == "main" {
+        core_main_blocks(f, map)
+    } else {
+        f.basic_blocks.iter().map(|b| copy_block(b, map)).collect()
+    };
+    restore_barrier_ids(&mut blocks);
+    Ok(Function {
+        name: Arc::from(name),
+        shard_ids: f.shard_ids.clone(),
+        registers: f.registers.clone(),
+        allocations: f
+            .allocations
+            .iter()
+            .map(|s| without_alias(m, f, s, shared))
+            .collect::<Result<_>>()?,
+        basic_blocks: blocks,
+        extra: f.extra.clone(),
+    })
+}
+
+fn unlink_core(m: &Module, lay: &Layout<'_>, c: usize) -> Result<Module> {
+    let fns: Vec<&Function> = lay.functions[c].iter().map(|&(i, _)| &m.functions[i]).collect();
+    // A core's own id range is about its share of the arena; a larger slice
+    // would drag other cores' nodes along, so the reached nodes are copied.
+    let budget = 2 * m.ctx.len() / lay.cores.len().max(1) + 4096;
+    let (ctx, map) = extract_context(&m.ctx, &fns, budget)?;
+    let functions = fns
+        .iter()
+        .zip(&lay.functions[c])
+        .map(|(f, (_, name))| unlink_function(m, f, name, &map, &lay.shared))
+        .collect::<Result<Vec<_>>>()?;
+    let cf = &lay.cores[c];
+    Ok(Module {
+        version: cf.version,
+        name: cf.name.clone(),
+        arch: cf.arch.unwrap_or(Arch::Gen3),
+        arch_given: cf.arch.is_some(),
+        artifact_path: cf.artifact_path.clone(),
+        attributes: cf.attributes.clone(),
+        functions,
+        extra: (!cf.extra.is_empty()).then(|| Arc::new(cf.extra.clone())),
+        ctx,
+    })
+}
+
+/// The exact inverse of [`link`]: the N core modules back, in core order.
+/// A module `link` did not make is refused (9501).
+pub fn unlink(m: &Module) -> Result<Vec<Module>> {
+    let lay = layout(m)?;
+    (0..lay.cores.len())
+        .into_par_iter()
+        .map(|c| unlink_core(m, &lay, c))
+        .collect()
+}
+
+// ------------------------------------------------------------- tensor map
+
+fn tensor_location(c: usize, l: Option<&crate::bir::MemoryLocation>) -> Value {
+    json!({
+        "core": c,
+        "location": l.map(|l| &*l.name),
+        "addr": l.and_then(|l| l.addr),
+    })
+}
+
+/// The compiler's tensor-map.json of a linked module: every Input and Output
+/// set, keyed `<f>.<s>`, with its kind, dtype, shape and, per core, each
+/// location and its address (`null` when unplaced; a set without locations
+/// gives one entry with `location: null`).
+pub fn tensor_map(m: &Module) -> Result<Value> {
+    let lay = layout(m)?;
+    let mut out = Map::new();
+    for (c, fns) in lay.functions.iter().enumerate() {
+        for &(i, fname) in fns {
+            for s in &m.functions[i].allocations {
+                let kind = s.kind.as_deref().unwrap_or("");
+                if kind != "Input" && kind != "Output" {
+                    continue;
+                }
+                let entry = out.entry(alias_name(fname, &s.name)).or_insert_with(
+                    || json!({"kind": kind, "dtype": &*s.dtype, "shape": &s.tensor_shape, "cores": []}),
+                );
+                if let Some(list) = entry.get_mut("cores").and_then(Value::as_array_mut) {
+                    if s.locations.is_empty() {
+                        list.push(tensor_location(c, None));
+                    }
+                    list.extend(s.locations.iter().map(|l| tensor_location(c, Some(l))));
+                }
+            }
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,519 @@
+//! Moving one core's instructions into another expression context and back.
+//!
+//! Expression ids are positions in a module's arena, and the written order of
+//! AffExpr and Sum terms follows them. The linker therefore never unifies
+//! nodes of different cores: `link` appends each core's arena whole (its ids
+//! shifted by an offset), and `unlink` copies the nodes a core reaches in
+//! ascending order. Both maps are monotone, so every core's expressions are
+//! written with their terms in the same order before and after.
+
+use hashbrown::HashMap;
+use rayon::prelude::*;
+
+use crate::bir::{Argument, Block, Function, Instruction, IntOrExpr, OpFields};
+use crate::error::Result;
+use crate::pelican::{AxisId, Context, ExprId, Node, RegId};
+
+/// Blocks with at least this many instructions are copied on rayon's pool
+/// (as the structural clone does).
+const PAR_BLOCK: usize = 4096;
+
+/// Marks an id a table does not map (never looked up: a table maps every
+/// id the core reaches, and only those are rewritten).
+const UNMAPPED: u32 = u32::MAX;
+
+/// One id space mapped into another: up by an offset (link), down by a
+/// shift (unlink of a slice), or a table indexed by the old id.
+#[derive(Clone, Debug)]
+pub(super) enum Ids {
+    Offset(u32),
+    Shift(u32),
+    Table(Vec<u32>),
+}
+
+impl Ids {
+    #[inline]
+    fn get(&self, id: u32) -> u32 {
+        match self {
+            Ids::Offset(o) => id.wrapping_add(*o),
+            Ids::Shift(s) => id.wrapping_sub(*s),
+            Ids::Table(t) => t.get(id as usize).copied().unwrap_or(UNMAPPED),
+        }
+    }
+
+    fn is_identity(&self) -> bool {
+        matches!(self, Ids::Offset(0) | Ids::Shift(0))
+    }
+}
+
+/// Where a core's expression and loop-axis ids land in the target context.
+#[derive(Clone, Debug)]
+pub(super) struct IdMap {
+    exprs: Ids,
+    axes: Ids,
+}
+
+impl IdMap {
+    pub(super) fn offset(exprs: u32, axes: u32) -> IdMap {
+        IdMap {
+            exprs: Ids::Offset(exprs),
+            axes: Ids::Offset(axes),
+        }
+    }
+
+    pub(super) fn is_identity(&self) -> bool {
+        self.exprs.is_identity() && self.axes.is_identity()
+    }
+
+    #[inline]
+    fn expr(&self, e: ExprId) -> ExprId {
+        self.exprs.get(e)
+    }
+
+    #[inline]
+    fn axis(&self, a: AxisId) -> AxisId {
+        self.axes.get(a)
+    }
+}
+
+// ------------------------------------------------------- ids of an instruction
+
+/// An id held by an instruction (its own fields, not its nested blocks).
+#[derive(Clone, Copy)]
+enum Held {
+    Expr(ExprId),
+    Axis(AxisId),
+}
+
+fn int_or_expr_ids(fields: [&Option<IntOrExpr>; 3], f: &mut impl FnMut(Held)) {
+    for x in fields.into_iter().flatten() {
+        if let IntOrExpr::Expr(e) = x {
+            f(Held::Expr(*e));
+        }
+    }
+}
+
+/// Every expression and axis id the instruction's own fields hold. Must
+/// visit exactly the fields [`remap_instruction`] rewrites.
+fn held_ids(i: &Instruction, f: &mut impl FnMut(Held)) {
+    for a in i.arguments() {
+        if let Argument::Symbolic(s) = a {
+            for &e in s.addrs.iter().chain(&s.tile_addrs).chain(&s.block_addrs) {
+                f(Held::Expr(e));
+            }
+        }
+    }
+    for p in &i.predicates {
+        f(Held::Expr(p.expr));
+    }
+    match &i.op {
+        OpFields::CollectiveCompute {
+            recv_from_rank,
+            send_to_rank,
+            queue,
+            ..
+        } => int_or_expr_ids([recv_from_rank, send_to_rank, queue], f),
+        OpFields::Matmult {
+            replication_resolution,
+            replication_shift_amnt,
+            replication_num_rows,
+        } => int_or_expr_ids(
+            [replication_resolution, replication_shift_amnt, replication_num_rows],
+            f,
+        ),
+        OpFields::Loop { axis, .. } => f(Held::Axis(*axis)),
+        _ => {}
+    }
+}
+
+fn remap_int_or_expr(fields: [&mut Option<IntOrExpr>; 3], m: &IdMap) {
+    for x in fields.into_iter().flatten() {
+        if let IntOrExpr::Expr(e) = x {
+            *e = m.expr(*e);
+        }
+    }
+}
+
+/// Rewrite every id of the instruction (nested blocks included) through `m`.
+fn remap_instruction(i: &mut Instruction, m: &IdMap) {
+    for a in i.arguments_mut() {
+        if let Argument::Symbolic(s) = a {
+            for e in s.addrs.iter_mut().chain(&mut s.tile_addrs).chain(&mut s.block_addrs) {
+                *e = m.expr(*e);
+            }
+        }
+    }
+    for p in &mut i.predicates {
+        p.expr = m.expr(p.expr);
+    }
+    match &mut i.op {
+        OpFields::CollectiveCompute {
+            recv_from_rank,
+            send_to_rank,
+            queue,
+            ..
+        } => remap_int_or_expr([recv_from_rank, send_to_rank, queue], m),
+        OpFields::Matmult {
+            replication_resolution,
+            replication_shift_amnt,
+            replication_num_rows,
+        } => remap_int_or_expr(
+            [replication_resolution, replication_shift_amnt, replication_num_rows],
+            m,
+        ),
+        OpFields::Loop { axis, blocks, .. } => {
+            *axis = m.axis(*axis);
+            for b in blocks {
+                for j in &mut b.instructions {
+                    remap_instruction(j, m);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Copy one instruction into the target context.
+pub(super) fn copy_instruction(i: &Instruction, m: &IdMap) -> Instruction {
+    let mut j = i.clone();
+    if !m.is_identity() {
+        remap_instruction(&mut j, m);
+    }
+    j
+}
+
+/// Copy `src` (a slice of a block's instructions) between `before` and
+/// `after`, in parallel when it is large.
+pub(super) fn copy_instructions(
+    before: Vec<Instruction>,
+    src: &[Instruction],
+    after: Vec<Instruction>,
+    m: &IdMap,
+) -> Vec<Instruction> {
+    let mut out = before;
+    out.reserve(src.len() + after.len());
+    if src.len() >= PAR_BLOCK {
+        out.par_extend(src.par_iter().map(|i| copy_instruction(i, m)));
+    } else {
+        out.extend(src.iter().map(|i| copy_instruction(i, m)));
+    }
+    out.extend(after);
+    out
+}
+
+/// A block copied whole into the target context.
+pub(super) fn copy_block(b: &Block, m: &IdMap) -> Block {
+    Block {
+        name: b.name.clone(),
+        instructions: copy_instructions(Vec::new(), &b.instructions, Vec::new(), m),
+        extra: b.extra.clone(),
+    }
+}
+
+// ------------------------------------------------------------------ nodes
+
+/// `node` with its children, axis and register ids rewritten.
+fn map_node(
+    node: &Node,
+    e: impl Fn(ExprId) -> ExprId,
+    a: impl Fn(AxisId) -> AxisId,
+    r: impl Fn(RegId) -> RegId,
+) -> Node {
+    match node {
+        Node::AffineIV { axis } => Node::AffineIV { axis: a(*axis) },
+        Node::IntRuntimeValue { reg } => Node::IntRuntimeValue { reg: r(*reg) },
+        Node::APIndex {
+            lo,
+            ub,
+            step,
+            stride,
+            inner,
+        } => Node::APIndex {
+            lo: *lo,
+            ub: *ub,
+            step: *step,
+            stride: *stride,
+            inner: inner.map(&e),
+        },
+        Node::TiledAPIndex {
+            child,
+            tile_pos_flags,
+            tile_size,
+            is_partition,
+        } => Node::TiledAPIndex {
+            child: e(*child),
+            tile_pos_flags: *tile_pos_flags,
+            tile_size: *tile_size,
+            is_partition: *is_partition,
+        },
+        Node::AffExpr { terms, c } => Node::AffExpr {
+            terms: terms.iter().map(|&(t, k)| (e(t), k)).collect(),
+            c: *c,
+        },
+        Node::Sum { terms } => Node::Sum {
+            terms: terms.iter().map(|&t| e(t)).collect(),
+        },
+        Node::ICmp { op, lhs, rhs } => Node::ICmp {
+            op: *op,
+            lhs: e(*lhs),
+            rhs: e(*rhs),
+        },
+        Node::Mult { var, scale } => Node::Mult {
+            var: e(*var),
+            scale: *scale,
+        },
+        Node::FloorDiv { numer, denom } => Node::FloorDiv {
+            numer: e(*numer),
+            denom: *denom,
+        },
+        Node::Modulo { numer, denom } => Node::Modulo {
+            numer: e(*numer),
+            denom: *denom,
+        },
+        Node::CCDiv {
+            numer,
+            denom,
+            replica_groups_id,
+        } => Node::CCDiv {
+            numer: e(*numer),
+            denom: *denom,
+            replica_groups_id: *replica_groups_id,
+        },
+        Node::CCMod {
+            numer,
+            denom,
+            replica_groups_id,
+        } => Node::CCMod {
+            numer: e(*numer),
+            denom: *denom,
+            replica_groups_id: *replica_groups_id,
+        },
+        Node::OpaqueFn { name, args } => Node::OpaqueFn {
+            name: r(*name),
+            args: args.iter().map(|&x| e(x)).collect(),
+        },
+        leaf => leaf.clone(),
+    }
+}
+
+/// The map `append_context` will produce for a context appended to `dst`
+/// when `dst` holds `nodes` nodes and `axes` axes (known before the copy, so
+/// instructions can be copied while the arena is being built).
+pub(super) fn append_map(nodes: usize, axes: usize) -> IdMap {
+    IdMap::offset(nodes as u32, axes as u32)
+}
+
+/// Append all of `src` (nodes, axes, registers by name) to `dst`, never
+/// sharing a node with what `dst` already holds: `src`'s ids shift by
+/// `dst.len()`, its axes by the number of `dst`'s axes.
+pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<()> {
+    let (eoff, aoff) = (dst.len() as u32, dst.axes().len() as u32);
+    for a in src.axes() {
+        dst.add_axis(&a.name, a.lo, a.ub, a.step)?;
+    }
+    let regs: Vec<RegId> = (0..src.register_count() as RegId)
+        .map(|r| dst.intern_name(src.register_name(r)))
+        .collect();
+    dst.reserve(src.len());
+    for id in 0..src.len() as ExprId {
+        let node = map_node(
+            src.node(id),
+            |c| c + eoff,
+            |a| a + aoff,
+            |r| regs.get(r as usize).copied().unwrap_or(r),
+        );
+        dst.insert_canonical(node, false)?;
+    }
+    Ok(())
+}
+
+/// The nodes and axes the functions reach, each list ascending.
+fn reached(src: &Context, fns: &[&Function]) -> (Vec<ExprId>, Vec<AxisId>) {
+    let mut nodes = vec![false; src.len()];
+    let mut axes = vec![false; src.axes().len()];
+    let mut stack: Vec<ExprId> = Vec::new();
+    for f in fns {
+        f.walk(&mut |i| {
+            held_ids(i, &mut |h| match h {
+                Held::Axis(a) => {
+                    if let Some(x) = axes.get_mut(a as usize) {
+                        *x = true;
+                    }
+                }
+                Held::Expr(e) => stack.push(e),
+            });
+            while let Some(e) = stack.pop() {
+                // An id outside the arena cannot come from a loaded module;
+                // it is skipped rather than trusted.
+                match nodes.get_mut(e as usize) {
+                    Some(seen) if !*seen => *seen = true,
+                    _ => continue,
+                }
+                let node = src.node(e);
+                if let Node::AffineIV { axis } = node {
+                    if let Some(x) = axes.get_mut(*axis as usize) {
+                        *x = true;
+                    }
+                }
+                node.for_each_child(|c| stack.push(c));
+            }
+        });
+    }
+    let ids = |v: Vec<bool>| -> Vec<u32> { (0..v.len() as u32).filter(|&i| v[i as usize]).collect() };
+    (ids(nodes), ids(axes))
+}
+
+/// A fresh context holding what `fns` reach in `src`, and the map from
+/// `src`'s ids into it. Relative order is kept either way (so is the written
+/// order of terms). When the smallest self-contained id range holding what
+/// the instructions reach is at most `budget` nodes (a module `link` made in
+/// memory: each core's own range), that range is copied and ids shift by an
+/// offset — for core 0 not at all, so its instructions are copied without a
+/// rewrite; otherwise exactly the reached nodes are copied in ascending
+/// order through a table.
+pub(super) fn extract_context(src: &Context, fns: &[&Function], budget: usize) -> Result<(Context, IdMap)> {
+    if let Some(r) = slice_of(src, fns).filter(|r| (r.hi - r.lo) as usize <= budget) {
+        if let Some(out) = copy_slice(src, r)? {
+            return Ok(out);
+        }
+    }
+    let (nodes, axes) = reached(src, fns);
+    copy_reached(src, &nodes, &axes)
+}
+
+/// Node range `[lo, hi)` and axis range `[alo, ahi)` of a slice.
+#[derive(Clone, Copy)]
+struct Slice {
+    lo: u32,
+    hi: u32,
+    alo: u32,
+    ahi: u32,
+}
+
+/// Smallest and one-past-largest of some ids (`(MAX, 0)` when none).
+#[derive(Clone, Copy)]
+struct Span(u32, u32);
+
+impl Span {
+    const EMPTY: Span = Span(u32::MAX, 0);
+
+    fn add(&mut self, id: u32) {
+        self.0 = self.0.min(id);
+        self.1 = self.1.max(id.saturating_add(1));
+    }
+}
+
+/// The smallest self-contained id range holding everything the functions
+/// reach: from the ids the instructions hold, extended downwards until every
+/// node in it has its children inside it (children precede parents, so one
+/// descending pass does it and takes in every descendant), with the axis
+/// range the Loops and the range's AffineIVs span. None when an id lies
+/// outside the arena.
+fn slice_of(src: &Context, fns: &[&Function]) -> Option<Slice> {
+    let (mut nodes, mut axes) = (Span::EMPTY, Span::EMPTY);
+    for f in fns {
+        f.walk(&mut |i| {
+            held_ids(i, &mut |h| match h {
+                Held::Expr(e) => nodes.add(e),
+                Held::Axis(a) => axes.add(a),
+            })
+        });
+    }
+    if nodes.0 > nodes.1 {
+        nodes = Span(0, 0);
+    }
+    if nodes.1 as usize > src.len() {
+        return None;
+    }
+    let mut id = nodes.1;
+    while id > nodes.0 {
+        id -= 1;
+        let node = src.node(id);
+        node.for_each_child(|c| nodes.0 = nodes.0.min(c));
+        if let Node::AffineIV { axis } = node {
+            axes.add(*axis);
+        }
+    }
+    if axes.0 > axes.1 {
+        axes = Span(0, 0);
+    }
+    if axes.1 as usize > src.axes().len() {
+        return None;
+    }
+    // A range starting near 0 is taken from 0: then ids need no shift at all.
+    let near = |s: Span| s.0 as usize <= 64 + (s.1 - s.0) as usize / 16;
+    if near(nodes) && near(axes) {
+        (nodes.0, axes.0) = (0, 0);
+    }
+    Some(Slice {
+        lo: nodes.0,
+        hi: nodes.1,
+        alo: axes.0,
+        ahi: axes.1,
+    })
+}
+
+/// Copy a self-contained slice one to one (None if the copy would merge two
+/// nodes, which only a context that breaks hash-consing could cause).
+fn copy_slice(src: &Context, r: Slice) -> Result<Option<(Context, IdMap)>> {
+    let mut ctx = Context::with_capacity((r.hi - r.lo) as usize);
+    for a in r.alo..r.ahi {
+        let ax = src.axis(a);
+        ctx.add_axis(&ax.name, ax.lo, ax.ub, ax.step)?;
+    }
+    let mut regs: HashMap<RegId, RegId> = HashMap::new();
+    for id in r.lo..r.hi {
+        let node = src.node(id);
+        if let Node::IntRuntimeValue { reg } | Node::OpaqueFn { name: reg, .. } = node {
+            if !regs.contains_key(reg) {
+                regs.insert(*reg, ctx.intern_name(src.register_name(*reg)));
+            }
+        }
+        let mapped = map_node(
+            node,
+            |c| c - r.lo,
+            |a| a - r.alo,
+            |g| regs.get(&g).copied().unwrap_or(g),
+        );
+        if ctx.insert_canonical(mapped, true)? != id - r.lo {
+            return Ok(None);
+        }
+    }
+    let map = IdMap {
+        exprs: Ids::Shift(r.lo),
+        axes: Ids::Shift(r.alo),
+    };
+    Ok(Some((ctx, map)))
+}
+
+/// Copy exactly the reached nodes, ascending, through a table.
+fn copy_reached(src: &Context, nodes: &[ExprId], axes: &[AxisId]) -> Result<(Context, IdMap)> {
+    let mut ctx = Context::with_capacity(nodes.len());
+    let mut axis_map = vec![UNMAPPED; src.axes().len()];
+    for &a in axes {
+        let ax = src.axis(a);
+        axis_map[a as usize] = ctx.add_axis(&ax.name, ax.lo, ax.ub, ax.step)?;
+    }
+    let mut regs: HashMap<RegId, RegId> = HashMap::new();
+    let mut expr_map = vec![UNMAPPED; src.len()];
+    for &id in nodes {
+        let node = src.node(id);
+        if let Node::IntRuntimeValue { reg } | Node::OpaqueFn { name: reg, .. } = node {
+            if !regs.contains_key(reg) {
+                regs.insert(*reg, ctx.intern_name(src.register_name(*reg)));
+            }
+        }
+        let mapped = map_node(
+            node,
+            |c| expr_map[c as usize],
+            |a| axis_map[a as usize],
+            |r| regs.get(&r).copied().unwrap_or(r),
+        );
+        expr_map[id as usize] = ctx.insert_canonical(mapped, true)?;
+    }
+    let map = IdMap {
+        exprs: Ids::Table(expr_map),
+        axes: Ids::Table(axis_map),
+    };
+    Ok((ctx, map))
+}

@@ -1,0 +1,263 @@
+//! The content order of nodes (contract §2.2): AffExpr terms and Sum operands
+//! are kept sorted by what they *are*, never by their interning ids.
+//!
+//! Ids depend on the order in which a reader met the nodes (a file's
+//! functions are read in file order but `main` is written first; a pass
+//! interns new nodes as it goes), so an id order changes across
+//! load → dump → load, and a JSON clone would write different bytes than a
+//! structural one. An order by content is the same in every context that
+//! holds the same expressions, which makes dump a fixed point after one load.
+//!
+//! The order: by kind code first; index leaves and the other childless
+//! nodes by their fields (an AffineIV by its axis name, then its bounds; a
+//! register by its name), so terms read naturally (`i`, `j`, then the
+//! ShardId); nodes with children by a 32-bit content digest (a hash of the
+//! fields and the children's digests, computed once at intern time), with a
+//! structural comparison on equal digests (rare: the order stays total and
+//! by content whatever the digests do). Two distinct nodes can
+//! still compare equal (two loops with the same axis name and bounds): they
+//! are written identically, so the id that breaks the tie never shows in the
+//! bytes.
+
+use std::cmp::Ordering;
+
+use super::context::Context;
+use super::kinds::{ExprId, Node};
+
+// A digest defined here (not a library hasher) so the written order can never
+// change with a dependency's version.
+const K: u64 = 0x9E37_79B9_7F4A_7C15;
+
+#[inline]
+fn mix(h: u64, x: u64) -> u64 {
+    (h.rotate_left(23) ^ x).wrapping_mul(K)
+}
+
+/// murmur3's fmix64: spreads every input bit over the whole digest.
+#[inline]
+fn finish(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+fn mix_str(mut h: u64, s: &str) -> u64 {
+    let b = s.as_bytes();
+    h = mix(h, b.len() as u64);
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        h = mix(h, u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
+    }
+    let mut last = [0u8; 8];
+    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    mix(h, u64::from_le_bytes(last))
+}
+
+/// Kinds ordered by their fields rather than their digest: the childless
+/// ones (CCGetRank, IndirectArg, AffineIV, IntRuntimeValue, SymbolicIdx,
+/// ShardId).
+fn is_field_ordered(kind: u8) -> bool {
+    use super::kinds::ExprKind as K;
+    [
+        K::CCGetRank,
+        K::IndirectArg,
+        K::AffineIV,
+        K::IntRuntimeValue,
+        K::SymbolicIdx,
+        K::ShardId,
+    ]
+    .iter()
+    .any(|k| *k as u8 == kind)
+}
+
+impl Context {
+    /// The content digest of a node about to be interned: its kind, fields
+    /// and the digests of its children (already interned). Equal content
+    /// gives an equal digest in every context.
+    pub(super) fn content_digest(&self, node: &Node) -> u32 {
+        let d = |id: ExprId| self.digest(id) as u64;
+        let h = mix(0, node.kind() as u64);
+        let h = match node {
+            Node::CCGetRank {
+                iteration_id,
+                channel_id,
+            } => mix(mix(h, *iteration_id as u64), *channel_id as u64),
+            Node::IndirectArg { arg_id } => mix(h, *arg_id as u64),
+            Node::AffineIV { axis } => {
+                let a = self.axis(*axis);
+                mix(mix(mix(mix_str(h, &a.name), a.lo as u64), a.ub as u64), a.step as u64)
+            }
+            Node::IntRuntimeValue { reg } => mix_str(h, self.register_name(*reg)),
+            Node::APIndex {
+                lo,
+                ub,
+                step,
+                stride,
+                inner,
+            } => {
+                let h = mix(mix(mix(mix(h, *lo as u64), *ub as u64), *step as u64), *stride as u64);
+                mix(h, inner.map_or(0, d))
+            }
+            Node::TiledAPIndex {
+                child,
+                tile_pos_flags,
+                tile_size,
+                is_partition,
+            } => mix(
+                mix(mix(mix(h, d(*child)), *tile_pos_flags as u64), *tile_size as u64),
+                *is_partition as u64,
+            ),
+            Node::SymbolicIdx { lo, ub, step, offset } => {
+                mix(mix(mix(mix(h, *lo as u64), *ub as u64), *step as u64), *offset as u64)
+            }
+            Node::ShardId { ub } => mix(h, *ub as u64),
+            Node::AffExpr { terms, c } => {
+                let h = terms
+                    .iter()
+                    .fold(mix(h, terms.len() as u64), |h, &(i, k)| mix(mix(h, d(i)), k as u64));
+                mix(h, *c as u64)
+            }
+            Node::Sum { terms } => terms.iter().fold(mix(h, terms.len() as u64), |h, &t| mix(h, d(t))),
+            Node::ICmp { op, lhs, rhs } => mix(mix(mix(h, *op as u64), d(*lhs)), d(*rhs)),
+            Node::Mult { var, scale } => mix(mix(h, d(*var)), *scale as u64),
+            Node::FloorDiv { numer, denom } | Node::Modulo { numer, denom } => mix(mix(h, d(*numer)), *denom as u64),
+            Node::CCDiv {
+                numer,
+                denom,
+                replica_groups_id,
+            }
+            | Node::CCMod {
+                numer,
+                denom,
+                replica_groups_id,
+            } => mix(mix(mix(h, d(*numer)), *denom as u64), *replica_groups_id),
+            Node::OpaqueFn { name, args } => args.iter().fold(
+                mix(mix_str(h, self.register_name(*name)), args.len() as u64),
+                |h, &a| mix(h, d(a)),
+            ),
+        };
+        let h = finish(h);
+        (h ^ (h >> 32)) as u32
+    }
+
+    /// The total order AffExpr terms and Sum operands are kept in: content
+    /// first, the id only between nodes that are written identically.
+    pub fn order(&self, a: ExprId, b: ExprId) -> Ordering {
+        self.content_cmp(a, b).then(a.cmp(&b))
+    }
+
+    /// Compare two nodes by content alone (see the module docs).
+    pub fn content_cmp(&self, a: ExprId, b: ExprId) -> Ordering {
+        if a == b {
+            return Ordering::Equal;
+        }
+        let ((ka, da), (kb, db)) = (self.kind_and_digest(a), self.kind_and_digest(b));
+        if ka != kb {
+            return ka.cmp(&kb);
+        }
+        if !is_field_ordered(ka) {
+            return da
+                .cmp(&db)
+                .then_with(|| self.structural_cmp(self.node(a), self.node(b)));
+        }
+        let (na, nb) = (self.node(a), self.node(b));
+        match (na, nb) {
+            (
+                Node::CCGetRank {
+                    iteration_id: i1,
+                    channel_id: c1,
+                },
+                Node::CCGetRank {
+                    iteration_id: i2,
+                    channel_id: c2,
+                },
+            ) => (i1, c1).cmp(&(i2, c2)),
+            (Node::IndirectArg { arg_id: x }, Node::IndirectArg { arg_id: y }) => x.cmp(y),
+            (Node::AffineIV { axis: x }, Node::AffineIV { axis: y }) => {
+                let (x, y) = (self.axis(*x), self.axis(*y));
+                (&*x.name, x.lo, x.ub, x.step).cmp(&(&*y.name, y.lo, y.ub, y.step))
+            }
+            (Node::IntRuntimeValue { reg: x }, Node::IntRuntimeValue { reg: y }) => {
+                self.register_name(*x).cmp(self.register_name(*y))
+            }
+            (Node::ShardId { ub: x }, Node::ShardId { ub: y }) => x.cmp(y),
+            (
+                Node::SymbolicIdx {
+                    lo: l1,
+                    ub: u1,
+                    step: s1,
+                    offset: o1,
+                },
+                Node::SymbolicIdx {
+                    lo: l2,
+                    ub: u2,
+                    step: s2,
+                    offset: o2,
+                },
+            ) => (l1, u1, s1, o1).cmp(&(l2, u2, s2, o2)),
+            _ => self.structural_cmp(na, nb),
+        }
+    }
+
+    /// Field by field, children by [`Context::content_cmp`]: only reached
+    /// when two digests are equal, so it is rare and the recursion is bounded
+    /// by the depth limit.
+    fn structural_cmp(&self, na: &Node, nb: &Node) -> Ordering {
+        let kids = |x: &[ExprId], y: &[ExprId]| {
+            x.len().cmp(&y.len()).then_with(|| {
+                x.iter()
+                    .zip(y)
+                    .map(|(&p, &q)| self.content_cmp(p, q))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            })
+        };
+        let scalars = |n: &Node| -> [i64; 4] {
+            match *n {
+                Node::APIndex {
+                    lo, ub, step, stride, ..
+                } => [lo, ub, step, stride],
+                Node::TiledAPIndex {
+                    tile_pos_flags,
+                    tile_size,
+                    is_partition,
+                    ..
+                } => [tile_pos_flags, tile_size, is_partition as i64, 0],
+                Node::AffExpr { c, ref terms } => [c, terms.len() as i64, 0, 0],
+                Node::ICmp { op, .. } => [op as i64, 0, 0, 0],
+                Node::Mult { scale, .. } => [scale, 0, 0, 0],
+                Node::FloorDiv { denom, .. } | Node::Modulo { denom, .. } => [denom, 0, 0, 0],
+                Node::CCDiv {
+                    denom,
+                    replica_groups_id,
+                    ..
+                }
+                | Node::CCMod {
+                    denom,
+                    replica_groups_id,
+                    ..
+                } => [denom, replica_groups_id as i64, 0, 0],
+                _ => [0; 4],
+            }
+        };
+        let by_fields = scalars(na).cmp(&scalars(nb));
+        if by_fields.is_ne() {
+            return by_fields;
+        }
+        match (na, nb) {
+            (Node::AffExpr { terms: x, .. }, Node::AffExpr { terms: y, .. }) => x
+                .iter()
+                .zip(y.iter())
+                .map(|(p, q)| self.content_cmp(p.0, q.0).then(p.1.cmp(&q.1)))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal),
+            (Node::OpaqueFn { name: p, args: x }, Node::OpaqueFn { name: q, args: y }) => self
+                .register_name(*p)
+                .cmp(self.register_name(*q))
+                .then_with(|| kids(x, y)),
+            _ => kids(&na.children(), &nb.children()),
+        }
+    }
+}

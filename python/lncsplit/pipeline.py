@@ -15,6 +15,7 @@ The pipeline runs the passes in their compiler order::
     83 sync_shared_allocations
     90 memory checks         (lncsplit's order for the seed-002 checks)
     91 lnc_verifier           (concretized again, now with shared addresses)
+    92 lnc_barriercheck       (no race between cores: NeuronAssertion 9301)
     100 bir_linker            (only with ``PassOptions(link=True)``: one linked
                                module per kernel, after every check)
 
@@ -62,6 +63,8 @@ class PassOptions:
         verify_serdes: run verify_bir_serdes on every input module.
         sendrecv_to_gpsimd_max_bpp: most bytes per partition a ``SendRecv``
             moves as one GPSIMDSB2SB (lower_local_collectives; capped at 1024).
+        racecheck: run lnc_barriercheck (order 92) on every kernel's cores; a
+            race is ``NeuronAssertion`` 9301 naming the first one.
         link: after every check, link each kernel's cores (``bir_linker``):
             ``run_pipeline`` then returns one linked module per input module.
     """
@@ -77,6 +80,7 @@ class PassOptions:
     create_artifact_dirs: bool = False
     verify_serdes: bool = False
     sendrecv_to_gpsimd_max_bpp: int = 1024
+    racecheck: bool = True
     link: bool = False
     artifact_root: str | None = None
 
@@ -241,6 +245,8 @@ class Pipeline:
             self._memory(out)
             if o.verify:
                 self._timed("lnc_verifier", 91, len(out), lambda: self._verify_groups(out))
+        if o.racecheck:
+            self._timed("lnc_barriercheck", 92, len(out), lambda: _racecheck_groups(out, n))
         return out
 
     def _lnc_tail(self, out: list[Module]) -> None:
@@ -343,6 +349,24 @@ def refuse_concretized(modules: Sequence[Module]) -> None:
                 "run_pipeline",
                 f"module {m.name} is already concretized (neuron_core_id {core}); "
                 "split its symbolic source instead",
+            )
+
+
+def _racecheck_groups(out: Sequence[Module], n: int) -> None:
+    """Order 92: lnc_barriercheck on each kernel's N cores; the first race is 9301."""
+    from lncsplit.barriercheck import racecheck
+
+    for k in range(0, len(out), n):
+        report = racecheck(out[k : k + n])
+        if not report.ok:
+            race = report.races[0]
+            more = f" (and {len(report.races) - 1} more)" if len(report.races) > 1 else ""
+            raise NeuronAssertion(
+                9301,
+                f"{race.kind} race between {race.a.instruction} on core {race.a.core} and "
+                f"{race.b.instruction} on core {race.b.core} on {race.location.name}{more}",
+                "lncsplit/lnc_barriercheck",
+                f"module {out[k].name}: {race.summary()}; fix: {race.fix}",
             )
 
 

@@ -55,7 +55,9 @@ def test_pipeline_with_lnc_1_leaves_module_symbolic() -> None:
 
 def test_pipeline_without_verify_and_expand_skips_those_passes() -> None:
     events: list[PassEvent] = []
-    opts = lncsplit.PassOptions(lnc_size=2, verify=False, expand=False, memory=False)
+    opts = lncsplit.PassOptions(
+        lnc_size=2, verify=False, expand=False, memory=False, racecheck=False
+    )
     lncsplit.run_pipeline([sym()], opts, hook=events.append)
     # The LNC tail's lowering and lifetimes always run with N > 1.
     assert [e.name for e in events] == [

@@ -28,6 +28,7 @@ from lncsplit.cli import (
     link,
     lower,
     memory,
+    racecheck,
     report,
     sim,
     split,
@@ -59,6 +60,7 @@ COMMANDS: list[ModuleType] = [
     lower,
     link,
     unlink,
+    racecheck,
 ]
 
 

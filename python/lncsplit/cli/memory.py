@@ -138,7 +138,9 @@ def _modules(unit: Unit, lnc: int | None, arch: str | None) -> tuple[list[Module
     n = lnc if lnc is not None else (infer_lnc(m) or DEFAULT_LNC)
     # The pipeline without its memory step: the report is the memory step,
     # and it reports violations instead of raising.
-    mods = run_pipeline([m], PassOptions(lnc_size=n, verify=False, memory=False, arch=arch))
+    mods = run_pipeline(
+        [m], PassOptions(lnc_size=n, verify=False, memory=False, racecheck=False, arch=arch)
+    )
     if n > 1:
         memory.allocate_shared_dram(mods, n)
         memory.sync_shared_allocations(mods, n)

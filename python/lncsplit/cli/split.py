@@ -41,7 +41,11 @@ def add_parser(sub: Any) -> None:
     )
     s.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default ./{DEFAULT_OUT})")
     add_runner_options(s, "files")
-    s.add_argument("--no-verify", action="store_true", help="skip birverifier and lnc_verifier")
+    s.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip birverifier, lnc_verifier and lnc_barriercheck",
+    )
     s.add_argument("--no-expand", action="store_true", help="skip expand_replication")
     s.add_argument(
         "--link",
@@ -74,11 +78,13 @@ def run(a: argparse.Namespace) -> int:
     prepare_out(a)
     # Writing outputs creates each core's artifact directory (contract §3.1),
     # for modules that carry an artifact_path: under --out (§6).
+    # --no-verify also skips lnc_barriercheck: its bands need the verifier's barrier match.
     options = PassOptions(
         lnc_size=a.lnc,
         verify=not a.no_verify,
         expand=not a.no_expand,
         create_artifact_dirs=True,
+        racecheck=not a.no_verify,
         link=a.link,
     )
     progress = Progress(not a.quiet, "split")

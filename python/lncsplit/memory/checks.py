@@ -475,14 +475,6 @@ class _Index:
             self._resolved[key] = hit
         return hit
 
-    def set_of(self, memref: str | None, memsetref: str | None) -> MemoryLocationSetView | None:
-        """The set an access names (memsetref, else the set of its memref)."""
-        if memsetref is not None and memsetref in self.sets:
-            return self.sets[memsetref]
-        if memref is not None and memref in self.locs:
-            return self.locs[memref][0]
-        return None
-
 
 def check_instructions(ctx: _Ctx, fn: FunctionView, lnc: int, cc_sets: dict[str, int]) -> None:  # noqa: C901, PLR0912
     """Matmult input alignment and GPSIMDSB2SB rules; collects CollectiveCompute DRAM sets.
@@ -496,7 +488,6 @@ def check_instructions(ctx: _Ctx, fn: FunctionView, lnc: int, cc_sets: dict[str,
     idx = _Index(fn)
     partner = sb2sb_partner(ctx.core)
     sb2sb_lnc_reported: set[str] = set()
-    sb2sb_sized: set[tuple[str, str]] = set()  # (instruction, set) already reported
     for op, side, memsetref, memref, names in fn.accesses(CHECKED_OPCODES):
         targets = idx.resolve_names(memref, memsetref)
         if op in MATMULT_OPCODES:
@@ -525,22 +516,6 @@ def check_instructions(ctx: _Ctx, fn: FunctionView, lnc: int, cc_sets: dict[str,
                             f"instruction {name!r} with lnc {lnc} (partner core would be {partner})",
                             SB2SB_LNC,
                             lnc,
-                        )
-            s = idx.set_of(memref, memsetref)
-            bpp = s.bytes_per_partition if s is not None else None
-            if s is not None and bpp is not None and bpp > SB2SB_MAX_BYTES_PER_PARTITION:
-                for name in names:
-                    if (name, s.name) not in sb2sb_sized:
-                        sb2sb_sized.add((name, s.name))
-                        ctx.add(
-                            fn.name,
-                            s.name,
-                            Rule.SB2SB_SIZE,
-                            "GPSIMDSB2SB moves at most 1024 bytes per partition",
-                            f"instruction {name!r} {side} set {s.name!r} has {bpp} bytes per "
-                            f"partition (partner core {partner})",
-                            SB2SB_MAX_BYTES_PER_PARTITION,
-                            bpp,
                         )
             for _s, loc in targets:
                 if loc.type != "SB":
@@ -581,6 +556,30 @@ def check_cc_module(module: Module, core: int, geo: ArchGeometry, cc_buffer_mb: 
     usage.cc_buffer_bytes = check_cc_buffer(ctx, cc_sets, cc_buffer_mb)
     usage.violations = ctx.out
     return usage
+
+
+def check_sb2sb_moved(ctx: _Ctx, fn: FunctionView) -> None:
+    """GPSIMDSB2SB moves at most 1024 bytes per partition (contract §3.4).
+
+    Measured on what the instruction moves: the most footprint bytes in one
+    partition over its ``ins[0]`` and ``outs[0]`` (Rust, every instance), not the
+    size of the sets it names. Reported once per instruction and set.
+    """
+    partner = sb2sb_partner(ctx.core)
+    sized: set[tuple[str, str]] = set()
+    for name, side, set_name, moved in fn.moved_bytes_per_partition([SB2SB_OPCODE]):
+        if moved > SB2SB_MAX_BYTES_PER_PARTITION and (name, set_name) not in sized:
+            sized.add((name, set_name))
+            ctx.add(
+                fn.name,
+                set_name,
+                Rule.SB2SB_SIZE,
+                "GPSIMDSB2SB moves at most 1024 bytes per partition",
+                f"instruction {name!r} {side} set {set_name!r} moves {moved} bytes per "
+                f"partition (partner core {partner})",
+                SB2SB_MAX_BYTES_PER_PARTITION,
+                moved,
+            )
 
 
 def check_cc_buffer(ctx: _Ctx, cc_sets: dict[str, int], cc_buffer_mb: int) -> int:
@@ -711,6 +710,7 @@ def check_module(
     for fn in module.functions:
         check_locations(ctx, fn)
         check_instructions(ctx, fn, lnc, cc_sets)
+        check_sb2sb_moved(ctx, fn)
     usage.cc_buffer_bytes = check_cc_buffer(ctx, cc_sets, cc_buffer_mb)
     measure(module, usage, geo)
     check_dram_budget(ctx, usage)

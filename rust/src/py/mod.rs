@@ -18,6 +18,7 @@ pub(crate) mod linker;
 pub(crate) mod module;
 pub(crate) mod passes;
 pub(crate) mod pelican;
+pub(crate) mod racecheck;
 pub(crate) mod sim;
 pub(crate) mod tail;
 pub(crate) mod views;
@@ -63,6 +64,9 @@ mod _core {
     #[pymodule_export]
     use super::tail::{extend_shared_lifetimes, lower_local_collectives};
 
+    // lnc_barriercheck (lncsplit.racecheck)
+    #[pymodule_export]
+    use super::racecheck::racecheck;
     // bir_linker
     #[pymodule_export]
     use super::linker::{is_linked, link, tensor_map_json, unlink};

@@ -13,16 +13,15 @@ from lncsplit.examples import example_paths
 
 def handoff(with_barrier: bool) -> dict[str, Any]:
     """Example 08: core 0 writes a shared tensor, core 1 reads it; optionally
-    without the barrier between them."""
+    with the barrier spanning core 0 only, so it orders nothing between them
+    (removing it outright is 9202 in extend_shared_lifetimes before the race
+    check runs: core 1's read is first at position 0)."""
     src = next(p for p in example_paths() if p.stem == "08_shared_handoff")
     doc = json.loads(src.read_text())
     if not with_barrier:
-        insts = doc["functions"][0]["basic_blocks"][0]["instructions"]
-        doc["functions"][0]["basic_blocks"][0]["instructions"] = [
-            {k: v for k, v in i.items() if k != "dependencies"}
-            for i in insts
-            if i["opcode"] != "CoreBarrier"
-        ]
+        for i in doc["functions"][0]["basic_blocks"][0]["instructions"]:
+            if i["opcode"] == "CoreBarrier":
+                i["cores"] = [0]
     return doc
 
 
@@ -122,3 +121,23 @@ def test_gen_racy_corpora_fail_racecheck(tmp_path: Path) -> None:
     assert run_cli("gen", tmp_path / "c", "--modules", "2", "--instructions", "300").returncode == 0
     assert run_cli("split", tmp_path / "c", "--out", tmp_path / "co", "--quiet").returncode == 0
     assert run_cli("racecheck", tmp_path / "co").returncode == 0
+
+
+def test_a_removed_barrier_is_9202_in_extend_shared_lifetimes_before_the_race_check(
+    tmp_path: Path,
+) -> None:
+    doc = handoff(True)
+    block = doc["functions"][0]["basic_blocks"][0]
+    block["instructions"] = [
+        {k: v for k, v in i.items() if k != "dependencies"}
+        for i in block["instructions"]
+        if i["opcode"] != "CoreBarrier"
+    ]
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "gone.json").write_text(json.dumps(doc))
+    r = run_cli("split", src, "--out", tmp_path / "out", "--quiet", "--report", tmp_path / "r.json")
+    assert r.returncode == 1
+    (bad,) = json.loads((tmp_path / "r.json").read_text())["files"]
+    assert bad["error"]["code"] == 9202 and "handoff_loc" in bad["error"]["message"]
+    assert not (tmp_path / "out" / "gone").exists()

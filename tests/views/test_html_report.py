@@ -119,6 +119,26 @@ def test_racecheck_is_used_when_lncsplit_has_it(
     assert data["races"].status == "error" and "9304" in data["races"].message
 
 
+def test_the_real_race_checker_fills_the_race_section(tmp_path: Path) -> None:
+    """Example 08 with its barrier over core 0 only: the real lnc_barriercheck's race shows,
+    linked from both instructions' rows."""
+    import json
+
+    doc = json.loads(example("08_shared").read_text())
+    for inst in doc["functions"][0]["basic_blocks"][0]["instructions"]:
+        if inst["opcode"] == "CoreBarrier":
+            inst["cores"] = [0]
+    racy = lncsplit.Module.from_json(doc)
+    options = lncsplit.PassOptions(lnc_size=2, racecheck=False)
+    cores = lncsplit.run_pipeline([racy.clone()], options)
+    data = report_data(cores, racy, images=False)
+    assert data["races"].status == "races"
+    (race,) = data["race_rows"]
+    rows = {r["name"]: r for r in data["rows"]}
+    assert rows["produce"]["races"] == rows["consume"]["races"] == [{"n": 0, "href": "#r0"}]
+    assert race["a"]["href"] == "#" + rows["produce"]["id"]
+
+
 # -- in Chromium ----------------------------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ The pieces live where every bulk command shares them:
   its name without ``.json``.
 - **The per-file job** — :func:`lncsplit._job.process_file`: read → pipeline
   → every core written atomically (:mod:`lncsplit._atomic`: temporary files,
-  fsync, renames; any failure removes what was written, stale ``ncNN.json`` of
+  renames, fsync with ``--fsync``; any failure removes what was written, stale ``ncNN.json`` of
   an earlier run and the emptied directory: a failed input leaves no output).
 - **The run and the report** — :func:`lncsplit.runner.run_units` and
   :class:`lncsplit.runner.CorpusReport` (the ``--report`` JSON of contract §5,

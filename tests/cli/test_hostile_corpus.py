@@ -98,25 +98,29 @@ def many(root: Path, n: int) -> Path:
 
 
 def wait_for_output(out: Path, proc: subprocess.Popen[str], pattern: str = "nc01.json") -> bool:
-    """Until a file matching ``pattern`` appears under ``out`` (True), or the
-    first complete core set after a while (False)."""
+    """Until a file matching ``pattern`` appears under ``out`` (True), or, after a while
+    or once the run is over, the first complete core set (False)."""
     deadline = time.monotonic() + 60
-    fallback = time.monotonic() + 10
-    while time.monotonic() < deadline and proc.poll() is None:
+    fallback = time.monotonic() + 3
+    while time.monotonic() < deadline:
         if any(out.rglob(pattern)):
             return True
-        if time.monotonic() > fallback and any(out.rglob("nc01.json")):
+        over = proc.poll() is not None
+        if (over or time.monotonic() > fallback) and any(out.rglob("nc01.json")):
             return False
+        if over:
+            break
         time.sleep(0.002)
     pytest.fail("the split ended or never wrote an output")
 
 
-def popen_split(*args: str | Path) -> subprocess.Popen[str]:
+def popen_split(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "lncsplit", "split", *map(str, args), "--quiet"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
 
 
@@ -588,8 +592,11 @@ def test_a_full_disk_fails_the_files_that_do_not_fit_and_only_them(
 def test_sigkill_then_rerun_completes_the_tree(tmp_path: Path) -> None:
     corpus = many(tmp_path / "in", 150)
     out = tmp_path / "out"
-    proc = popen_split(corpus, "--out", out, "--jobs", "2")
-    wait_for_output(out, proc, ".nc*.tmp")  # mid-write, most of the time
+    # Durable writes (fsync before each rename) keep temporaries on disk long enough to
+    # kill the run mid-write most of the time; without them a temporary lives microseconds.
+    durable = {**os.environ, "LNCSPLIT_FSYNC": "1"}
+    proc = popen_split(corpus, "--out", out, "--jobs", "2", env=durable)
+    wait_for_output(out, proc, ".nc*.tmp")
     proc.kill()
     proc.communicate(timeout=60)
     for p in out.rglob("nc*.json"):  # whatever was renamed into place is whole

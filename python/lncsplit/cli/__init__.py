@@ -94,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         names = ", ".join(m.__name__.rsplit(".", 1)[-1] for m in COMMANDS)
         err(f"a command is required ({names})")
         return EXIT_USAGE
+    if getattr(args, "fsync", False):
+        from lncsplit._atomic import set_durable
+
+        set_durable(True)  # before any worker starts: they inherit it
     try:
         status: int = args.run(args)
     except UsageError as e:

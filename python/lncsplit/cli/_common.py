@@ -96,7 +96,7 @@ def seconds(text: str) -> float:
 
 def add_runner_options(p: argparse.ArgumentParser, what: str = "inputs") -> None:
     """``--jobs``, ``--executor``, ``--scheduler``, ``--connect-timeout``, ``--batch-size``,
-    ``--report``, ``--max-file-size``."""
+    ``--report``, ``--max-file-size``, ``--fsync``."""
     p.add_argument(
         "--jobs",
         "-j",
@@ -130,6 +130,11 @@ def add_runner_options(p: argparse.ArgumentParser, what: str = "inputs") -> None
         default=DEFAULT_MAX_FILE_SIZE,
         metavar="SIZE",
         help="a larger input file is an error, never read (default 4G)",
+    )
+    p.add_argument(
+        "--fsync",
+        action="store_true",
+        help="make every written file durable (fsync) before its rename (default: atomic only)",
     )
 
 

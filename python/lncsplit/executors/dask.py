@@ -36,6 +36,7 @@ from collections import deque
 from dataclasses import replace
 from typing import Any
 
+from lncsplit._atomic import durable, set_durable
 from lncsplit._job import FileResult, Job, Unit, call_job
 from lncsplit.errors import LncsplitError
 from lncsplit.executors import OnLost, OnResult
@@ -69,8 +70,11 @@ def _import_distributed() -> Any:
 Batch = list[tuple[int, Unit]]
 
 
-def process_batch(batch: Batch, job: Job) -> list[tuple[int, FileResult]]:
-    """Run ``job`` on ``(index, unit)`` items: the function every Dask task executes."""
+def process_batch(batch: Batch, job: Job, durable: bool = False) -> list[tuple[int, FileResult]]:
+    """Run ``job`` on ``(index, unit)`` items: the function every Dask task executes.
+    ``durable``: the client's ``--fsync`` (workers do not share its environment)."""
+    if durable:
+        set_durable(True)
     return [(i, call_job(job, unit)) for i, unit in batch]
 
 
@@ -175,7 +179,7 @@ class _DaskRun:
         self.ac: Any = None
 
     def _submit(self, batch: Batch, retry: bool) -> Any:
-        f = self.client.submit(process_batch, batch, self.job, pure=False)
+        f = self.client.submit(process_batch, batch, self.job, durable(), pure=False)
         self.meta[f] = (batch, retry)
         return f
 

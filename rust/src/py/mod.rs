@@ -5,7 +5,7 @@
 //! (the read-only views), `inspect.rs` (display form and free variables of an
 //! expression, for explain/diff), `pelican.rs` (`Context`, `Expr`, `Predicate`),
 //! `passes.rs` (split and the verifiers), `linker.rs` (link, unlink, the
-//! tensor map), `convert.rs` (JSON ↔ Python),
+//! tensor map), `convert.rs` (JSON ↔ Python), `output.rs` (written JSON as `str`/`bytes`),
 //! `errors.rs` (core errors → Python exceptions), `alloc.rs` (the global
 //! allocator). The `_core` module below lists every name it exports.
 
@@ -16,6 +16,7 @@ pub(crate) mod errors;
 pub(crate) mod inspect;
 pub(crate) mod linker;
 pub(crate) mod module;
+pub(crate) mod output;
 pub(crate) mod passes;
 pub(crate) mod pelican;
 pub(crate) mod sim;

@@ -58,14 +58,80 @@ pub fn dump_module_parallel(m: &Module, version: u32) -> Result<Vec<u8>> {
     dump(m, version, PAR_BLOCK)
 }
 
+/// [`dump_module_parallel`] as the chunks it was written in: their
+/// concatenation is the module's JSON. The parallel parts are not copied
+/// together, so a caller that copies the bytes anyway (into a Python `str`
+/// or `bytes`) copies them once.
+pub fn dump_module_chunks(m: &Module, version: u32) -> Result<Chunks> {
+    Ok(Chunks(dump_out(m, version, PAR_BLOCK)?.into_chunks()))
+}
+
+/// A module's JSON in pieces, in order (see [`dump_module_chunks`]).
+pub struct Chunks(pub Vec<Vec<u8>>);
+
+impl Chunks {
+    /// Total bytes.
+    pub fn len(&self) -> usize {
+        self.0.iter().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when every byte is ASCII (then the bytes are also a Latin-1
+    /// and UCS-1 string, which is what a compact Python `str` stores).
+    pub fn is_ascii(&self) -> bool {
+        use rayon::prelude::*;
+        self.0.par_iter().all(|c| c.is_ascii())
+    }
+
+    /// Pair every chunk with its place in `dst` (exactly [`Chunks::len`]
+    /// bytes), in pieces of at most `max` bytes: copies that threads can
+    /// share.
+    pub fn pieces<'a, 'd>(&'a self, dst: &'d mut [u8], max: usize) -> Vec<(&'a [u8], &'d mut [u8])> {
+        let mut out = Vec::with_capacity(self.0.len());
+        let mut rest = dst;
+        for c in &self.0 {
+            for src in c.chunks(max.max(1)) {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(src.len());
+                out.push((src, head));
+                rest = tail;
+            }
+        }
+        out
+    }
+
+    /// Copy every chunk into `dst` (exactly [`Chunks::len`] bytes), pieces in
+    /// parallel.
+    pub fn copy_into(&self, dst: &mut [u8]) {
+        use rayon::prelude::*;
+        self.pieces(dst, 8 << 20)
+            .into_par_iter()
+            .for_each(|(src, d)| d.copy_from_slice(src));
+    }
+
+    /// The bytes as one buffer.
+    pub fn concat(self) -> Vec<u8> {
+        match <[Vec<u8>; 1]>::try_from(self.0) {
+            Ok([one]) => one,
+            Err(many) => many.concat(),
+        }
+    }
+}
+
 /// Blocks of at least `par_block` instructions are written in parallel.
 fn dump(m: &Module, version: u32, par_block: usize) -> Result<Vec<u8>> {
+    Ok(dump_out(m, version, par_block)?.into_bytes())
+}
+
+fn dump_out(m: &Module, version: u32, par_block: usize) -> Result<Out<'static>> {
     check_version(version)?;
     let mut o = Out::memory(m.instruction_count().saturating_mul(BYTES_PER_INSTRUCTION) + 4096);
     let mut w = Writer::new(&m.ctx, version);
     w.par_block = par_block;
     w.module(&mut o, m)?;
-    Ok(o.buf)
+    Ok(o)
 }
 
 /// Serialize a module into any writer (streamed in chunks of about 1 MB).
@@ -89,7 +155,7 @@ fn to_value(
     check_version(version)?;
     let mut o = Out::memory(256);
     f(&mut Writer::new(ctx, version), &mut o)?;
-    serde_json::from_slice(&o.buf).map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
+    serde_json::from_slice(&o.into_bytes()).map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
 }
 
 /// One instruction as JSON (the bytes `dump_module` writes for it).
@@ -283,19 +349,17 @@ impl<'c> Writer<'c> {
         let (ctx, version) = (self.exprs.ctx(), self.version);
         let parts: Vec<Vec<u8>> = insts
             .par_chunks(chunk)
-            .map(|c| {
-                let mut part = Out::memory(c.len().saturating_mul(BYTES_PER_INSTRUCTION));
+            .enumerate()
+            .map(|(i, c)| {
+                let mut part = Out::memory(c.len().saturating_mul(BYTES_PER_INSTRUCTION) + 1);
+                if i > 0 {
+                    part.byte(b',');
+                }
                 Writer::new(ctx, version).instructions(&mut part, c)?;
-                Ok(part.buf)
+                Ok(part.into_bytes())
             })
             .collect::<Result<_>>()?;
-        for (i, p) in parts.iter().enumerate() {
-            if i > 0 {
-                o.byte(b',');
-            }
-            o.raw(p);
-        }
-        Ok(())
+        o.splice(parts).map_err(io)
     }
 
     fn int_or_expr(&mut self, o: &mut Out, key: &[u8], v: &Option<IntOrExpr>) -> Result<()> {

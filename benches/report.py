@@ -7,7 +7,8 @@ data, interleaved): ``pelican`` (interning, eval_mask), ``bir`` (load, dump,
 clone), ``split`` (split vs clone, vs a pure-Python peer, scaling exponents,
 peak memory), ``corpus`` (jobs 2 vs 1, end-to-end vs orjson), ``sim`` (BirSim
 instructions per second, simulation vs split), ``link`` (link + unlink vs
-clone). Prints one table
+clone), ``racecheck`` (lnc_barriercheck vs the split it checks, size exponent).
+Prints one table
 and one ``name: <ratio>x (target <target>x)`` line per figure; ``--json``
 writes ``{"figures": {name: {value, target, better, unit, peer}}, "machine":
 {...}}``. Exit status is 0 whenever the report ran, whatever the figures.
@@ -135,6 +136,12 @@ def sim_figures(quick: bool) -> list[Figure]:
     return bench_sim.figures(quick)
 
 
+def racecheck_figures(quick: bool) -> list[Figure]:
+    import bench_racecheck_ratios as br
+
+    return br.figures(quick)
+
+
 SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "pelican": pelican_figures,
     "bir": bir_figures,
@@ -142,6 +149,7 @@ SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "corpus": corpus_figures,
     "link": link_figures,
     "sim": sim_figures,
+    "racecheck": racecheck_figures,
 }
 
 

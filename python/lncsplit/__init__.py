@@ -33,9 +33,11 @@ from lncsplit.passes import (
     verify_symbolic,
 )
 from lncsplit.pipeline import PassOptions, run_pipeline
+from lncsplit.tail import extend_shared_lifetimes, lower_local_collectives
 
 if TYPE_CHECKING:
     from lncsplit import frontend, memory, sim
+    from lncsplit.barriercheck import RaceReport, racecheck
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
     from lncsplit.views.diff import diff
@@ -53,6 +55,8 @@ _LAZY = {
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
     "sim": ("lncsplit.sim", None),
+    "racecheck": ("lncsplit.barriercheck", "racecheck"),
+    "RaceReport": ("lncsplit.barriercheck", "RaceReport"),
     "explain": ("lncsplit.views.explain", "explain"),
     "diff": ("lncsplit.views.diff", "diff"),
 }
@@ -81,15 +85,19 @@ __all__ = [
     "PassOptions",
     "PelicanAssertion",
     "PelicanWireError",
+    "RaceReport",
     "check_memory",
     "dump",
     "expand_replication",
+    "extend_shared_lifetimes",
     "frontend",
     "link",
     "load",
+    "lower_local_collectives",
     "memory",
     "pelican",
     "process_files",
+    "racecheck",
     "run_pipeline",
     "sim",
     "split",

@@ -1,25 +1,63 @@
-"""Atomic output files: a temporary name, fsync, rename, and cleanup on failure.
+"""Where and how lncsplit writes: atomic files, confined paths, locked output directories.
 
-Every file lncsplit writes for a command (the per-core modules of a split, the
-``--report`` JSON) goes through here, so a failed or killed run leaves whole
-files or none (contract §5, §6). A leaf module: it imports nothing of lncsplit.
+Every file lncsplit writes for a command (the per-core modules of a split,
+the ``--report`` JSON, a ``--plot``…) goes through here, so that (contract
+§5, §6):
+
+- **a failed or killed run leaves whole files or none**: a file is written
+  under a hidden temporary name (``.<name>.<pid>@<host>.<thread>.<n>.tmp``),
+  fsynced, then renamed into place. A temporary left by a killed process is
+  removed the next time lncsplit writes into that directory
+  (:func:`sweep_stale_temps`: only temporaries of processes of this host that
+  no longer exist, so a concurrent run's are left alone);
+- **two runs into one directory do not interleave**: a unit's directory is
+  updated under an exclusive ``flock`` on the directory itself
+  (:func:`locked_dir`), so a set of core files is always one run's;
+- **nothing is created outside the output root**: a path taken from module
+  content (an ``artifact_path``) is resolved under the root
+  (:func:`resolve_under`: relative under it, absolute re-rooted, a ``..`` that
+  leaves it or a symbolic link that leads out of it refused);
+- **output options are checked before any work** (:func:`prepare_output_dir`,
+  :func:`check_output_file`): a ``--out`` that is a file or cannot be written,
+  a ``--report`` in a missing directory.
+
+A leaf module: it imports nothing of lncsplit.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import itertools
 import os
 import re
+import socket
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 _CORE_FILE = re.compile(r"^nc(\d{2,})\.json$")
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:63]
+# .<base>.<pid>@<host>.<thread>.<n>.tmp (and the host-less form older versions wrote)
+_TMP = re.compile(
+    r"^\.(?P<base>.+?)\.(?P<pid>\d+)(?:@(?P<host>[A-Za-z0-9-]*))?\.(?:\d+\.)?\d+\.tmp$"
+)
 
 #: The linked module ``split --link`` writes beside a split output's core files.
 LINKED_FILE = "linked.json"
 
 _tmp_counter = itertools.count()
 _tmp_lock = threading.Lock()
+
+
+class OutputPathError(ValueError):
+    """An output path that cannot be used: a usage error, found before any work."""
+
+
+class PathEscapeError(ValueError):
+    """A path from module content that would leave its output root."""
+
+
+# ----------------------------------------------------------------------------- names
 
 
 def core_file_name(core: int) -> str:
@@ -41,11 +79,56 @@ def core_index(name: str) -> int | None:
 
 
 def tmp_name(final: str) -> str:
-    """A hidden, unique temporary name beside ``final`` (discovery skips hidden files)."""
+    """A hidden, unique temporary name beside ``final`` (discovery skips hidden files).
+
+    It carries the writer's pid and host, so :func:`sweep_stale_temps` can
+    tell a dead process's leftover from a live writer's file.
+    """
     with _tmp_lock:
         n = next(_tmp_counter)
     d, base = os.path.split(final)
-    return os.path.join(d, f".{base}.{os.getpid()}.{threading.get_ident()}.{n}.tmp")
+    name = f".{base}.{os.getpid()}@{_HOST}.{threading.get_ident()}.{n}.tmp"
+    return os.path.join(d, name)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, someone else's
+        return True
+    return True
+
+
+def sweep_stale_temps(dirpath: str, base: str | None = None) -> list[str]:
+    """Remove the temporaries a killed lncsplit process left in ``dirpath``.
+
+    Only names :func:`tmp_name` makes, of this host, whose process no longer
+    exists (and, with ``base``, only those of that final name). Returns the
+    paths removed.
+    """
+    try:
+        names = os.listdir(dirpath)
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        m = _TMP.match(name)
+        if m is None or (base is not None and m.group("base") != base):
+            continue
+        if m.group("host") not in (None, _HOST) or _pid_alive(int(m.group("pid"))):
+            continue
+        path = os.path.join(dirpath, name)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            removed.append(path)
+    return removed
+
+
+# ----------------------------------------------------------------------------- writing
 
 
 def fsync_dir(path: str) -> None:
@@ -64,7 +147,7 @@ def fsync_dir(path: str) -> None:
 
 def write_fsync(path: str, data: bytes) -> None:
     """Create ``path`` (it must not exist), write ``data`` whole and fsync it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
         view = memoryview(data)
         while view:
@@ -76,18 +159,54 @@ def write_fsync(path: str, data: bytes) -> None:
 
 
 def write_file_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
+    """Write ``data`` to ``path`` through a temporary file and a rename.
+
+    The directory must exist. Stale temporaries of this name (a killed
+    writer's) are removed first.
+    """
     final = os.fspath(path)
+    d, base = os.path.split(final)
+    sweep_stale_temps(d or ".", base)
     tmp = tmp_name(final)
     try:
         write_fsync(tmp, data)
         os.replace(tmp, final)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
+
+
+def write_files_atomic(blobs: Mapping[str, bytes]) -> list[str]:
+    """Write several files of one unit (``linked.json`` and its ``tensor-map.json``…), all
+    or nothing: their directories are made, locked (:func:`locked_dir`) and swept of a
+    dead writer's temporaries of these names; every file goes to a temporary first, then
+    all are renamed. On failure nothing of this call remains. The caller names the paths
+    (from input paths and output options only, contract §6). Returns the paths."""
+    dirs = sorted({os.path.dirname(f) or "." for f in blobs})
+    with contextlib.ExitStack() as stack:
+        for d in dirs:  # sorted: two writers lock in the same order
+            stack.enter_context(locked_dir(d))
+        for final in blobs:
+            d, base = os.path.split(final)
+            sweep_stale_temps(d or ".", base)
+        temps: dict[str, str] = {}
+        renamed: list[str] = []
+        try:
+            for final, data in blobs.items():
+                temps[final] = tmp_name(final)
+                write_fsync(temps[final], data)
+            for final, tmp in temps.items():
+                os.replace(tmp, final)
+                renamed.append(final)
+            for d in dirs:
+                fsync_dir(d)
+        except BaseException:
+            for path in [*temps.values(), *renamed]:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            raise
+    return list(blobs)
 
 
 def _core_files(dirpath: str) -> list[str]:
@@ -104,67 +223,255 @@ def write_core_files(
 ) -> list[str]:
     """Write ``blobs[c]`` to ``out_dir/ncCC.json`` for every core, all or nothing.
 
-    Every core is written to a temporary file and fsynced before any is
-    renamed into place; on failure everything written is removed and the
+    Under the directory's lock (:func:`locked_dir`): stale temporaries are
+    swept, every core is written to a temporary file and fsynced before any
+    is renamed into place; on failure everything written is removed, with
+    the core files of earlier runs (see :func:`remove_outputs`), and the
     error re-raised. Core files of an earlier run beyond ``len(blobs)`` are
     removed on success, so the directory holds exactly this run's cores.
     ``extra`` (``{"linked.json": bytes}`` for ``split --link``) is written in
     the same step; a ``linked.json`` of an earlier run not rewritten is removed.
     """
-    if not os.path.isdir(out_dir):
-        os.makedirs(out_dir, exist_ok=True)
     extra = extra or {}
     finals = [os.path.join(out_dir, core_file_name(c)) for c in range(len(blobs))]
     finals += [os.path.join(out_dir, name) for name in extra]
-    blobs = [*blobs, *extra.values()]
-    temps: list[str] = []
-    renamed: list[str] = []
-    try:
-        for final, data in zip(finals, blobs, strict=True):
-            tmp = tmp_name(final)
-            temps.append(tmp)
-            write_fsync(tmp, data)
-        for tmp, final in zip(temps, finals, strict=True):
-            os.replace(tmp, final)
-            renamed.append(final)
-        keep = set(finals)
-        for stale in _core_files(out_dir):
-            if stale not in keep:
-                os.unlink(stale)
-        fsync_dir(out_dir)
-    except BaseException:
-        for p in temps + renamed:
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
-        remove_outputs(out_dir)
-        raise
+    datas = [*blobs, *extra.values()]
+    with locked_dir(out_dir):
+        sweep_stale_temps(out_dir)
+        temps: list[str] = []
+        try:
+            for final, data in zip(finals, datas, strict=True):
+                tmp = tmp_name(final)
+                temps.append(tmp)
+                write_fsync(tmp, data)
+            for tmp, final in zip(temps, finals, strict=True):
+                os.replace(tmp, final)
+            keep = set(finals)
+            for stale in _core_files(out_dir):
+                if stale not in keep:
+                    os.unlink(stale)
+            fsync_dir(out_dir)
+        except BaseException:
+            for p in temps:
+                with contextlib.suppress(OSError):
+                    os.unlink(p)
+            _remove_outputs_locked(out_dir)
+            raise
     return finals
 
 
 def remove_outputs(out_dir: str) -> None:
-    """Remove every ``ncNN.json`` (and ``linked.json``) of ``out_dir`` and the
-    directory if then empty."""
+    """Remove every ``ncNN.json`` (and ``linked.json``) of ``out_dir`` (and
+    stale temporaries), then the directory if it is empty. Takes the
+    directory's lock; a missing directory is left missing."""
+    with locked_dir(out_dir, create=False) as held:
+        if held:
+            sweep_stale_temps(out_dir)
+            _remove_outputs_locked(out_dir)
+
+
+def _remove_outputs_locked(out_dir: str) -> None:
     for stale in _core_files(out_dir):
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(stale)
-        except OSError:
-            pass
-    try:
+    with contextlib.suppress(OSError):
         os.rmdir(out_dir)
+
+
+# ----------------------------------------------------------------------------- directories
+
+
+def make_dirs(path: str) -> list[str]:
+    """``mkdir -p path``; returns the directories this call created, outermost first.
+
+    Raises :class:`NotADirectoryError` when ``path`` or an ancestor exists
+    and is not a directory, and the ``OSError`` of a failed ``mkdir``.
+    """
+    missing: list[str] = []
+    p = path
+    while p and not os.path.isdir(p):
+        if os.path.lexists(p) and not os.path.isdir(p):
+            raise NotADirectoryError(errno.ENOTDIR, "exists and is not a directory", p)
+        missing.append(p)
+        parent = os.path.dirname(p.rstrip("/"))
+        if parent == p:
+            break
+        p = parent
+    created: list[str] = []
+    try:
+        for d in reversed(missing):
+            try:
+                os.mkdir(d)
+            except FileExistsError:
+                if not os.path.isdir(d):
+                    raise NotADirectoryError(
+                        errno.ENOTDIR, "exists and is not a directory", d
+                    ) from None
+                continue  # a concurrent run made it
+            created.append(d)
+    except BaseException:
+        remove_dirs(created)
+        raise
+    return created
+
+
+def remove_dirs(created: Sequence[str]) -> None:
+    """Remove directories :func:`make_dirs` created, innermost first, if still empty."""
+    for d in reversed(created):
+        with contextlib.suppress(OSError):
+            os.rmdir(d)
+
+
+@contextlib.contextmanager
+def locked_dir(path: str, *, create: bool = True) -> Iterator[bool]:
+    """Hold an exclusive ``flock`` on directory ``path`` (made when missing and ``create``).
+
+    Yields True while the lock is held on the directory that is at ``path``
+    (re-checked after waiting: a directory removed or replaced meanwhile is
+    retried), False when there is no directory and ``create`` is off. Where
+    the filesystem has no ``flock`` the body runs unlocked.
+    """
+    import fcntl
+
+    while True:
+        if create:
+            make_dirs(path)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
+            if create:
+                continue  # removed between make_dirs and open: again
+            yield False
+            return
+        try:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            if _same_dir(fd, path):
+                yield True
+                return
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+def _same_dir(fd: int, path: str) -> bool:
+    try:
+        st = os.stat(path)
     except OSError:
-        pass
+        return False
+    fst = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (fst.st_dev, fst.st_ino)
+
+
+# ----------------------------------------------------------------------------- confinement
+
+
+def resolve_under(root: str, path: str) -> str:
+    """``path`` (from module content) as a path under ``root``.
+
+    Relative paths go under ``root``, absolute ones are re-rooted there
+    (``/a/b`` → ``root/a/b``); ``.`` and empty components are dropped; a
+    ``..`` that would leave ``root``, a NUL byte, a component named like a
+    core file (``nc00.json``, which would collide with a split's outputs),
+    or an existing symbolic link on the way that leads out of ``root`` is a
+    :class:`PathEscapeError`. Nothing is created.
+    """
+    if "\0" in path:
+        raise PathEscapeError(f"{path!r} contains a NUL byte")
+    parts: list[str] = []
+    for comp in path.split("/"):
+        if comp in ("", "."):
+            continue
+        if comp == "..":
+            if not parts:
+                raise PathEscapeError(f"{path!r} leaves {root} (a '..' above it)")
+            parts.pop()
+        elif core_index(comp) is not None:
+            raise PathEscapeError(f"{path!r} names a core file ({comp}) as a directory")
+        else:
+            parts.append(comp)
+    target = os.path.join(root, *parts)
+    real_root = os.path.realpath(root)
+    if not is_within(os.path.realpath(target), real_root):
+        raise PathEscapeError(f"{path!r} leads out of {root} through a symbolic link")
+    return target
+
+
+def is_within(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or below it (both already normalized)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def prepare_output_dir(path: str, *, create: bool = True) -> None:
+    """Create the output root (``mkdir -p``) and check that files can be written in it.
+
+    Raises :class:`OutputPathError` (one line, naming the path) when it is a
+    file, cannot be created, or cannot be written — before any work starts.
+    With ``create=False`` nothing is made: a missing directory's nearest
+    existing ancestor must be a writable directory (it is made when written).
+    """
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise OutputPathError(f"{path} exists and is not a directory")
+    if not create and not os.path.isdir(path):
+        _check_creatable(path)
+        return
+    try:
+        make_dirs(path)
+    except OSError as e:
+        raise OutputPathError(f"cannot create {path}: {e.strerror or e}") from e
+    probe = tmp_name(os.path.join(path, ".lncsplit-probe"))
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        raise OutputPathError(f"cannot write in {path}: {e.strerror or e}") from e
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+
+
+def _check_creatable(path: str) -> None:
+    p = os.path.abspath(path)
+    while not os.path.lexists(p):
+        p = os.path.dirname(p)
+    if not os.path.isdir(p):
+        raise OutputPathError(f"cannot create {path}: {p} is not a directory")
+    if not os.access(p, os.W_OK):
+        raise OutputPathError(f"cannot create {path}: {p} is not writable")
+
+
+def check_output_file(path: str) -> None:
+    """An output file named by an option (``--report``, ``--plot``…): its
+    directory must exist and be writable, and it must not be a directory.
+
+    Raises :class:`OutputPathError` before any work starts; creates nothing.
+    """
+    d = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        raise OutputPathError(f"{path} is a directory")
+    if not os.path.isdir(d):
+        raise OutputPathError(f"{path}: directory {d} does not exist")
+    if not os.access(d, os.W_OK):
+        raise OutputPathError(f"{path}: directory {d} is not writable")
 
 
 __all__ = [
     "LINKED_FILE",
+    "OutputPathError",
+    "PathEscapeError",
+    "check_output_file",
     "core_file_name",
     "core_index",
     "fsync_dir",
+    "is_within",
+    "locked_dir",
+    "make_dirs",
+    "prepare_output_dir",
+    "remove_dirs",
     "remove_outputs",
+    "resolve_under",
+    "sweep_stale_temps",
     "tmp_name",
     "write_core_files",
-    "write_fsync",
     "write_file_atomic",
+    "write_files_atomic",
+    "write_fsync",
 ]

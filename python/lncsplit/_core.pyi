@@ -170,6 +170,9 @@ class FunctionView:
         self, opcodes: Sequence[str]
     ) -> list[tuple[str, str, str | None, str | None, list[str]]]:
         """Distinct ``(opcode, side, memsetref, memref, instruction names)`` of those opcodes."""
+    def moved_bytes_per_partition(self, opcodes: Sequence[str]) -> list[tuple[str, str, str, int]]:
+        """``(instruction, side, set, bytes)``: most footprint bytes in one partition per
+        ``ins[0]`` (side ``"in"``) / ``outs[0]`` (``"out"``) over every instance."""
     def instruction_count(self) -> int: ...
     def memory_location(self, name: str) -> MemoryLocationView | None: ...
     def memory_location_set(self, name: str) -> MemoryLocationSetView | None: ...
@@ -279,10 +282,20 @@ class MemoryLocationView:
 def load(path: str | PathLike[str]) -> Module: ...
 def dump(module: Module, path: str | PathLike[str], version: int = 2) -> None: ...
 def generate_module(
-    seed: int, instructions: int, lnc: int = 2, arch: str | None = None, index: int = 0
+    seed: int,
+    instructions: int,
+    lnc: int = 2,
+    arch: str | None = None,
+    index: int = 0,
+    racy: bool = False,
 ) -> Module: ...
 def generate_corpus(
-    dir: str | PathLike[str], modules: int, instructions: int, lnc: int = 2, seed: int = 0
+    dir: str | PathLike[str],
+    modules: int,
+    instructions: int,
+    lnc: int = 2,
+    seed: int = 0,
+    racy: bool = False,
 ) -> list[Path]: ...
 def describe_module(module: Module) -> dict[str, Any]:
     """The ``lncsplit info`` description, read from the typed model."""
@@ -352,3 +365,15 @@ def expr_str(expr: Expr, budget: int = 200) -> str:
 def expr_free_vars(expr: Expr) -> tuple[list[str], bool, bool]:
     """``(axes, runtime, shard)``: loop axes ``expr`` depends on, whether it reads a runtime
     value, whether a ShardId is still in it."""
+
+# ----------------------------------------------------------------- LNC tail
+
+def lower_local_collectives(
+    cores: list[Module], sendrecv_to_gpsimd_max_bpp: int = 1024
+) -> list[tuple[str, str, str, str]]:
+    """lower_local_collectives in place; (function, name, kind, how) per collective."""
+
+def extend_shared_lifetimes(cores: list[Module]) -> list[tuple[str, int, str, str, str]]:
+    """extend_shared_lifetimes in place; (function, k, location, start, end) per location."""
+def racecheck(cores: list[Module], mode: str = "exact") -> str:
+    """lnc_barriercheck over the N core modules of one kernel: the RaceReport as JSON text."""

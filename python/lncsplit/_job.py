@@ -17,18 +17,30 @@ and the executors (which run a job on each unit and collect
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
-from lncsplit._atomic import LINKED_FILE, remove_outputs, write_core_files
+from lncsplit._atomic import LINKED_FILE, remove_dirs, remove_outputs, write_core_files
+from lncsplit.errors import LncsplitError
+from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
 
 if TYPE_CHECKING:
+    from lncsplit._core import Module
     from lncsplit.pipeline import PassOptions
 
 UnitKind = Literal["file", "core_set"]
+
+
+class InputError(LncsplitError):
+    """An input path that is not read (contract §6): missing, not a regular
+    file (a FIFO, socket or device), larger than ``--max-file-size``, or a
+    symbolic link that leads out of the inputs. The message names the path."""
+
+
 ErrorInfo = dict[str, Any]
 """``{"type": str, "code": int | str | None, "message": str}`` (contract §5)."""
 
@@ -222,25 +234,35 @@ def process_file(
     options: PassOptions,
     detail: bool = False,
 ) -> FileResult:
-    """The split job for one file: read → pipeline → write every core atomically.
+    """The split job for one file: read → pipeline → artifact directories → every core.
 
     A ``*.hlo``/``*.hlo.txt`` file is HLO text, lowered first (``lower_hlo_text`` with N =
     ``options.lnc_size``). With ``detail`` the result's ``detail`` lists, per core, the
     instructions the split pruned and the dependency edges dropped with them
     (``--report-detail``). Never raises for a bad input: the error is returned in the result
     (``status="error"``) and no output of the file remains. Only
-    ``KeyboardInterrupt``/``SystemExit`` propagate.
+    ``KeyboardInterrupt``/``SystemExit`` propagate, after removing what this
+    file had written (contract §6: whole files or none).
+
+    With ``options.create_artifact_dirs``, each core's ``artifact_path`` is
+    created under ``options.artifact_root`` (default: ``out``), after the
+    pipeline succeeded and before the cores are written (contract §3.1, §6).
     """
     if not isinstance(inp, Unit):
         inp = Unit(os.fspath(inp), input_stem(PurePath(inp).name))
     t0 = time.perf_counter()
     res = FileResult(input=inp.path)
     dest = output_dir(out, inp.rel)
+    created: list[str] = []
     try:
-        _split_into(res, inp.path, dest, options, detail)
+        _split_into(res, inp.path, _Dest(dest, os.fspath(out), created), options, detail)
     except Exception as e:  # noqa: BLE001 - a failed file never stops the run
+        remove_dirs(created)
         remove_outputs(dest)
         res.fail(error_info(e))
+    except BaseException:
+        remove_dirs(created)
+        raise
     res.seconds = time.perf_counter() - t0
     return res
 
@@ -288,11 +310,54 @@ class _Phases:
             res.detail["phases"] = self.seconds
 
 
+def read_input(path: str) -> bytes:
+    """The bytes of an input file, which must be a regular file.
+
+    Opened non-blocking and checked with ``fstat`` before reading, so a FIFO
+    or a device that replaced the file after discovery is refused without
+    blocking (contract §6).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(not_regular_message(path, st.st_mode))
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+def file_kind(mode: int) -> str:
+    """``"a FIFO"``, ``"a socket"``, ``"a character device"``… for an ``st_mode``."""
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def not_regular_message(path: str, mode: int) -> str:
+    """The error of an input that is not a regular file."""
+    return f"{path} is {file_kind(mode)}, not a regular file: not read"
+
+
+def load_input(path: str) -> Module:
+    """``Module.from_json`` of :func:`read_input` — how every command reads an input."""
+    from lncsplit import Module
+
+    return Module.from_json(read_input(path))
+
+
 def _read_module(res: FileResult, path: str, options: PassOptions) -> Any:
     from lncsplit import Module
 
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_input(path)
     res.bytes_in = len(data)
     if path.lower().endswith(HLO_SUFFIXES):
         from lncsplit.frontend import lower_hlo_text
@@ -302,10 +367,22 @@ def _read_module(res: FileResult, path: str, options: PassOptions) -> Any:
     return Module.from_json(data)
 
 
+@dataclass(frozen=True)
+class _Dest:
+    """Where one file's outputs go: its directory, the root of its artifact
+    directories, and the list of directories created for it (for cleanup)."""
+
+    dir: str
+    out: str
+    created: list[str]
+
+
 def _split_into(
-    res: FileResult, path: str, dest: str, options: PassOptions, detail: bool = False
+    res: FileResult, path: str, dest: _Dest, options: PassOptions, detail: bool = False
 ) -> None:
+
     from lncsplit import _core
+    from lncsplit.passes import create_artifact_dirs_under
     from lncsplit.pipeline import run_pipeline
 
     phases = _Phases(path)
@@ -318,7 +395,7 @@ def _split_into(
 
         snapshot = SplitSnapshot.of(module, expand=options.expand)
     phases.enter("passes")
-    cores = run_pipeline([module], replace(options, link=False))
+    cores = run_pipeline([module], replace(options, link=False, create_artifact_dirs=False))
     if snapshot is not None:
         from lncsplit.views.detail import split_detail
 
@@ -328,19 +405,25 @@ def _split_into(
     counts = [m.instruction_count() for m in cores]
     # ``split --link``: the linked module goes beside the cores, in the same write.
     extra = {LINKED_FILE: _core.link(cores).to_bytes(version=2)} if options.link else {}
+    if options.create_artifact_dirs and options.lnc_size > 1:
+        # Only now that the pipeline succeeded, and under --out (contract §6).
+        root = options.artifact_root if options.artifact_root is not None else dest.out
+        dest.created.extend(create_artifact_dirs_under(cores, root))
     # Free the per-core modules outside the GIL so worker threads overlap.
     _core.release(cores)
     del cores, module
-    res.outputs = write_core_files(dest, blobs, extra)
+    res.outputs = write_core_files(dest.dir, blobs, extra)
     res.instructions_out = counts
     res.bytes_out = sum(len(b) for b in blobs)
     phases.finish(res)
 
 
 __all__ = [
+    "DEFAULT_MAX_FILE_SIZE",
     "PHASE_REPORT_AFTER",
     "CorpusInput",
     "ErrorInfo",
+    "InputError",
     "FileResult",
     "Job",
     "PhaseHook",
@@ -349,10 +432,14 @@ __all__ = [
     "call_job",
     "error_info",
     "failed_result",
+    "file_kind",
     "guarded",
     "input_stem",
+    "load_input",
+    "not_regular_message",
     "output_dir",
     "process_file",
+    "read_input",
     "remove_unit_outputs",
     "set_phase_hook",
     "strip_json",

@@ -24,8 +24,9 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from lncsplit._atomic import core_file_name, write_core_files
+from lncsplit._atomic import core_file_name, prepare_output_dir, write_core_files
 from lncsplit._job import (
+    DEFAULT_MAX_FILE_SIZE,
     CorpusInput,
     FileResult,
     Unit,
@@ -47,14 +48,26 @@ from lncsplit.runner import (
 )
 
 
-def discover_inputs(inputs: Sequence[str | os.PathLike[str] | Unit]) -> list[Unit]:
+def discover_inputs(
+    inputs: Sequence[str | os.PathLike[str] | Unit],
+    out: str | os.PathLike[str] | None = None,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+) -> list[Unit]:
     """The split's inputs: every ``*.json`` a file unit, in order, output names unique.
 
-    Raises :class:`FileNotFoundError` for a path that does not exist and
+    The ``out`` tree is not an input even inside an INPUT directory; a path
+    that cannot be an input (missing, not a regular file, too large, a link
+    out of the inputs) is a unit carrying its error (contract §6). Raises
     :class:`InputConflictError` when two inputs would write the same output
     directory.
     """
-    return discover_units(inputs, core_sets=False, unique_outputs=True)
+    return discover_units(
+        inputs,
+        core_sets=False,
+        unique_outputs=True,
+        exclude=[out] if out is not None else [],
+        max_file_size=max_file_size,
+    )
 
 
 def effective_options(options: PassOptions, jobs: int, files: int, executor: str) -> PassOptions:
@@ -80,6 +93,8 @@ def process_files(
     progress: ProgressFn | None = None,
     batch_size: int | None = None,
     detail: bool = False,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    connect_timeout: float | None = None,
 ) -> CorpusReport:
     """Split every input file into ``out``; returns the :class:`CorpusReport`.
 
@@ -101,17 +116,24 @@ def process_files(
             corpus is small so every worker gets work).
         detail: each file's report entry lists, per core, the pruned
             instructions and the dependency edges dropped with them.
+        max_file_size: a larger input is an error entry, never read.
+        connect_timeout: seconds to wait for a Dask ``scheduler`` (default 10).
 
-    A failed file never stops the run: it gets an ``"error"`` entry and no
-    output. Raises only for usage errors (missing inputs, conflicting
-    outputs, an unknown executor, a missing optional dependency).
+    With ``options.create_artifact_dirs`` each core's ``artifact_path`` is
+    created under ``options.artifact_root``, by default ``out`` (contract
+    §6). A failed file never stops the run: it gets an ``"error"`` entry and
+    no output (nor does a missing input, which is such an entry). Raises only
+    for usage errors (an ``out`` that is a file or cannot be written,
+    conflicting outputs, an unknown executor, a missing optional dependency,
+    an unreachable scheduler), and :class:`lncsplit.runner.RunInterrupted`
+    on Ctrl-C.
     """
-    units = discover_inputs(paths)
+    out_s = os.fspath(out)
+    units = discover_inputs(paths, out_s, max_file_size)
     njobs = resolve_jobs(jobs)
     resolved = resolve_executor(executor, scheduler)
     opts = effective_options(options, njobs, len(units), resolved)
-    out_s = os.fspath(out)
-    os.makedirs(out_s, exist_ok=True)
+    prepare_output_dir(out_s)
     if resolved == "dask":
         out_s = os.path.abspath(out_s)  # the workers write it
     return run_units(
@@ -126,6 +148,7 @@ def process_files(
         command="split",
         lnc=options.lnc_size,
         counts=True,
+        connect_timeout=connect_timeout,
     )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from lncsplit import _core
+from lncsplit._atomic import PathEscapeError, make_dirs, remove_dirs, resolve_under
 from lncsplit._core import Module
 from lncsplit.errors import NeuronAssertion
 
@@ -41,6 +42,7 @@ def split(
     clone: CloneMethod = "structural",
     parallel: bool = True,
     create_artifact_dirs: bool = False,
+    artifact_root: str | os.PathLike[str] | None = None,
 ) -> list[Module]:
     """``LncSplitter::run(vector<Module>)``: M symbolic modules → M·N per-core modules.
 
@@ -54,7 +56,10 @@ def split(
     ``clone="json"`` clones by serde JSON round trip, as the compiler does
     (same output bytes). ``parallel`` concretizes cores on a thread pool
     (same output). ``create_artifact_dirs`` creates each core's
-    ``artifact_path`` directory (errors 1648/1649/1650).
+    ``artifact_path`` directory once the split succeeded, under
+    ``artifact_root`` (default: the current directory; see
+    :func:`create_artifact_dirs`; errors 1648/1649/1650). With ``lnc == 1``
+    nothing is created.
     """
     if isinstance(modules, Module):
         raise NeuronAssertion(
@@ -63,37 +68,74 @@ def split(
             "lnc_splitter.cpp:162",
             "lnc_splitter must run on the module list, not on a single module",
         )
-    out = _core.split(list(modules), _check_lnc(lnc), clone, parallel)
-    if create_artifact_dirs:
-        for m in out:
-            if m.artifact_path is not None:
-                create_artifact_dir(m.artifact_path)
+    n = _check_lnc(lnc)
+    out = _core.split(list(modules), n, clone, parallel)
+    if create_artifact_dirs and n > 1:
+        create_artifact_dirs_under(out, artifact_root)
     return out
 
 
-def create_artifact_dir(path: str) -> None:
-    """Create a core's artifact directory with the compiler's checks.
+def artifact_dir(module: Module, root: str | os.PathLike[str] | None = None) -> str | None:
+    """Where a core's ``artifact_path`` directory goes: under ``root`` (default: ``.``).
 
-    1648: the path cannot be checked; 1649: it exists but is not a
-    directory; 1650: ``create_directory`` failed.
+    A relative path goes under ``root``, an absolute one is re-rooted there
+    (``/a/b`` → ``<root>/a/b``); one whose ``..`` leaves ``root``, or that
+    leads out of it through an existing symbolic link, is ``NeuronAssertion``
+    1648 (contract §3.1, §6). The module keeps its own ``artifact_path``.
+    None when the module has none.
     """
+    path = module.artifact_path
+    if path is None:
+        return None
+    base = os.fspath(root) if root is not None else os.curdir
     try:
-        exists = os.path.exists(path)
-    except (OSError, ValueError) as e:
+        return resolve_under(base, path)
+    except PathEscapeError as e:
         raise NeuronAssertion(
-            1648, "std::filesystem::exists(path)", "lnc_splitter.cpp", f"{path}: {e}"
+            1648,
+            "std::filesystem::exists(path)",
+            "lnc_splitter.cpp",
+            f"module {module.name}: artifact_path {e}",
         ) from e
-    if exists:
-        if not os.path.isdir(path):
-            raise NeuronAssertion(
-                1649,
-                "std::filesystem::is_directory(path)",
-                "lnc_splitter.cpp",
-                f"{path} exists and is not a directory",
-            )
-        return
+
+
+def create_artifact_dirs_under(
+    modules: Sequence[Module], root: str | os.PathLike[str] | None = None
+) -> list[str]:
+    """Create every core's artifact directory under ``root``; all or nothing.
+
+    Every path is resolved first (:func:`artifact_dir`), so a refused one
+    creates nothing; a directory that cannot be made removes those made
+    before it. Returns the directories this call created (outermost first),
+    so a caller whose later step fails can remove them
+    (:func:`lncsplit._atomic.remove_dirs`).
+    """
+    targets = [d for d in (artifact_dir(m, root) for m in modules) if d is not None]
+    created: list[str] = []
     try:
-        os.makedirs(path, exist_ok=True)
+        for path in targets:
+            created.extend(create_artifact_dir(path))
+    except BaseException:
+        remove_dirs(created)
+        raise
+    return created
+
+
+def create_artifact_dir(path: str) -> list[str]:
+    """Create one artifact directory (``mkdir -p``) with the compiler's checks.
+
+    1649: it exists but is not a directory; 1650: ``create_directory``
+    failed. Returns the directories created, outermost first.
+    """
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise NeuronAssertion(
+            1649,
+            "std::filesystem::is_directory(path)",
+            "lnc_splitter.cpp",
+            f"{path} exists and is not a directory",
+        )
+    try:
+        return make_dirs(path)
     except (OSError, ValueError) as e:
         raise NeuronAssertion(
             1650, "std::filesystem::create_directory(path)", "lnc_splitter.cpp", f"{path}: {e}"
@@ -142,7 +184,9 @@ def verify_bir_serdes(module: Module) -> None:
 
 
 __all__ = [
+    "artifact_dir",
     "create_artifact_dir",
+    "create_artifact_dirs_under",
     "expand_replication",
     "split",
     "verify_bir",

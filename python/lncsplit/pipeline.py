@@ -8,10 +8,14 @@ The pipeline runs the passes in their compiler order::
     8  lnc_splitter           (M modules → M·N)
     13 birverifier            (per core, through CoreForkPass)
     14 lnc_verifier           (concretized, per split module)
+    15 collective buffers     (§3.4's check on the collectives as written)
+    80 lower_local_collectives  (per split module's N cores)
+    81 extend_shared_lifetimes  (per split module's N cores)
     82 coloring_allocator_dram_shared  (shared DRAM placed once, on core 0)
     83 sync_shared_allocations
     90 memory checks         (lncsplit's order for the seed-002 checks)
     91 lnc_verifier           (concretized again, now with shared addresses)
+    92 lnc_barriercheck       (no race between cores: NeuronAssertion 9301)
     100 bir_linker            (only with ``PassOptions(link=True)``: one linked
                                module per kernel, after every check)
 
@@ -52,8 +56,15 @@ class PassOptions:
         memory: run the shared-DRAM allocation/sync and the memory checks.
         arch: override the modules' arch for the memory checks.
         cc_buffer_mb: per-core collective-compute buffer (MB) for the checks.
-        create_artifact_dirs: create each core's artifact directory.
+        create_artifact_dirs: create each core's artifact directory, under
+            ``artifact_root``, once every pass succeeded (N > 1 only).
+        artifact_root: where artifact directories go (default: the current
+            directory; absolute ``artifact_path`` s are re-rooted there).
         verify_serdes: run verify_bir_serdes on every input module.
+        sendrecv_to_gpsimd_max_bpp: most bytes per partition a ``SendRecv``
+            moves as one GPSIMDSB2SB (lower_local_collectives; capped at 1024).
+        racecheck: run lnc_barriercheck (order 92) on every kernel's cores; a
+            race is ``NeuronAssertion`` 9301 naming the first one.
         link: after every check, link each kernel's cores (``bir_linker``):
             ``run_pipeline`` then returns one linked module per input module.
     """
@@ -68,13 +79,19 @@ class PassOptions:
     cc_buffer_mb: int = 500
     create_artifact_dirs: bool = False
     verify_serdes: bool = False
+    sendrecv_to_gpsimd_max_bpp: int = 1024
+    racecheck: bool = True
     link: bool = False
+    artifact_root: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.lnc_size, int) or self.lnc_size < 1:
             raise ValueError(f"lnc_size must be an integer >= 1, got {self.lnc_size!r}")
         if self.clone not in ("structural", "json"):
             raise ValueError(f"clone must be 'structural' or 'json', got {self.clone!r}")
+        bpp = self.sendrecv_to_gpsimd_max_bpp
+        if not isinstance(bpp, int) or isinstance(bpp, bool) or bpp < 0:
+            raise ValueError(f"sendrecv_to_gpsimd_max_bpp must be an integer >= 0, got {bpp!r}")
 
 
 @dataclass(frozen=True)
@@ -173,12 +190,16 @@ class Pipeline:
         """Run every enabled pass; returns the M·N per-core modules, or with
         ``link`` the M linked modules (one per input module, in input order)."""
         out = self._run_passes(modules)
-        if not self.options.link:
-            return out
-        linked: list[Module] = []
+        result = out
         n = self.options.lnc_size
-        self._timed("bir_linker", 100, len(out), lambda: linked.extend(link_kernels(out, n)))
-        return linked
+        if self.options.link:
+            linked: list[Module] = []
+            self._timed("bir_linker", 100, len(out), lambda: linked.extend(link_kernels(out, n)))
+            result = linked
+        if self.options.create_artifact_dirs and n > 1:
+            # Only once every pass succeeded (contract §6).
+            passes.create_artifact_dirs_under(out, self.options.artifact_root)
+        return result
 
     def _run_passes(self, modules: Sequence[Module]) -> list[Module]:
         """Run every enabled pass; returns the M·N per-core modules.
@@ -209,7 +230,6 @@ class Pipeline:
                     n,
                     clone=o.clone,
                     parallel=o.parallel,
-                    create_artifact_dirs=o.create_artifact_dirs,
                 )
             )
 
@@ -220,11 +240,47 @@ class Pipeline:
             )
             self._timed("birverifier", 13, len(out), lambda: fork.run(n, out))
             self._timed("lnc_verifier", 14, len(out), lambda: self._verify_groups(out))
+        self._lnc_tail(out)
         if o.memory:
             self._memory(out)
             if o.verify:
                 self._timed("lnc_verifier", 91, len(out), lambda: self._verify_groups(out))
+        if o.racecheck:
+            self._timed("lnc_barriercheck", 92, len(out), lambda: _racecheck_groups(out, n))
         return out
+
+    def _lnc_tail(self, out: list[Module]) -> None:
+        """The collective-buffer check on the collectives as written (15, with
+        the memory model), then orders 80 and 81 on each split module's cores."""
+        from lncsplit import tail
+
+        o = self.options
+        n = o.lnc_size
+        groups = [out[i : i + n] for i in range(0, len(out), n)]
+        if o.memory:
+            self._timed("collective_buffer_check", 15, len(out), lambda: self._cc_buffers(groups))
+
+        def lower() -> None:
+            for g in groups:
+                tail.lower_local_collectives(g, o)
+
+        def extend() -> None:
+            for g in groups:
+                tail.extend_shared_lifetimes(g)
+
+        self._timed("lower_local_collectives", 80, len(out), lower)
+        self._timed("extend_shared_lifetimes", 81, len(out), extend)
+
+    def _cc_buffers(self, groups: list[list[Module]]) -> None:
+        from lncsplit import memory
+
+        o = self.options
+        for g in groups:
+            report = memory.check_collective_buffers(
+                g, arch=o.arch, lnc=o.lnc_size, cc_buffer_mb=o.cc_buffer_mb
+            )
+            if not report.ok:
+                raise memory.MemoryCheckError(report)
 
     def _checks_before_split(self, mods: list[Module]) -> None:
         """Orders 2–4: serdes round trip, birverifier, symbolic lnc_verifier."""
@@ -293,6 +349,24 @@ def refuse_concretized(modules: Sequence[Module]) -> None:
                 "run_pipeline",
                 f"module {m.name} is already concretized (neuron_core_id {core}); "
                 "split its symbolic source instead",
+            )
+
+
+def _racecheck_groups(out: Sequence[Module], n: int) -> None:
+    """Order 92: lnc_barriercheck on each kernel's N cores; the first race is 9301."""
+    from lncsplit.barriercheck import racecheck
+
+    for k in range(0, len(out), n):
+        report = racecheck(out[k : k + n])
+        if not report.ok:
+            race = report.races[0]
+            more = f" (and {len(report.races) - 1} more)" if len(report.races) > 1 else ""
+            raise NeuronAssertion(
+                9301,
+                f"{race.kind} race between {race.a.instruction} on core {race.a.core} and "
+                f"{race.b.instruction} on core {race.b.core} on {race.location.name}{more}",
+                "lncsplit/lnc_barriercheck",
+                f"module {out[k].name}: {race.summary()}; fix: {race.fix}",
             )
 
 

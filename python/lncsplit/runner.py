@@ -12,6 +12,13 @@ JSON writer, one summary table.
 A unit that an executor loses (its worker process died) is reported as an
 error of type ``WorkerDied``; ``cleanup(unit)`` (optional) then removes
 whatever the job may have left of its outputs.
+
+Ctrl-C (``KeyboardInterrupt``) cancels the units not started yet, lets the
+running ones finish (each writes whole files or none), and raises
+:class:`RunInterrupted` carrying the partial report: the finished units as
+they ended, the others as ``Interrupted`` errors (contract §5: exit 130).
+Under Dask the batches already running on workers are abandoned: their
+outputs are whole but not listed as done.
 """
 
 from __future__ import annotations
@@ -85,6 +92,7 @@ class CorpusReport:
     executor: str = "thread"
     command: str = "split"
     counts: bool = True
+    interrupted: bool = False
 
     @property
     def ok(self) -> bool:
@@ -130,6 +138,8 @@ class CorpusReport:
                 round(s["bytes_in"] / 1e6 / self.seconds, 3) if self.seconds > 0 else None
             )
         s.update(jobs=self.jobs, executor=self.executor, command=self.command)
+        if self.interrupted:
+            s["interrupted"] = True
         return s
 
     def to_json(self) -> dict[str, Any]:
@@ -141,11 +151,9 @@ class CorpusReport:
         }
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        """Write the report JSON (indented, UTF-8) atomically."""
+        """Write the report JSON (indented, UTF-8) atomically; its directory must exist."""
         data = (json.dumps(self.to_json(), indent=2) + "\n").encode()
-        final = os.fspath(path)
-        os.makedirs(os.path.dirname(final) or ".", exist_ok=True)
-        write_file_atomic(final, data)
+        write_file_atomic(os.fspath(path), data)
 
     def table(self) -> str:
         """The human summary every bulk command prints."""
@@ -175,6 +183,42 @@ class CorpusReport:
         return "\n".join(lines)
 
 
+#: The error type of a unit an interrupted run never started.
+INTERRUPTED = "Interrupted"
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_units`; ``report`` holds what was done."""
+
+    def __init__(self, report: CorpusReport) -> None:
+        super().__init__("interrupted")
+        self.report = report
+
+    def describe(self) -> str:
+        """``interrupted: 12 of 200 files done (11 ok, 1 failed), 188 not processed; …``."""
+        r = self.report
+        started = [f for f in r.files if not (f.error and f.error.get("type") == INTERRUPTED)]
+        ok = sum(f.ok for f in started)
+        noun = "files" if all(f.kind == "file" for f in r.files) else "inputs"
+        return (
+            f"interrupted: {len(started)} of {len(r.files)} {noun} done ({ok} ok, "
+            f"{len(started) - ok} failed), {len(r.files) - len(started)} not processed; "
+            "every output written is complete"
+        )
+
+
+_NEVER = ("InternalError", "unit was never processed")
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where Dask runs: the scheduler, units per task, connect timeout."""
+
+    scheduler: Any
+    batch_size: int | None
+    connect_timeout: float | None
+
+
 def run_units(
     units: Sequence[Unit],
     job: Job,
@@ -188,6 +232,7 @@ def run_units(
     command: str = "split",
     lnc: int | None = None,
     counts: bool = False,
+    connect_timeout: float | None = None,
 ) -> CorpusReport:
     """Run ``job`` on every unit; returns the :class:`CorpusReport` (units in input order).
 
@@ -207,10 +252,12 @@ def run_units(
         batch_size: units per Dask task (default: up to 200, fewer for small runs).
         cleanup: ``cleanup(unit)`` for a unit whose worker died mid-job.
         command, lnc, counts: recorded in the report (see :class:`CorpusReport`).
+        connect_timeout: seconds to wait for a Dask ``scheduler`` (default 10).
 
     A unit with a discovery error is reported failed without running ``job``.
     Raises only for usage errors (an unknown executor, a missing optional
-    dependency, a bad scheduler).
+    dependency, an unreachable scheduler), and :class:`RunInterrupted` on
+    Ctrl-C.
     """
     njobs = resolve_jobs(jobs)
     resolved = resolve_executor(executor, scheduler)
@@ -234,22 +281,32 @@ def run_units(
         on_result(i, failed_result(items[i], exc_type, message))
 
     t0 = time.perf_counter()
-    if items:
-        _dispatch(resolved, items, job, njobs, on_result, on_lost, scheduler, batch_size)
-    seconds = time.perf_counter() - t0
-    files = [
-        r if r is not None else failed_result(items[i], "InternalError", "unit was never processed")
-        for i, r in enumerate(results)
-    ]
-    return CorpusReport(
+    interrupted = False
+    try:
+        if items:
+            where = _Where(scheduler, batch_size, connect_timeout)
+            _dispatch(resolved, items, job, njobs, on_result, on_lost, where)
+    except KeyboardInterrupt:
+        interrupted = True
+    with lock:
+        missing = (INTERRUPTED, "not processed: the run was interrupted") if interrupted else None
+        files = [
+            r if r is not None else failed_result(items[i], *(missing or _NEVER))
+            for i, r in enumerate(results)
+        ]
+    report = CorpusReport(
         lnc=lnc,
         files=files,
-        seconds=seconds,
+        seconds=time.perf_counter() - t0,
         jobs=njobs,
         executor=resolved,
         command=command,
         counts=counts,
+        interrupted=interrupted,
     )
+    if interrupted:
+        raise RunInterrupted(report)
+    return report
 
 
 def _dispatch(
@@ -259,13 +316,21 @@ def _dispatch(
     jobs: int,
     on_result: Callable[[int, FileResult], None],
     on_lost: Callable[[int, str, str], None],
-    scheduler: Any,
-    batch_size: int | None,
+    where: _Where,
 ) -> None:
     if executor == "dask":
         from lncsplit.executors.dask import run_dask
 
-        run_dask(items, job, jobs, scheduler, on_result, on_lost, batch_size=batch_size)
+        run_dask(
+            items,
+            job,
+            jobs,
+            where.scheduler,
+            on_result,
+            on_lost,
+            batch_size=where.batch_size,
+            connect_timeout=where.connect_timeout,
+        )
     elif executor == "process":
         from lncsplit.executors.local import run_processes
 
@@ -278,6 +343,8 @@ def _dispatch(
 
 __all__ = [
     "DEFAULT_LOCAL_EXECUTOR",
+    "INTERRUPTED",
+    "RunInterrupted",
     "Cleanup",
     "CorpusReport",
     "ExecutorName",

@@ -16,6 +16,7 @@ semantics.
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -416,7 +417,9 @@ def _cores_of(x: Modules | SimResult) -> int | None:
 def load_inputs(path: str | Path) -> dict[tuple[str, str], Array | PerCore]:
     """Inputs from an NPZ: keys ``<function>/<set>`` (every core) or
     ``<function>/<set>/<core>`` (one core; it overrides the all-cores array)."""
-    with np.load(Path(path), allow_pickle=False) as npz:
+    from lncsplit._job import read_input  # a regular file only (contract §6)
+
+    with np.load(io.BytesIO(read_input(str(path))), allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
     shared: dict[tuple[str, str], Array] = {}
     per_core: dict[tuple[str, str], dict[int, Array]] = {}

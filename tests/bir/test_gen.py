@@ -10,6 +10,8 @@ import pytest
 from lncsplit import BirJsonError, Module
 from lncsplit._core import generate_corpus, generate_module
 
+CC_KINDS = ("SendRecv", "SendRecvCCE", "AllReduce", "ReduceScatter", "AllGather", "Permute")
+
 
 def test_gen_same_seed_gives_same_bytes() -> None:
     for seed in (0, 1, 2**40):
@@ -85,9 +87,9 @@ def test_gen_module_is_valid_and_realistic(lnc: int) -> None:
     # GPSIMDSB2SB only when lnc == 2, never predicated.
     sb2sb = [i for i in insts if i["opcode"] == "GPSIMDSB2SB"]
     assert bool(sb2sb) == (lnc == 2) and all("predicates" not in i for i in sb2sb)
-    # CollectiveCompute with shard-dependent ranks (lnc > 1).
+    # CollectiveCompute of every kind the LNC tail lowers, with shard-dependent ranks.
     ccs = [i for i in insts if i["opcode"] == "CollectiveCompute"]
-    assert bool(ccs) == (lnc > 1)
+    assert {c["cc_channel"]["kind"] for c in ccs} == set(CC_KINDS)
     assert all(
         _has(c["recv_from_rank"], "ShardIDKind") and _has(c["send_to_rank"], "ShardIDKind")
         for c in ccs
@@ -137,3 +139,86 @@ def test_gen_small_sizes() -> None:
         m = generate_module(9, n, 2)
         assert m.instruction_count() == n
         assert Module.from_json(m.to_json()).to_json() == m.to_json()
+
+
+def _count(arg: dict[str, Any]) -> int:
+    n = 1
+    for _step, num in arg["ap"]:
+        n *= num
+    return n
+
+
+def _sets(m: Module) -> dict[str, dict[str, Any]]:
+    return {s["name"]: s for s in json.loads(m.to_json())["functions"][0]["allocations"]}
+
+
+def _insts(m: Module) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    _walk(json.loads(m.to_json())["functions"][0]["basic_blocks"], out)
+    return out
+
+
+@pytest.mark.parametrize("lnc", [1, 2, 3, 4, 8])
+def test_gen_copies_pair_equal_counts_and_element_sizes(lnc: int) -> None:
+    m = generate_module(11, 3000, lnc)
+    sets = _sets(m)
+    copies = [i for i in _insts(m) if i["opcode"] in ("DMACopy", "TensorCopy", "GPSIMDSB2SB")]
+    assert copies
+    for i in copies:
+        src, dst = i["ins"][0], i["outs"][0]
+        assert _count(src) == _count(dst), i["name"]
+        assert sets[src["memsetref"]]["dtype"] == sets[dst["memsetref"]]["dtype"], i["name"]
+
+
+@pytest.mark.parametrize("lnc", [1, 2, 3, 4, 8])
+def test_gen_collectives_fit_their_kind(lnc: int) -> None:
+    m = generate_module(12, 3000, lnc)
+    sets = _sets(m)
+    ccs = [i for i in _insts(m) if i["opcode"] == "CollectiveCompute"]
+    assert {c["cc_channel"]["kind"] for c in ccs} == set(CC_KINDS)
+    for c in ccs:
+        ch = c["cc_channel"]
+        assert ch["replica_groups"] == [list(range(lnc))] and ch["op"] in ("add", "max", "min")
+        n_in, n_out = _count(c["ins"][0]), _count(c["outs"][0])
+        want = {"AllGather": (n_in * lnc, n_out), "ReduceScatter": (n_in, n_out * lnc)}
+        a, b = want.get(ch["kind"], (n_in, n_out))
+        assert a == b, (c["name"], ch["kind"], n_in, n_out)
+        types = {sets[x["memsetref"]]["locations"][0]["type"] for x in (c["ins"][0], c["outs"][0])}
+        if ch["kind"] == "SendRecv" and lnc == 2:
+            assert types == {"SB"} and c["ins"][0]["ap"][1][1] * 2 <= 1024
+        else:
+            assert types == {"DRAM"}
+        if ch["kind"] == "AllReduce":
+            extent = c["ins"][0]["ap"][1][1]
+            assert extent >= 4 and extent % lnc == 0
+            assert sets[c["ins"][0]["memsetref"]]["tensor_shape"][1] % lnc == 0
+
+
+def test_gen_ranks_invert_each_other() -> None:
+    from lncsplit.pelican import Context
+
+    m = generate_module(13, 2000, 4)
+    for c in (i for i in _insts(m) if i["opcode"] == "CollectiveCompute"):
+        recv = Context.from_json(c["recv_from_rank"])
+        send = Context.from_json(c["send_to_rank"])
+        for core in range(4):
+            to = send.eval({"shard": core})
+            assert to is not None and recv.eval({"shard": to}) == core
+
+
+@pytest.mark.parametrize("lnc", [1, 2, 4])
+def test_gen_writes_shared_data_first(lnc: int) -> None:
+    d = json.loads(generate_module(14, 2000, lnc).to_json())
+    for f in d["functions"]:
+        shared = [s["name"] for s in f["allocations"] if s.get("addr_space") == "Shared"]
+        first = f["basic_blocks"][0]["instructions"][: len(shared)]
+        assert [i["outs"][0]["memsetref"] for i in first] == shared
+        assert all(i["name"].startswith("shared_init_") and not i.get("predicates") for i in first)
+
+
+def test_gen_racy_plants_named_races_and_keeps_the_count() -> None:
+    m = generate_module(15, 2000, 2, racy=True)
+    assert m.instruction_count() == 2000
+    racy = [i for i in _insts(m) if i["name"].startswith("racy_")]
+    assert racy and all(not i.get("predicates") for i in racy)
+    assert not any(i["name"].startswith("racy_") for i in _insts(generate_module(15, 2000, 2)))

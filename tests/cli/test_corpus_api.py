@@ -28,8 +28,9 @@ def test_discovery_keeps_command_line_order_and_rejects_collisions(tmp_path: Pat
     assert [c.rel for c in discover_inputs([tmp_path / "d", tmp_path / "x.json"])] == ["y", "x"]
     with pytest.raises(InputConflictError):
         discover_inputs([tmp_path / "x.json", tmp_path / "d", tmp_path])
-    with pytest.raises(FileNotFoundError):
-        discover_inputs([tmp_path / "missing"])
+    [missing] = discover_inputs([tmp_path / "missing"])
+    assert missing.error is not None and missing.error["type"] == "InputError"
+    assert "no such file or directory" in missing.error["message"]
 
 
 def test_process_files_is_exported_and_reports_progress(tmp_path: Path) -> None:

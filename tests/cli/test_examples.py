@@ -18,6 +18,7 @@ MECHANISMS = {
     "05_collective": "recv_from_rank",
     "06_replication": "replication_resolution",
     "07_shared_dram": '"Shared"',
+    "08_shared_handoff": '"CoreBarrier"',
 }
 
 

@@ -35,6 +35,10 @@ def test_link_one_split_output_writes_file_and_tensor_map_beside(
 ) -> None:
     d = split_dirs(outputs)[0]
     dest = tmp_path / "linked" / "prog.json"
+    # FILE's directory must exist, as for --report (contract §6): checked before any work.
+    r = run_cli("link", d, "--out", dest)
+    assert r.returncode == 2 and "does not exist" in r.stderr and not dest.parent.exists()
+    dest.parent.mkdir()
     r = run_cli("link", d, "--out", dest)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in dest.parent.iterdir()) == ["prog.json", "tensor-map.json"]

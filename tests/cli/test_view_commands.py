@@ -80,7 +80,8 @@ def test_explain_reads_hlo_text() -> None:
 
 def test_explain_usage_errors(out: Path) -> None:
     assert run_cli("explain", out / "01_shard_predicated", "load_x").returncode == 2
-    assert run_cli("explain", "/nonexistent.json", "x").returncode == 2
+    # A missing INPUT is that input's failure (contract §5), not a usage error.
+    assert run_cli("explain", "/nonexistent.json", "x").returncode == 1
 
 
 # -- diff -----------------------------------------------------------------------------------------
@@ -111,7 +112,7 @@ def test_diff_over_several_outputs_through_the_runner(out: Path, tmp_path: Path)
     report = tmp_path / "r.json"
     r = run_cli("diff", out, "--jobs", "2", "--report", report)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.count("== ") == 7
+    assert r.stdout.count("== ") == len(example_paths())
     files = json.loads(report.read_text())["files"]
     assert [Path(f["input"]).name for f in files] == [p.stem for p in example_paths()]
     assert all("diff" in f["detail"] for f in files)
@@ -193,7 +194,9 @@ def test_lower_without_constraints_is_exit_1_and_writes_nothing(tmp_path: Path) 
 
 
 def test_lower_usage_errors(tmp_path: Path) -> None:
-    assert run_cli("lower", tmp_path / "missing.hlo", "--out", tmp_path / "m.json").returncode == 2
+    # A missing INPUT is that input's failure (contract §5); a missing --out directory is not.
+    assert run_cli("lower", tmp_path / "missing.hlo", "--out", tmp_path / "m.json").returncode == 1
+    assert run_cli("lower", hlo_example_path(), "--out", tmp_path / "no" / "m.json").returncode == 2
     assert run_cli("lower", hlo_example_path()).returncode == 2  # --out is required
 
 

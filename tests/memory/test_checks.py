@@ -299,13 +299,22 @@ def test_local_sb_and_psum_are_not_shared_violations() -> None:
 # ---------------------------------------------------------------- GPSIMDSB2SB
 
 
-def _sb2sb(bpp: int, core: int = 0, out_type: str = "SB") -> dict[str, Any]:
+def _sb2sb(
+    bpp: int, core: int = 0, out_type: str = "SB", moved: int | None = None
+) -> dict[str, Any]:
+    """A GPSIMDSB2SB between two [128, bpp] uint8 sets moving ``moved`` bytes of
+    every partition (default: all of them)."""
+    n = bpp if moved is None else moved
+
+    def whole(s: str) -> dict[str, Any]:
+        return {**arg(s, dtype="uint8"), "ap": [[bpp, 128], [1, n]]}
+
     return module(
         [
             one("a", "SB", [128, bpp], dtype="uint8", addr=0),
-            one("b", out_type, [128, bpp], dtype="uint8", addr=4096),
+            one("b", out_type, [128, bpp], dtype="uint8", addr=8192),
         ],
-        [inst("swap", "GPSIMDSB2SB", [arg("a_set", dtype="uint8")], [arg("b_set", dtype="uint8")])],
+        [inst("swap", "GPSIMDSB2SB", [whole("a_set")], [whole("b_set")])],
         core=core,
     )
 
@@ -327,6 +336,14 @@ def test_gpsimd_sb2sb_over_1024_bytes_per_partition_is_reported() -> None:
     assert {v.location for v in r.violations} == {"a_set", "b_set"}
     assert all(v.limit == 1024 and v.value == 1025 for v in r.violations)
     assert "partner core 0" in r.violations[0].message
+
+
+def test_gpsimd_sb2sb_gate_measures_the_bytes_moved_not_the_set() -> None:
+    # 64 bytes of each partition of a 4 KiB-per-partition tensor: within the gate.
+    assert rules(_sb2sb(4096, moved=64), lnc=2) == []
+    r = check_memory([make_module(_sb2sb(4096, moved=1040))], lnc=2)
+    assert [v.rule for v in r.violations] == [Rule.SB2SB_SIZE, Rule.SB2SB_SIZE]
+    assert all(v.value == 1040 for v in r.violations)
 
 
 def test_gpsimd_sb2sb_partner_is_c_plus_1_and_1() -> None:

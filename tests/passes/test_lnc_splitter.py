@@ -87,11 +87,11 @@ def test_name_without_nc_symbolic_is_unchanged() -> None:
     assert [m.neuron_core_id for m in out] == [0, 1]
 
 
-def test_artifact_path_becomes_per_core_directory(tmp_path: object) -> None:
-    d = module([inst("a")], artifact_path=str(tmp_path))
-    out = lncsplit.split([load(d)], 2, create_artifact_dirs=True)
-    assert [m.artifact_path for m in out] == [f"{tmp_path}/nc00", f"{tmp_path}/nc01"]
-    assert all(os.path.isdir(m.artifact_path or "") for m in out)
+def test_artifact_path_becomes_per_core_directory_under_the_root(tmp_path: object) -> None:
+    d = module([inst("a")], artifact_path="/abs/k")
+    out = lncsplit.split([load(d)], 2, create_artifact_dirs=True, artifact_root=str(tmp_path))
+    assert [m.artifact_path for m in out] == ["/abs/k/nc00", "/abs/k/nc01"]
+    assert all(os.path.isdir(os.path.join(str(tmp_path), "abs", "k", f"nc0{c}")) for c in (0, 1))
 
 
 def test_artifact_path_that_is_a_file_raises_1649(tmp_path: object) -> None:
@@ -100,7 +100,10 @@ def test_artifact_path_that_is_a_file_raises_1649(tmp_path: object) -> None:
     open(os.path.join(base, "nc00"), "w").close()
     with pytest.raises(NeuronAssertion) as e:
         lncsplit.split(
-            [load(module([inst("a")], artifact_path=base))], 2, create_artifact_dirs=True
+            [load(module([inst("a")], artifact_path="base"))],
+            2,
+            create_artifact_dirs=True,
+            artifact_root=str(tmp_path),
         )
     assert e.value.code == 1649
 

@@ -55,9 +55,16 @@ def test_pipeline_with_lnc_1_leaves_module_symbolic() -> None:
 
 def test_pipeline_without_verify_and_expand_skips_those_passes() -> None:
     events: list[PassEvent] = []
-    opts = lncsplit.PassOptions(lnc_size=2, verify=False, expand=False, memory=False)
+    opts = lncsplit.PassOptions(
+        lnc_size=2, verify=False, expand=False, memory=False, racecheck=False
+    )
     lncsplit.run_pipeline([sym()], opts, hook=events.append)
-    assert [e.name for e in events] == ["lnc_splitter"]
+    # The LNC tail's lowering and lifetimes always run with N > 1.
+    assert [e.name for e in events] == [
+        "lnc_splitter",
+        "lower_local_collectives",
+        "extend_shared_lifetimes",
+    ]
 
 
 def test_group_modules_by_core_groups_split_output() -> None:

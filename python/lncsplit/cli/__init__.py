@@ -28,13 +28,23 @@ from lncsplit.cli import (
     link,
     lower,
     memory,
+    racecheck,
     report,
     sim,
     split,
     unlink,
     verify,
 )
-from lncsplit.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, err
+from lncsplit.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    describe_error,
+    err,
+    interrupted,
+)
+from lncsplit.errors import LncsplitError
 
 #: Every command, in ``--help`` order.
 COMMANDS: list[ModuleType] = [
@@ -50,6 +60,7 @@ COMMANDS: list[ModuleType] = [
     lower,
     link,
     unlink,
+    racecheck,
 ]
 
 
@@ -88,10 +99,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         err(str(e))
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        err("interrupted")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as e:
+        return interrupted(args, e)
     except BrokenPipeError:
+        return EXIT_FAILED
+    except (OSError, LncsplitError) as e:
+        # No traceback for what the environment or an input did (contract §6):
+        # one line naming it; the commands report per-input errors themselves.
+        err(describe_error(e))
         return EXIT_FAILED
     return status
 

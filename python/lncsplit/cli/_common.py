@@ -11,14 +11,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lncsplit._job import DEFAULT_MAX_FILE_SIZE
+
 if TYPE_CHECKING:
     from lncsplit._job import Job, Unit
     from lncsplit.runner import Cleanup, CorpusReport
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -60,8 +65,38 @@ def non_negative(text: str) -> int:
     return v
 
 
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def byte_size(text: str) -> int:
+    """argparse type: a size in bytes, ``4G``, ``512M``, ``100k``, ``4GiB`` (powers of 1024)."""
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = t[-1:] if t[-1:] in _SIZE_UNITS else ""
+    try:
+        v = int(t[: len(t) - len(unit)]) * _SIZE_UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a size such as 4G or 500M, got {text!r}"
+        ) from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a size >= 1 byte, got {text!r}")
+    return v
+
+
+def seconds(text: str) -> float:
+    """argparse type: a positive number of seconds."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return v
+
+
 def add_runner_options(p: argparse.ArgumentParser, what: str = "inputs") -> None:
-    """``--jobs``, ``--executor``, ``--scheduler``, ``--batch-size``, ``--report``."""
+    """``--jobs``, ``--executor``, ``--scheduler``, ``--connect-timeout``, ``--batch-size``,
+    ``--report``, ``--max-file-size``."""
     p.add_argument(
         "--jobs",
         "-j",
@@ -78,8 +113,24 @@ def add_runner_options(p: argparse.ArgumentParser, what: str = "inputs") -> None
     p.add_argument(
         "--scheduler", metavar="ADDR", help="Dask scheduler address (implies --executor dask)"
     )
+    p.add_argument(
+        "--connect-timeout",
+        type=seconds,
+        default=DEFAULT_CONNECT_TIMEOUT,
+        metavar="S",
+        help=f"seconds to wait for --scheduler (default {DEFAULT_CONNECT_TIMEOUT:g})",
+    )
     p.add_argument("--batch-size", type=positive, help=f"{what} per Dask task (default up to 200)")
-    p.add_argument("--report", metavar="FILE", help="write the JSON report here")
+    p.add_argument(
+        "--report", metavar="FILE", help="write the JSON report here (its directory must exist)"
+    )
+    p.add_argument(
+        "--max-file-size",
+        type=byte_size,
+        default=DEFAULT_MAX_FILE_SIZE,
+        metavar="SIZE",
+        help="a larger input file is an error, never read (default 4G)",
+    )
 
 
 # ----------------------------------------------------------------------------- messages
@@ -91,13 +142,33 @@ def err(msg: str) -> None:
 
 
 def format_error(info: dict[str, Any]) -> str:
-    """``Type code: message``, without repeating what the message already says."""
+    """``Type code: message``, without repeating what the message already says.
+
+    A few errors a user meets for a mistake of theirs read plainly (the
+    report keeps the full error): splitting an already split module (9005).
+    """
     msg = str(info.get("message"))
     typ = str(info.get("type"))
+    if typ == "NeuronAssertion" and info.get("code") == 9005:
+        core = re.search(r"neuron_core_id (\d+)", msg)
+        which = f" (it carries neuron_core_id {core.group(1)})" if core else ""
+        return (
+            f"already split{which}: split takes symbolic modules; "
+            "check a split output with `lncsplit verify` [NeuronAssertion 9005]"
+        )
+    if typ == "InputError":
+        return msg
     if msg.startswith(typ):
         return msg
     code = f" {info['code']}" if info.get("code") is not None else ""
     return f"{typ}{code}: {msg}"
+
+
+def failure_line(f: Any) -> str:
+    """``input: Type code: message`` for a failed unit result, naming the input
+    once (an input error's message already starts with it)."""
+    text = format_error(f.error or {})
+    return text if text.startswith(f"{f.input}") else f"{f.input}: {text}"
 
 
 def describe_error(e: BaseException) -> str:
@@ -108,10 +179,64 @@ def describe_error(e: BaseException) -> str:
 
 
 def check_paths(paths: Sequence[str]) -> None:
-    """A missing INPUT is a usage error."""
+    """Files named by *options* (``--source``, ``--inputs NPZ``, ``--compare``…)
+    must exist: a usage error otherwise (a bad option, exit 2).
+
+    Not for the positional INPUTs: a missing INPUT is a per-path failure
+    (contract §5: exit 1, the other inputs still processed), which discovery
+    reports (:func:`discover`), or the command's own read for a one-FILE
+    command (``explain``, ``lower``, ``info``).
+    """
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise UsageError("no such file or directory: " + ", ".join(missing))
+
+
+def check_outputs(a: argparse.Namespace, *options: str) -> None:
+    """Check the output files named by ``--report`` and ``options`` (attribute
+    names: ``"plot"``, ``"html"``…) before any work: each one's directory must
+    exist and it must not be a directory. A usage error otherwise (exit 2)."""
+    from lncsplit._atomic import OutputPathError, check_output_file
+
+    for name in ("report", *options):
+        path = getattr(a, name, None)
+        if path:
+            try:
+                check_output_file(path)
+            except OutputPathError as e:
+                raise UsageError(f"--{name.replace('_', '-')} {e}") from e
+
+
+def prepare_out(a: argparse.Namespace, option: str = "out", *, create: bool = True) -> str:
+    """Create the output directory of ``--out`` and check it can be written,
+    before any work: a file there, or a directory that cannot be created or
+    written, is a usage error (one line, exit 2). With ``create=False`` it is
+    only checked (made when the first output is written). Returns the path."""
+    from lncsplit._atomic import OutputPathError, prepare_output_dir
+
+    path: str = getattr(a, option)
+    try:
+        prepare_output_dir(path, create=create)
+    except OutputPathError as e:
+        raise UsageError(f"--{option} {e}") from e
+    return path
+
+
+def discover(a: argparse.Namespace, *, core_sets: bool, unique_outputs: bool = False) -> list[Unit]:
+    """:func:`lncsplit.discovery.discover_units` with the command's options:
+    ``--max-file-size``, and ``--out`` (when the command has one) excluded
+    from the inputs (contract §6)."""
+    from lncsplit.discovery import discover_units
+
+    out = getattr(a, "out", None)
+    with usage_errors():
+        return discover_units(
+            a.inputs,
+            core_sets=core_sets,
+            unique_outputs=unique_outputs,
+            exclude=[out] if out else [],
+            max_file_size=getattr(a, "max_file_size", DEFAULT_MAX_FILE_SIZE),
+        )
 
 
 class Progress:
@@ -204,6 +329,7 @@ def run_bulk(
                 cleanup=cleanup,
                 command=command,
                 lnc=lnc,
+                connect_timeout=getattr(a, "connect_timeout", None),
             )
     finally:
         progress.close()
@@ -217,20 +343,53 @@ def finish(a: argparse.Namespace, report: CorpusReport) -> int:
     """
     status = report.exit_code
     if not report.files:
-        err("no modules found in " + ", ".join(getattr(a, "inputs", []) or ["the inputs"]))
+        where = ", ".join(getattr(a, "inputs", []) or ["the inputs"])
+        out = getattr(a, "out", None)
+        excluded = f" (the output directory {out} is not an input)" if out else ""
+        err(f"no modules found in {where}{excluded}")
         status = EXIT_FAILED
-    path = getattr(a, "report", None)
-    if path:
-        try:
-            report.write(path)
-        except OSError as e:
-            err(f"cannot write the report {path}: {e}")
-            status = EXIT_FAILED
+    if not write_report(a, report):
+        status = EXIT_FAILED
     return status
 
 
-def infer_lnc(module: Any) -> int | None:
-    """A symbolic module's N: the largest ShardId bound of its functions, or None."""
-    from lncsplit import _core
+def write_report(a: argparse.Namespace, report: CorpusReport) -> bool:
+    """Write ``--report`` if asked; False (after one line on stderr) when it cannot be."""
+    path = getattr(a, "report", None)
+    if not path:
+        return True
+    try:
+        report.write(path)
+    except OSError as e:
+        err(f"cannot write the report {path}: {e.strerror or e}")
+        return False
+    return True
 
-    return _core.inferred_lnc(module)
+
+def interrupted(a: argparse.Namespace | None, exc: KeyboardInterrupt) -> int:
+    """Ctrl-C: say what was done (a :class:`~lncsplit.runner.RunInterrupted`
+    carries it), write the partial ``--report``, return 130."""
+    from lncsplit.runner import RunInterrupted
+
+    if isinstance(exc, RunInterrupted):
+        err(exc.describe())
+        if a is not None:
+            write_report(a, exc.report)
+    else:
+        err("interrupted")
+    return EXIT_INTERRUPTED
+
+
+def infer_lnc(module: Any) -> int | None:
+    """A symbolic module's N: the largest ShardId bound of its functions, or None.
+
+    Read from the typed model in Rust (no JSON round trip). A bound above
+    :data:`lncsplit.limits.MAX_INFERRED_LNC` is a
+    :class:`~lncsplit.limits.ResourceLimitError` (that many per-core modules
+    would not fit in memory; contract §6): the user passes ``--lnc`` to insist.
+    """
+    from lncsplit import _core
+    from lncsplit.limits import check_inferred_lnc
+
+    ub = _core.inferred_lnc(module)
+    return None if ub is None else check_inferred_lnc(ub, f"module {module.name}")

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from lncsplit.cli._common import (
     UsageError,
     add_runner_options,
-    check_paths,
     finish,
     format_error,
     positive,
@@ -61,12 +60,11 @@ def add_parser(sub: Any) -> None:
 
 def discover(a: argparse.Namespace) -> list[Unit]:
     """The units of ``diff``/``report``; ``--source`` needs exactly one."""
-    from lncsplit.cli._common import usage_errors
-    from lncsplit.discovery import discover_units
+    from lncsplit.cli import _common
 
-    check_paths([*a.inputs, *([a.source] if a.source else [])])
-    with usage_errors():
-        units = discover_units(a.inputs, core_sets=True)
+    _common.check_outputs(a)
+    _common.check_paths([a.source] if a.source else [])
+    units = _common.discover(a, core_sets=True)  # the safety rules (contract §6)
     if a.source and len(units) != 1:
         raise UsageError(
             f"--source names the symbolic module of one split output; the inputs hold {len(units)}"

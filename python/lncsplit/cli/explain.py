@@ -18,7 +18,6 @@ from lncsplit.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
     UsageError,
-    check_paths,
     describe_error,
     err,
     positive,
@@ -41,7 +40,6 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     """Explain one instruction of one module."""
-    check_paths([a.file])
     if os.path.isdir(a.file):
         raise UsageError(
             f"{a.file} is a directory; explain takes the symbolic module file "

@@ -31,6 +31,11 @@ def add_parser(sub: Any) -> None:
         "--lnc", type=positive, default=DEFAULT_LNC, help=f"ShardId bound (default {DEFAULT_LNC})"
     )
     g.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    g.add_argument(
+        "--racy",
+        action="store_true",
+        help="plant known races (racy_<n> instructions) for tests of lncsplit racecheck",
+    )
     g.set_defaults(run=run)
 
 
@@ -42,7 +47,7 @@ def run(a: argparse.Namespace) -> int:
     if gen is None:
         raise UsageError("this build of lncsplit has no generator (_core.generate_corpus)")
     try:
-        paths = gen(a.dir, a.modules, a.instructions, a.lnc, a.seed)
+        paths = gen(a.dir, a.modules, a.instructions, a.lnc, a.seed, racy=a.racy)
     except Exception as e:  # noqa: BLE001
         err(f"{a.dir}: {describe_error(e)}")
         return EXIT_FAILED

@@ -10,7 +10,6 @@ from lncsplit.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
     UsageError,
-    check_paths,
     describe_error,
     err,
 )
@@ -33,15 +32,15 @@ def describe_module(module: Any) -> dict[str, Any]:
 
 def run(a: argparse.Namespace) -> int:
     """Describe one module file (``--json``: as JSON)."""
-    check_paths([a.file])
     if os.path.isdir(a.file):
         raise UsageError(f"{a.file} is a directory; info takes one module file")
     import json
 
-    import lncsplit
+    import lncsplit.bir_linker
+    from lncsplit._job import load_input
 
     try:
-        m = lncsplit.load(a.file)
+        m = load_input(a.file)  # a regular file only (contract §6)
         d = describe_module(m)
         if lncsplit.bir_linker.is_linked(m):
             # Linked modules only (rare): the linker's summary reads the JSON.

@@ -26,7 +26,7 @@ from lncsplit._atomic import LINKED_FILE
 from lncsplit.cli._common import (
     UsageError,
     add_runner_options,
-    check_paths,
+    discover,
     executor_of,
     finish,
     format_error,
@@ -59,14 +59,13 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     """Link every split output found; one line per unit, then the summary."""
-    from lncsplit.discovery import discover_units
-
-    check_paths(a.inputs)
-    files = [p for p in a.inputs if not os.path.isdir(p)]
+    files = [p for p in a.inputs if os.path.exists(p) and not os.path.isdir(p)]
     if files:
         raise UsageError("link takes split output directories, not files: " + ", ".join(files))
-    units = [u for u in discover_units(a.inputs, core_sets=True) if u.kind == "core_set"]
+    # The safety rules (contract §6); a missing INPUT stays as its error unit (exit 1).
+    units = [u for u in discover(a, core_sets=True) if u.kind == "core_set" or u.error]
     into_dir = len(a.inputs) > 1 or len(units) > 1 or os.path.isdir(a.out)
+    check_out(a.out, into_dir)
     out = os.path.abspath(a.out) if executor_of(a) == "dask" else a.out  # Dask workers write it
     job = partial(link_unit, out=out, into_dir=into_dir)
     cleanup = partial(remove_unit_outputs, out=out, into_dir=into_dir)
@@ -80,6 +79,17 @@ def run(a: argparse.Namespace) -> int:
     if not a.quiet:
         print(report.table())
     return status
+
+
+def check_out(out: str, into_dir: bool) -> None:
+    """Before any work: ``--out`` as a directory is made and checked writable; as a FILE its
+    directory must exist (contract §6). A usage error otherwise."""
+    from lncsplit._atomic import OutputPathError, check_output_file, prepare_output_dir
+
+    try:
+        (prepare_output_dir if into_dir else check_output_file)(out)
+    except OutputPathError as e:
+        raise UsageError(f"--out {e}") from e
 
 
 def destinations(unit: Unit, out: str, into_dir: bool) -> tuple[str, str]:
@@ -143,25 +153,7 @@ def _link_naming_files(unit: Unit, cores: list[Module]) -> Module:
 
 def write_all_atomic(blobs: dict[str, bytes]) -> None:
     """Write every file through a hidden temporary, then rename them all;
-    on failure nothing of this call remains."""
-    from lncsplit._atomic import fsync_dir, tmp_name, write_fsync
+    on failure nothing of this call remains (:func:`lncsplit._atomic.write_files_atomic`)."""
+    from lncsplit._atomic import write_files_atomic
 
-    temps: dict[str, str] = {}
-    renamed: list[str] = []
-    try:
-        for final, data in blobs.items():
-            os.makedirs(os.path.dirname(final) or ".", exist_ok=True)
-            temps[final] = tmp_name(final)
-            write_fsync(temps[final], data)
-        for final, tmp in temps.items():
-            os.replace(tmp, final)
-            renamed.append(final)
-        for d in {os.path.dirname(f) or "." for f in blobs}:
-            fsync_dir(d)
-    except BaseException:
-        for path in [*temps.values(), *renamed]:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-        raise
+    write_files_atomic(blobs)

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from lncsplit.cli._common import EXIT_FAILED, EXIT_OK, check_paths, describe_error, err, positive
+from lncsplit.cli._common import EXIT_FAILED, EXIT_OK, check_outputs, describe_error, err, positive
 
 
 def add_parser(sub: Any) -> None:
@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     """Lower one HLO file."""
-    check_paths([a.hlo])
+    check_outputs(a, "out")  # FILE's directory must exist (contract §6), before any work
     from lncsplit._atomic import write_file_atomic
     from lncsplit.frontend import (
         NothingToLowerError,

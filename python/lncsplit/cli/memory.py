@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 from lncsplit.cli._common import (
     DEFAULT_LNC,
     add_runner_options,
-    check_paths,
+    check_outputs,
+    discover,
+    failure_line,
     finish,
     format_error,
     infer_lnc,
@@ -67,10 +69,8 @@ def plot_paths(units: list[Unit], plot: str | None) -> dict[str, str]:
 
 def run(a: argparse.Namespace) -> int:
     """Report every unit in input order (tables, or one JSON list with ``--json``)."""
-    from lncsplit.discovery import discover_units
-
-    check_paths(a.inputs)
-    units = discover_units(a.inputs, core_sets=True)
+    check_outputs(a, "plot")
+    units = discover(a, core_sets=True)
     job = partial(memory_unit, lnc=a.lnc, arch=a.arch, plots=plot_paths(units, a.plot))
     report = run_bulk(a, units, job, command="memory", lnc=a.lnc, quiet=a.json)
     docs = []
@@ -78,7 +78,7 @@ def run(a: argparse.Namespace) -> int:
         if "report" not in f.detail:
             docs.append({"input": f.input, "error": format_error(f.error or {})})
             if not a.json:
-                print(f"FAIL  {f.input}: {format_error(f.error or {})}")
+                print(f"FAIL  {failure_line(f)}")
             continue
         docs.append({"input": f.input, "report": f.detail["report"]})
         if not a.json:
@@ -124,21 +124,23 @@ def _report(
 
 def _modules(unit: Unit, lnc: int | None, arch: str | None) -> tuple[list[Module], int | None]:
     """Per-core modules of one unit and their N (None for a lone core file)."""
-    import lncsplit
     from lncsplit import memory
+    from lncsplit._job import load_input
     from lncsplit.discovery import load_core_set
     from lncsplit.pipeline import PassOptions, run_pipeline
 
     if unit.kind == "core_set":
         mods = load_core_set(unit)
         return mods, len(mods)
-    m = lncsplit.load(unit.path)
+    m = load_input(unit.path)
     if m.neuron_core_id is not None:
         return [m], None
     n = lnc if lnc is not None else (infer_lnc(m) or DEFAULT_LNC)
     # The pipeline without its memory step: the report is the memory step,
     # and it reports violations instead of raising.
-    mods = run_pipeline([m], PassOptions(lnc_size=n, verify=False, memory=False, arch=arch))
+    mods = run_pipeline(
+        [m], PassOptions(lnc_size=n, verify=False, memory=False, racecheck=False, arch=arch)
+    )
     if n > 1:
         memory.allocate_shared_dram(mods, n)
         memory.sync_shared_allocations(mods, n)

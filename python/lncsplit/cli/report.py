@@ -48,6 +48,18 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
+def check_html(html: str, several: bool) -> None:
+    """Before any work (contract §6): one page's directory must exist; several pages' FILE is
+    a directory, created (``mkdir -p``) and checked writable. A usage error otherwise."""
+    from lncsplit._atomic import OutputPathError, check_output_file, prepare_output_dir
+    from lncsplit.cli._common import UsageError
+
+    try:
+        (prepare_output_dir if several else check_output_file)(html)
+    except OutputPathError as e:
+        raise UsageError(f"--html {e}") from e
+
+
 def page_paths(units: list[Unit], html: str) -> dict[str, str]:
     """Unit path → page: ``html`` itself for one unit, ``html/<rel>.html`` for several."""
     if len(units) == 1:
@@ -58,6 +70,7 @@ def page_paths(units: list[Unit], html: str) -> dict[str, str]:
 def run(a: argparse.Namespace) -> int:
     """Write one page per unit, in input order."""
     units = discover(a)
+    check_html(a.html, several=len(units) > 1)
     job = partial(
         report_unit,
         pages=page_paths(units, a.html),

@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from lncsplit.cli._common import add_runner_options, check_paths, finish, positive, run_bulk
+from lncsplit.cli._common import (
+    add_runner_options,
+    check_outputs,
+    check_paths,
+    discover,
+    finish,
+    positive,
+    run_bulk,
+)
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
@@ -62,10 +70,9 @@ def run(a: argparse.Namespace) -> int:
     """Simulate every unit; its text (or JSON) per unit in input order, then the summary."""
     import json
 
-    from lncsplit.discovery import discover_units
-
-    check_paths(a.inputs + [p for p in (a.npz, a.compare) if p])
-    units = discover_units(a.inputs, core_sets=True)
+    check_outputs(a)
+    check_paths([p for p in (a.npz, a.compare) if p])  # option-named: a usage error
+    units = discover(a, core_sets=True)  # the safety rules (contract §6)
     single = len(units) == 1
     job = partial(
         sim_unit, npz=a.npz, compare=a.compare, single=single, lnc=a.lnc, expand=not a.no_expand
@@ -120,10 +127,10 @@ def _prepared(mods: list[Module], expand: bool) -> list[Module]:
 
 
 def _load(unit: Unit) -> list[Module]:
-    import lncsplit
+    from lncsplit._job import load_input
     from lncsplit.discovery import load_core_set
 
-    return load_core_set(unit) if unit.kind == "core_set" else [lncsplit.load(unit.path)]
+    return load_core_set(unit) if unit.kind == "core_set" else [load_input(unit.path)]
 
 
 def _load_path(path: str) -> list[Module]:

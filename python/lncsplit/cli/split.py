@@ -12,12 +12,13 @@ from lncsplit.cli._common import (
     Progress,
     UsageError,
     add_runner_options,
-    check_paths,
+    check_outputs,
     err,
     executor_of,
+    failure_line,
     finish,
-    format_error,
     positive,
+    prepare_out,
     usage_errors,
 )
 
@@ -40,7 +41,11 @@ def add_parser(sub: Any) -> None:
     )
     s.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default ./{DEFAULT_OUT})")
     add_runner_options(s, "files")
-    s.add_argument("--no-verify", action="store_true", help="skip birverifier and lnc_verifier")
+    s.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip birverifier, lnc_verifier and lnc_barriercheck",
+    )
     s.add_argument("--no-expand", action="store_true", help="skip expand_replication")
     s.add_argument(
         "--link",
@@ -66,17 +71,20 @@ def run(a: argparse.Namespace) -> int:
         from lncsplit.examples import examples_dir
 
         a.inputs = [str(examples_dir())]
-    check_paths(a.inputs)
     if a.report_detail and not a.report:
         raise UsageError("--report-detail adds to the --report file: give --report FILE too")
     executor = executor_of(a)
+    check_outputs(a)
+    prepare_out(a)
     # Writing outputs creates each core's artifact directory (contract §3.1),
-    # for modules that carry an artifact_path.
+    # for modules that carry an artifact_path: under --out (§6).
+    # --no-verify also skips lnc_barriercheck: its bands need the verifier's barrier match.
     options = PassOptions(
         lnc_size=a.lnc,
         verify=not a.no_verify,
         expand=not a.no_expand,
         create_artifact_dirs=True,
+        racecheck=not a.no_verify,
         link=a.link,
     )
     progress = Progress(not a.quiet, "split")
@@ -92,13 +100,15 @@ def run(a: argparse.Namespace) -> int:
                 scheduler=a.scheduler,
                 progress=progress,
                 batch_size=a.batch_size,
+                max_file_size=a.max_file_size,
+                connect_timeout=a.connect_timeout,
                 detail=a.report_detail,
             )
     finally:
         set_phase_hook(None)
         progress.close()
     for f in report.failed:
-        err(f"{f.input}: {format_error(f.error or {})}")
+        err(failure_line(f))
     status = finish(a, report)
     if not a.quiet:
         print(report.table())

@@ -11,7 +11,7 @@ import argparse
 import os
 from typing import Any
 
-from lncsplit.cli._common import EXIT_FAILED, EXIT_OK, UsageError, check_paths, describe_error, err
+from lncsplit.cli._common import EXIT_FAILED, EXIT_OK, UsageError, describe_error, err, prepare_out
 
 
 def add_parser(sub: Any) -> None:
@@ -25,11 +25,9 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     """Unlink one file into ``--out``."""
-    check_paths([a.file])
     if os.path.isdir(a.file):
         raise UsageError(f"{a.file} is a directory; unlink takes one linked module file")
-    if os.path.exists(a.out) and not os.path.isdir(a.out):
-        raise UsageError(f"--out {a.out} exists and is not a directory")
+    prepare_out(a, create=False)  # a file there, or not writable: a usage error (§6)
     import lncsplit
     from lncsplit._atomic import write_core_files
 

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 from lncsplit.cli._common import (
     DEFAULT_LNC,
     add_runner_options,
-    check_paths,
+    check_outputs,
+    discover,
+    failure_line,
     finish,
-    format_error,
     infer_lnc,
     positive,
     run_bulk,
@@ -45,16 +46,14 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     """Verify every unit; one line per unit in input order, then the summary."""
-    from lncsplit.discovery import discover_units
-
-    check_paths(a.inputs)
-    units = discover_units(a.inputs, core_sets=True)
+    check_outputs(a)
+    units = discover(a, core_sets=True)
     report = run_bulk(
         a, units, partial(verify_unit, lnc=a.lnc), command="verify", lnc=a.lnc, quiet=a.quiet
     )
     for f in report.files:
         if not f.ok:
-            print(f"FAIL  {f.input}: {format_error(f.error or {})}")
+            print(f"FAIL  {failure_line(f)}")
         elif not a.quiet:
             print(f"ok    {f.input} ({f.detail['checked']})")
     status = finish(a, report)
@@ -71,14 +70,14 @@ def verify_unit(unit: Unit, lnc: int | None) -> FileResult:
 
 
 def _verify(unit: Unit, lnc: int | None, res: FileResult) -> None:
-    import lncsplit
+    from lncsplit._job import load_input
     from lncsplit.discovery import load_core_set
 
     n: int | None
     if unit.kind == "core_set":
         n, checked = _verify_set(load_core_set(unit), lnc)
     else:
-        n, checked = _verify_file(lncsplit.load(unit.path), lnc)
+        n, checked = _verify_file(load_input(unit.path), lnc)
     res.detail = {"kind": unit.kind, "lnc": n, "checked": checked}
 
 

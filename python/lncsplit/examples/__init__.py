@@ -12,6 +12,7 @@ preserved through the split) explaining what happens on each core:
 ``05_collective``           a CollectiveCompute with shard-dependent ranks
 ``06_replication``          a replicated Matmult grown by expand_replication
 ``07_shared_dram``          a shared DRAM tensor placed once, on core 0
+``08_shared_handoff``       core 0 writes a shared tensor, a barrier, core 1 reads it
 ==========================  ===================================================
 
 ``jax_lnc_constraints.hlo.txt`` is HLO text in the form JAX prints
@@ -19,7 +20,8 @@ preserved through the split) explaining what happens on each core:
 ``AwsNeuronLNCShardingConstraint`` custom calls: ``lncsplit lower`` turns it into a
 symbolic module, ``lncsplit split`` lowers it itself when named explicitly.
 
-``lncsplit split`` with no INPUT splits them (lnc 2 by default).
+``lncsplit split`` with no INPUT splits them (lnc 2 by default); every one
+passes the whole pipeline, race-free (lnc_barriercheck, order 92).
 """
 
 from __future__ import annotations

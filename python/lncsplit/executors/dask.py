@@ -48,6 +48,14 @@ class MissingDependencyError(LncsplitError, ImportError):
     """An optional dependency (the ``dask`` extra) is not installed."""
 
 
+class SchedulerError(LncsplitError, ValueError):
+    """The Dask scheduler cannot be reached (a usage error: one line, exit 2)."""
+
+
+#: Default seconds to wait for a ``--scheduler`` (``--connect-timeout``).
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+
+
 def _import_distributed() -> Any:
     try:
         import distributed
@@ -98,12 +106,17 @@ def run_dask(
     on_result: OnResult,
     on_lost: OnLost,
     batch_size: int | None = None,
+    connect_timeout: float | None = None,
 ) -> None:
     """Run ``job`` on every unit over a Dask cluster, streaming batch results.
 
     ``scheduler`` is a scheduler address (``"tcp://host:8786"``), an existing
     ``distributed.Client``, or None to start a ``LocalCluster`` of ``jobs``
-    single-threaded worker processes for this run.
+    single-threaded worker processes for this run. An address that does not
+    answer within ``connect_timeout`` seconds (default 10) is a
+    :class:`SchedulerError`. On Ctrl-C the batches not finished are
+    cancelled (a batch already running on a worker still writes whole files
+    or none) and ``KeyboardInterrupt`` is re-raised.
     """
     distributed = _import_distributed()
     units = [_absolute(u) for u in units]
@@ -118,7 +131,7 @@ def run_dask(
             )
             client = distributed.Client(cluster)
         else:
-            client = distributed.Client(scheduler)
+            client = _connect(distributed, scheduler, connect_timeout)
         own_client = True
     try:
         # A cluster whose workers cannot start would otherwise leave the run
@@ -132,6 +145,17 @@ def run_dask(
             client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _connect(distributed: Any, address: Any, timeout: float | None) -> Any:
+    seconds = DEFAULT_CONNECT_TIMEOUT_S if timeout is None else timeout
+    try:
+        return distributed.Client(address, timeout=seconds)
+    except Exception as e:  # noqa: BLE001 - OSError, TimeoutError, a bad address: one line
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise SchedulerError(
+            f"cannot connect to the Dask scheduler {address} within {seconds:g} s: {reason}"
+        ) from None
 
 
 class _DaskRun:
@@ -157,6 +181,13 @@ class _DaskRun:
 
     def run(self, batches: list[Batch]) -> None:
         self.ac = self.distributed.as_completed([self._submit(b, False) for b in batches])
+        try:
+            self._collect()
+        except KeyboardInterrupt:
+            self.client.cancel(list(self.meta))
+            raise
+
+    def _collect(self) -> None:
         for fut in self.ac:
             batch, retried = self.meta.pop(fut)
             if retried:
@@ -196,7 +227,9 @@ class _DaskRun:
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
+    "DEFAULT_CONNECT_TIMEOUT_S",
     "MissingDependencyError",
+    "SchedulerError",
     "batch_items",
     "process_batch",
     "run_dask",

@@ -6,13 +6,21 @@ inside ``py.detach``). Processes avoid the GIL entirely at the cost of a
 spawn (~0.3 s per worker: a fresh interpreter importing lncsplit) and
 pickling the job and each result. docs/cli.md has the measured comparison
 that picks :data:`lncsplit.runner.DEFAULT_LOCAL_EXECUTOR`.
+
+Ctrl-C: both pools cancel the units not started and wait for the running
+ones (a unit writes whole files or none), report the finished ones, then
+re-raise ``KeyboardInterrupt``. Worker processes ignore SIGINT (the parent
+decides) and stop between the units of their chunk once told to.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+import signal
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from lncsplit._job import FileResult, Job, Unit, call_job
 from lncsplit.executors import OnLost, OnResult
@@ -24,19 +32,54 @@ def run_threads(units: list[Unit], job: Job, jobs: int, on_result: OnResult) -> 
         for i, unit in enumerate(units):
             on_result(i, call_job(job, unit))
         return
-    with ThreadPoolExecutor(
-        max_workers=min(jobs, len(units)), thread_name_prefix="lncsplit"
-    ) as pool:
-        futs = {pool.submit(call_job, job, unit): i for i, unit in enumerate(units)}
+    pool = ThreadPoolExecutor(max_workers=min(jobs, len(units)), thread_name_prefix="lncsplit")
+    futs = {pool.submit(call_job, job, unit): i for i, unit in enumerate(units)}
+    reported: set[int] = set()
+    try:
         # as_completed waits on every future once; a wait(FIRST_COMPLETED) loop
         # re-arms a waiter on all pending futures per result (quadratic, with
         # the GIL held while the workers want it).
         for f in as_completed(futs):
+            reported.add(futs[f])
             on_result(futs[f], f.result())
+    except KeyboardInterrupt:
+        pool.shutdown(wait=True, cancel_futures=True)
+        _report_finished(futs, reported, on_result)
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _report_finished(futs: dict[Future[Any], Any], reported: set[int], emit: Any) -> None:
+    """After a cancel: report what finished while the pool wound down."""
+    for f, key in futs.items():
+        if not f.done() or f.cancelled() or f.exception() is not None:
+            continue
+        result = f.result()
+        for i, r in result if isinstance(key, list) else [(key, result)]:
+            if i not in reported:
+                reported.add(i)
+                emit(i, r)
+
+
+# Set in worker processes by _init_worker: the parent's "stop" flag.
+_STOP: Any = None
+
+
+def _init_worker(stop: Any) -> None:
+    """Worker process start: ignore Ctrl-C (the parent cancels), remember the stop flag."""
+    global _STOP
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _STOP = stop
 
 
 def _process_chunk(chunk: list[tuple[int, Unit]], job: Job) -> list[tuple[int, FileResult]]:
-    return [(i, call_job(job, unit)) for i, unit in chunk]
+    out = []
+    for i, unit in chunk:
+        if _STOP is not None and _STOP.is_set():
+            break  # interrupted: the rest of the chunk is not started
+        out.append((i, call_job(job, unit)))
+    return out
 
 
 def _chunks(units: list[Unit], jobs: int) -> list[list[tuple[int, Unit]]]:
@@ -58,8 +101,15 @@ def run_processes(
     ctx = multiprocessing.get_context("spawn")
     chunks = _chunks(units, jobs)
     reported: set[int] = set()
-    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=ctx) as pool:
-        futs = {pool.submit(_process_chunk, c, job): c for c in chunks}
+    stop = ctx.Event()
+    pool = ProcessPoolExecutor(
+        max_workers=min(jobs, len(chunks)),
+        mp_context=ctx,
+        initializer=_init_worker,
+        initargs=(stop,),
+    )
+    futs: dict[Future[Any], Any] = {pool.submit(_process_chunk, c, job): c for c in chunks}
+    try:
         for f in as_completed(futs):
             try:
                 results = f.result()
@@ -73,6 +123,14 @@ def run_processes(
                 if i not in reported:
                     reported.add(i)
                     on_result(i, r)
+    except KeyboardInterrupt:
+        stop.set()
+        with contextlib.suppress(BrokenProcessPool):
+            pool.shutdown(wait=True, cancel_futures=True)
+        _report_finished(futs, reported, on_result)
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 __all__ = ["run_processes", "run_threads"]

@@ -586,6 +586,7 @@ def is_hlo_path(path: str | os.PathLike[str]) -> bool:
 
 
 def lower_hlo_file(path: str | os.PathLike[str], lnc: int, *, arch: str = "gen3") -> LoweredHlo:
-    """:func:`lower_hlo_text` of a file (UTF-8)."""
-    with open(path, encoding="utf-8") as f:
-        return lower_hlo_text(f.read(), lnc, arch=arch)
+    """:func:`lower_hlo_text` of a file (UTF-8; a regular file only, contract §6)."""
+    from lncsplit._job import read_input
+
+    return lower_hlo_text(read_input(os.fspath(path)).decode("utf-8"), lnc, arch=arch)

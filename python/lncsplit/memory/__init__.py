@@ -21,7 +21,13 @@ from lncsplit.memory.arch import ArchGeometry, UnknownArchError, canonical_arch,
 from lncsplit.memory.checks import Rule, Violation
 from lncsplit.memory.maps import CoreMap, Placement, memory_maps
 from lncsplit.memory.plot import PlotUnavailableError, plot_memory, plot_report
-from lncsplit.memory.report import CoreUsage, MemoryCheckError, MemoryReport, check_memory
+from lncsplit.memory.report import (
+    CoreUsage,
+    MemoryCheckError,
+    MemoryReport,
+    check_collective_buffers,
+    check_memory,
+)
 from lncsplit.memory.shared_dram import (
     SharedAllocationError,
     allocate_shared_dram,
@@ -42,6 +48,7 @@ __all__ = [
     "Violation",
     "allocate_shared_dram",
     "canonical_arch",
+    "check_collective_buffers",
     "check_memory",
     "geometry",
     "memory_maps",

@@ -475,14 +475,6 @@ class _Index:
             self._resolved[key] = hit
         return hit
 
-    def set_of(self, memref: str | None, memsetref: str | None) -> MemoryLocationSetView | None:
-        """The set an access names (memsetref, else the set of its memref)."""
-        if memsetref is not None and memsetref in self.sets:
-            return self.sets[memsetref]
-        if memref is not None and memref in self.locs:
-            return self.locs[memref][0]
-        return None
-
 
 def check_instructions(ctx: _Ctx, fn: FunctionView, lnc: int, cc_sets: dict[str, int]) -> None:  # noqa: C901, PLR0912
     """Matmult input alignment and GPSIMDSB2SB rules; collects CollectiveCompute DRAM sets.
@@ -496,7 +488,6 @@ def check_instructions(ctx: _Ctx, fn: FunctionView, lnc: int, cc_sets: dict[str,
     idx = _Index(fn)
     partner = sb2sb_partner(ctx.core)
     sb2sb_lnc_reported: set[str] = set()
-    sb2sb_sized: set[tuple[str, str]] = set()  # (instruction, set) already reported
     for op, side, memsetref, memref, names in fn.accesses(CHECKED_OPCODES):
         targets = idx.resolve_names(memref, memsetref)
         if op in MATMULT_OPCODES:
@@ -526,22 +517,6 @@ def check_instructions(ctx: _Ctx, fn: FunctionView, lnc: int, cc_sets: dict[str,
                             SB2SB_LNC,
                             lnc,
                         )
-            s = idx.set_of(memref, memsetref)
-            bpp = s.bytes_per_partition if s is not None else None
-            if s is not None and bpp is not None and bpp > SB2SB_MAX_BYTES_PER_PARTITION:
-                for name in names:
-                    if (name, s.name) not in sb2sb_sized:
-                        sb2sb_sized.add((name, s.name))
-                        ctx.add(
-                            fn.name,
-                            s.name,
-                            Rule.SB2SB_SIZE,
-                            "GPSIMDSB2SB moves at most 1024 bytes per partition",
-                            f"instruction {name!r} {side} set {s.name!r} has {bpp} bytes per "
-                            f"partition (partner core {partner})",
-                            SB2SB_MAX_BYTES_PER_PARTITION,
-                            bpp,
-                        )
             for _s, loc in targets:
                 if loc.type != "SB":
                     for name in names:
@@ -553,11 +528,58 @@ def check_instructions(ctx: _Ctx, fn: FunctionView, lnc: int, cc_sets: dict[str,
                             f"instruction {name!r} {side} location is {loc.type}",
                         )
         elif op == CC_OPCODE:
-            for s2, loc in targets:
-                if loc.type == "DRAM":
-                    nbytes = tensor_bytes(s2)
-                    if nbytes is not None:
-                        cc_sets[f"{fn.name}/{s2.name}"] = nbytes
+            _add_cc_sets(fn.name, targets, cc_sets)
+
+
+def _add_cc_sets(
+    fn: str,
+    targets: list[tuple[MemoryLocationSetView, MemoryLocationView]],
+    cc_sets: dict[str, int],
+) -> None:
+    for s2, loc in targets:
+        if loc.type == "DRAM":
+            nbytes = tensor_bytes(s2)
+            if nbytes is not None:
+                cc_sets[f"{fn}/{s2.name}"] = nbytes
+
+
+def check_cc_module(module: Module, core: int, geo: ArchGeometry, cc_buffer_mb: int = 500) -> Usage:
+    """Only the collective-buffer rule on one module (the pipeline runs it on the
+    collectives as written, before lower_local_collectives replaces them)."""
+    ctx = _Ctx(module, core, geo)
+    usage = Usage(module.name, core, geo.name, limits=limits_of(geo, cc_buffer_mb))
+    cc_sets: dict[str, int] = {}
+    for fn in module.functions:
+        idx = _Index(fn)
+        for _op, _side, memsetref, memref, _names in fn.accesses([CC_OPCODE]):
+            _add_cc_sets(fn.name, idx.resolve_names(memref, memsetref), cc_sets)
+    usage.cc_buffer_bytes = check_cc_buffer(ctx, cc_sets, cc_buffer_mb)
+    usage.violations = ctx.out
+    return usage
+
+
+def check_sb2sb_moved(ctx: _Ctx, fn: FunctionView) -> None:
+    """GPSIMDSB2SB moves at most 1024 bytes per partition (contract §3.4).
+
+    Measured on what the instruction moves: the most footprint bytes in one
+    partition over its ``ins[0]`` and ``outs[0]`` (Rust, every instance), not the
+    size of the sets it names. Reported once per instruction and set.
+    """
+    partner = sb2sb_partner(ctx.core)
+    sized: set[tuple[str, str]] = set()
+    for name, side, set_name, moved in fn.moved_bytes_per_partition([SB2SB_OPCODE]):
+        if moved > SB2SB_MAX_BYTES_PER_PARTITION and (name, set_name) not in sized:
+            sized.add((name, set_name))
+            ctx.add(
+                fn.name,
+                set_name,
+                Rule.SB2SB_SIZE,
+                "GPSIMDSB2SB moves at most 1024 bytes per partition",
+                f"instruction {name!r} {side} set {set_name!r} moves {moved} bytes per "
+                f"partition (partner core {partner})",
+                SB2SB_MAX_BYTES_PER_PARTITION,
+                moved,
+            )
 
 
 def check_cc_buffer(ctx: _Ctx, cc_sets: dict[str, int], cc_buffer_mb: int) -> int:
@@ -688,6 +710,7 @@ def check_module(
     for fn in module.functions:
         check_locations(ctx, fn)
         check_instructions(ctx, fn, lnc, cc_sets)
+        check_sb2sb_moved(ctx, fn)
     usage.cc_buffer_bytes = check_cc_buffer(ctx, cc_sets, cc_buffer_mb)
     measure(module, usage, geo)
     check_dram_budget(ctx, usage)
@@ -710,6 +733,7 @@ __all__ = [
     "Rule",
     "Usage",
     "Violation",
+    "check_cc_module",
     "check_module",
     "check_modules",
     "limits_of",

@@ -285,6 +285,14 @@ def memory_figure(
 
 
 def _save(fig: Any, target: Any) -> None:
+    if isinstance(target, str):
+        # A file is rendered in memory, then written whole or not at all (contract §6).
+        from lncsplit._atomic import write_file_atomic
+
+        buf = io.BytesIO()
+        fig.savefig(buf, dpi=90, format=os.path.splitext(target)[1][1:].lower() or "png")
+        write_file_atomic(target, buf.getvalue())
+        return
     fig.savefig(target, dpi=90)
 
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lncsplit._core import Module
 from lncsplit.errors import LncsplitError
 from lncsplit.memory.arch import ArchGeometry, canonical_arch, geometry
-from lncsplit.memory.checks import Usage, Violation, check_module
+from lncsplit.memory.checks import Usage, Violation, check_cc_module, check_module
 
 REPORT_VERSION = 1
 
@@ -171,6 +171,33 @@ def check_memory(
     reported, never raised; an unknown arch name raises
     :class:`~lncsplit.memory.arch.UnknownArchError`.
     """
+    return _report(modules, arch, lnc, cc_buffer_mb, check_module)
+
+
+def check_collective_buffers(
+    modules: Sequence[Module] | Module,
+    arch: str | None = None,
+    *,
+    lnc: int | None = None,
+    cc_buffer_mb: int = 500,
+) -> MemoryReport:
+    """Only the collective-buffer rule of :func:`check_memory` (contract §3.4).
+
+    The pipeline runs it on the collectives as written, after the split and
+    before ``lower_local_collectives`` turns them into DMA.
+    """
+    return _report(
+        modules, arch, lnc, cc_buffer_mb, lambda m, c, g, _lnc, mb: check_cc_module(m, c, g, mb)
+    )
+
+
+def _report(
+    modules: Sequence[Module] | Module,
+    arch: str | None,
+    lnc: int | None,
+    cc_buffer_mb: int,
+    check: Callable[[Module, int, ArchGeometry, int, int], Usage],
+) -> MemoryReport:
     mods: list[Module] = [modules] if isinstance(modules, Module) else list(modules)
     override: ArchGeometry | None = geometry(arch) if arch is not None else None
     raw = [m.neuron_core_id for m in mods]
@@ -185,8 +212,15 @@ def check_memory(
         c = raw[i]
         core = c if c is not None else (0 if lnc == 1 else i % lnc)
         geo = override if override is not None else geometry(canonical_arch(m.arch))
-        report.cores.append(check_module(m, core, geo, lnc, cc_buffer_mb))
+        report.cores.append(check(m, core, geo, lnc, cc_buffer_mb))
     return report
 
 
-__all__ = ["CoreUsage", "MemoryCheckError", "MemoryReport", "check_memory", "render_table"]
+__all__ = [
+    "CoreUsage",
+    "MemoryCheckError",
+    "MemoryReport",
+    "check_collective_buffers",
+    "check_memory",
+    "render_table",
+]

@@ -16,13 +16,50 @@
 //! - `Loop` regions with nested blocks (up to three deep) using `AffIVKind`;
 //! - CoreBarriers (no predicates: active on all cores; dense ids 0, 1, …);
 //! - GPSIMDSB2SB ops every core executes equally (only when lnc == 2);
-//! - CollectiveCompute ops with shard-dependent `recv_from_rank` /
-//!   `send_to_rank`;
+//! - CollectiveCompute ops of every kind the LNC tail lowers, in turn:
+//!   `SendRecv`, `SendRecvCCE`, `AllReduce`, `ReduceScatter`, `AllGather`,
+//!   `Permute`;
 //! - `[name, "Flow"]` dependencies on earlier instructions.
+//!
+//! **Guarantees** (contract §3.6, §3.8), so that every generated module passes
+//! the whole pipeline — lnc_barriercheck included — and can be simulated:
+//! - *Shared data is written first.* Each function starts with one
+//!   unpredicated `shared_init_<k>` DMA per shared set, in which core c writes
+//!   its own slice (columns `c·S … (c+1)·S`, S = columns / lnc) from a private
+//!   input: the first access to every shared location is a write, on every core,
+//!   at the same position.
+//! - *Cross-core accesses are ordered by barriers.* Between two CoreBarriers
+//!   (an *epoch*) each shared set is in one mode, drawn at every barrier: *own*
+//!   (a core reads and writes only its own slice) or *read* (every core reads,
+//!   from its neighbour's slice `((c+1) mod lnc)·S`; nobody writes). Loop bodies
+//!   hold no barrier, so a whole loop lives in one epoch. Two cores thus touch a
+//!   common byte of a shared set only in different epochs. A GPSIMDSB2SB core c
+//!   reads slice c of its own `sb_peer` and writes slice c of its partner's, which
+//!   the partner never reads: disjoint too. Collectives use their own buffers
+//!   (`cc_in`, `cc_out`, and `cc_sb_in`/`cc_sb_out` when lnc == 2), which no
+//!   other instruction touches; their lowering brackets itself with barriers.
+//! - *Simulable.* Copies (`DMACopy`, `TensorCopy`, GPSIMDSB2SB) have equal
+//!   counts and element sizes on both sides; every DRAM set, and every SB set a
+//!   DMA pairs with one, is bfloat16. Collectives: `replica_groups` `[[0…N−1]]`,
+//!   `recv_from_rank` = (c+1) mod N and `send_to_rank` = (c−1) mod N (so
+//!   recv_from(send_to(c)) = c, and send_to(c) = 1 − c when N == 2), counts that
+//!   fit the kind (equal for SendRecv, SendRecvCCE, Permute and AllReduce;
+//!   |out| = N·|in| for AllGather; |in| = N·|out| for ReduceScatter), an
+//!   AllReduce over a dim whose extent is ≥ 4 and divisible by N (the AP's and
+//!   the set's), and — lnc == 2 — a SendRecv between SB sets moving ≤ 1024 bytes
+//!   per partition (the GPSIMDSB2SB path; other N: DRAM).
+//! - *Racy on request.* [`GenOptions::racy`] plants known races: unpredicated
+//!   `racy_<n>` DMAs writing the same, shard-independent columns of a shared
+//!   set on every core (one right after the shared writers, more at random).
+//!   With lnc ≥ 2 each is a write-write race of its own core copies (and with
+//!   whatever else touches those bytes in its epoch); every race of a racy
+//!   module involves a `racy_` instruction.
 //!
 //! The module is built directly in the typed model (no JSON parse), so it
 //! scales to millions of instructions; [`generate_corpus`] writes each module
-//! straight to a file with the streaming writer.
+//! straight to a file with the streaming writer. One file: the generator is one
+//! seeded stream of decisions, and splitting it would scatter the invariants
+//! above across files.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -51,6 +88,8 @@ pub struct GenOptions {
     pub arch: Option<String>,
     /// Module index inside a corpus (part of the name).
     pub index: usize,
+    /// Plant known races (`racy_<n>` instructions) for tests of the checker.
+    pub racy: bool,
 }
 
 impl Default for GenOptions {
@@ -61,8 +100,39 @@ impl Default for GenOptions {
             lnc: 2,
             arch: None,
             index: 0,
+            racy: false,
         }
     }
+}
+
+/// The collective kinds the LNC tail lowers (contract §3.6), emitted in turn.
+const CC_KINDS: [&str; 6] = [
+    "SendRecv",
+    "SendRecvCCE",
+    "AllReduce",
+    "ReduceScatter",
+    "AllGather",
+    "Permute",
+];
+
+/// What cores may do to a shared set in the current epoch (between barriers).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SharedMode {
+    /// Each core reads and writes its own slice only.
+    Own,
+    /// Every core reads (its neighbour's slice); nobody writes.
+    Read,
+}
+
+/// Which columns of a set an access may use.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Window {
+    /// The core's own window (`shard · extent/lnc` onwards).
+    Own,
+    /// The next core's window (`((shard + 1) mod lnc) · extent/lnc` onwards).
+    Neighbour,
+    /// Columns from 0, the same on every core (a planted race).
+    Fixed,
 }
 
 #[derive(Clone)]
@@ -94,7 +164,15 @@ struct Gen {
     psum: Vec<SetInfo>,
     dram: Vec<SetInfo>,
     shared: Vec<SetInfo>,
+    /// The mode of each shared set in the current epoch.
+    shared_mode: Vec<SharedMode>,
     repl: Vec<SetInfo>,
+    /// Collective buffers: `[cc_in, cc_out]` (DRAM) and, with lnc == 2, the SB
+    /// pair of SendRecv.
+    cc_dram: Vec<SetInfo>,
+    cc_sb: Vec<SetInfo>,
+    cc_counter: usize,
+    racy: bool,
     /// Small SB set for GPSIMDSB2SB (≤ 1024 bytes per partition).
     sb2sb: Option<SetInfo>,
     /// Names of every instruction emitted so far in the current function.
@@ -143,7 +221,12 @@ impl Gen {
             psum: Vec::new(),
             dram: Vec::new(),
             shared: Vec::new(),
+            shared_mode: Vec::new(),
             repl: Vec::new(),
+            cc_dram: Vec::new(),
+            cc_sb: Vec::new(),
+            cc_counter: 0,
+            racy: false,
             sb2sb: None,
             names: Vec::new(),
             counter: 0,
@@ -174,7 +257,8 @@ impl Gen {
         let n_sb = self.rng.random_range(8..=12);
         let mut sb_addr = 0i64;
         for k in 0..n_sb {
-            let f32 = self.rng.random_bool(0.3);
+            // sb_t0 is bfloat16: a DMA always finds an SB partner of the DRAM dtype.
+            let f32 = k > 0 && self.rng.random_bool(0.3);
             let free = *self.pick(&[256i64, 512, 1024]) * lnc.max(1);
             let free = free.min(if f32 { 1024 } else { 2048 });
             let dtype = if f32 { self.s.f32.clone() } else { self.s.bf16.clone() };
@@ -247,18 +331,49 @@ impl Gen {
             dram_addr += 128 * lnc * cols * 2;
             self.dram.push(info);
         }
-        // Shared DRAM: visible to every core, placed once.
+        // Shared DRAM: visible to every core, placed once; bfloat16 like every
+        // DRAM set, so copies pair equal element sizes.
         for k in 0..self.rng.random_range(1..=2) {
             let info = SetInfo {
                 name: format!("{prefix}shared_t{k}").into(),
-                dtype: self.s.f32.clone(),
+                dtype: self.s.bf16.clone(),
                 shape: [128, 1024],
                 mem: Mem::SharedDram,
                 repl: None,
             };
             sets.push(self.set(&info, "Internal", dram_addr, None));
-            dram_addr += 128 * 1024 * 4;
+            dram_addr += 128 * 1024 * 2;
             self.shared.push(info);
+            self.shared_mode.push(SharedMode::Own);
+        }
+        // Collective buffers, touched by collectives only: 256·lnc columns, so an
+        // AllGather's N·|in| and an AllReduce's dim divisible by N both fit.
+        for (k, kind) in [(0, "Input"), (1, "Output")] {
+            let info = SetInfo {
+                name: format!("{prefix}cc_{}", ["in", "out"][k]).into(),
+                dtype: self.s.bf16.clone(),
+                shape: [128, 256 * lnc.max(1)],
+                mem: Mem::Dram,
+                repl: None,
+            };
+            sets.push(self.set(&info, kind, dram_addr, None));
+            dram_addr += 128 * 256 * lnc.max(1) * 2;
+            self.cc_dram.push(info);
+        }
+        // SendRecv's SB pair at lnc 2 (the GPSIMDSB2SB path): 1 KiB per partition.
+        if lnc == 2 {
+            for k in ["in", "out"] {
+                let info = SetInfo {
+                    name: format!("{prefix}cc_sb_{k}").into(),
+                    dtype: self.s.bf16.clone(),
+                    shape: [128, 512],
+                    mem: Mem::Sb,
+                    repl: None,
+                };
+                sets.push(self.set(&info, "Internal", sb_addr, None));
+                sb_addr += 1024;
+                self.cc_sb.push(info);
+            }
         }
         sets
     }
@@ -313,14 +428,35 @@ impl Gen {
         self.ctx.aff_expr(terms, c).unwrap_or(self.zero)
     }
 
-    /// The free-dim start address: quasi-affine in the shard and the IVs.
-    fn free_addr(&mut self, extent: i64, num: i64) -> ExprId {
-        let lnc = self.lnc;
-        let per_core = (extent / lnc.max(1)).max(1);
+    /// The free-dim start address of an access of `num` columns of a set of
+    /// `extent` columns: quasi-affine in the shard and the innermost IV, inside
+    /// the window `extent/lnc` columns wide that `window` names.
+    fn free_addr(&mut self, extent: i64, num: i64, window: Window) -> ExprId {
+        let lnc = self.lnc.max(1);
+        let per_core = (extent / lnc).max(1);
+        let iv_term = self
+            .axes
+            .last()
+            .map(|&(_, iv, trip)| (iv, ((per_core - num) / trip.max(1)).max(0)));
+        match window {
+            Window::Fixed => return self.zero,
+            Window::Neighbour => {
+                let next = self.aff(&[(self.shard, 1)], 1);
+                let core = self.ctx.modulo(next, lnc).unwrap_or(self.zero);
+                let start = self.ctx.mult(core, per_core).unwrap_or(self.zero);
+                return match iv_term {
+                    Some((iv, step)) if step > 0 => {
+                        let t = self.aff(&[(iv, step)], 0);
+                        self.ctx.sum(&[start, t]).unwrap_or(start)
+                    }
+                    _ => start,
+                };
+            }
+            Window::Own => {}
+        }
         let mut terms = vec![(self.shard, per_core.min(extent - num).max(0))];
-        if let Some(&(_, iv, trip)) = self.axes.last() {
-            let step = ((per_core - num) / trip.max(1)).max(0);
-            terms.push((iv, step));
+        if let Some(t) = iv_term {
+            terms.push(t);
         }
         let base = self.aff(&terms, 0);
         match self.rng.random_range(0..10) {
@@ -339,11 +475,27 @@ impl Gen {
         }
     }
 
-    /// A symbolic access pattern over `set` (partition dim first).
+    /// The default number of columns an access of `set` takes.
+    fn default_num(&self, set: &SetInfo) -> i64 {
+        (set.shape[1] / (2 * self.lnc.max(1))).max(1)
+    }
+
+    /// Columns of a copy between two sets: what both windows hold.
+    fn copy_num(&self, a: &SetInfo, b: &SetInfo) -> i64 {
+        self.default_num(a).min(self.default_num(b))
+    }
+
+    /// A symbolic access pattern over `set` (partition dim first), in its own window.
     fn sym_ap(&mut self, set: &SetInfo, out: bool) -> Argument {
+        let num = self.default_num(set);
+        self.sym_ap_n(set, num, out, Window::Own)
+    }
+
+    /// A symbolic access pattern of 128 partitions (private DRAM: the core's
+    /// rows) × `num` columns of `set`, in `window`.
+    fn sym_ap_n(&mut self, set: &SetInfo, num: i64, out: bool, window: Window) -> Argument {
         let parts = set.shape[0];
         let free = set.shape[1];
-        let num = (free / (2 * self.lnc.max(1))).max(1);
         let p_addr = if set.mem == Mem::Dram {
             // DRAM rows: a per-core window (partition-dim AffExpr has c == 0).
             self.aff(&[(self.shard, parts / self.lnc.max(1))], 0)
@@ -355,7 +507,7 @@ impl Gen {
         } else {
             parts
         };
-        let f_addr = self.free_addr(free, num);
+        let f_addr = self.free_addr(free, num, window);
         let mut x = Map::new();
         if out && self.rng.random_bool(0.05) {
             x.insert("tensor_indirect_arg_id".into(), Value::from(-1));
@@ -374,6 +526,22 @@ impl Gen {
                 None
             },
             extra: ext(x),
+        })
+    }
+
+    /// An access of `rows` partitions from `p_addr` × `num` columns from
+    /// column 0 of `set` (the same on every core but for `p_addr`).
+    fn plain_ap(&self, set: &SetInfo, p_addr: ExprId, rows: i64, num: i64) -> Argument {
+        Argument::Symbolic(SymbolicAp {
+            pwap: false,
+            ap: smallvec::smallvec![[set.shape[1], rows], [1, num]],
+            dtype: Some(set.dtype.clone()),
+            memsetref: Some(set.name.clone()),
+            addrs: smallvec::smallvec![p_addr, self.zero],
+            tile_addrs: None,
+            block_addrs: None,
+            access_shape: None,
+            extra: None,
         })
     }
 
@@ -478,6 +646,15 @@ impl Gen {
         ]);
         let mut i = self.base(prefix, Opcode(op), eng);
         let a = self.pick_sb();
+        if op == 23 {
+            // TensorCopy: a copy of equal counts and element sizes.
+            let c = self.pick_sb_of(&a.dtype);
+            let num = self.copy_num(&a, &c);
+            i.ins.push(self.sym_ap_n(&a, num, false, Window::Own));
+            i.outs.push(self.sym_ap_n(&c, num, true, Window::Own));
+            i.predicates = self.predicates();
+            return self.done(i);
+        }
         let b = self.pick_sb();
         let c = self.pick_sb();
         i.ins.push(self.sym_ap(&a, false));
@@ -527,25 +704,47 @@ impl Gen {
         self.sb[k].clone()
     }
 
-    fn pick_dram(&mut self) -> SetInfo {
-        if !self.shared.is_empty() && self.rng.random_bool(0.2) {
-            let k = self.rng.random_range(0..self.shared.len());
-            return self.shared[k].clone();
+    /// An SB set of `dtype` (sb_t0 is bfloat16, so there is always one).
+    fn pick_sb_of(&mut self, dtype: &str) -> SetInfo {
+        let n = self.sb.iter().filter(|s| &*s.dtype == dtype).count();
+        if n == 0 {
+            return self.pick_sb();
         }
-        let k = self.rng.random_range(0..self.dram.len());
-        self.dram[k].clone()
+        let k = self.rng.random_range(0..n);
+        self.sb
+            .iter()
+            .filter(|s| &*s.dtype == dtype)
+            .nth(k)
+            .cloned()
+            .unwrap_or_else(|| self.sb[0].clone())
     }
 
+    /// A DRAM set, and the epoch's mode when it is a shared one.
+    fn pick_dram(&mut self) -> (SetInfo, Option<SharedMode>) {
+        if !self.shared.is_empty() && self.rng.random_bool(0.2) {
+            let k = self.rng.random_range(0..self.shared.len());
+            return (self.shared[k].clone(), Some(self.shared_mode[k]));
+        }
+        let k = self.rng.random_range(0..self.dram.len());
+        (self.dram[k].clone(), None)
+    }
+
+    /// A DMA between DRAM and SB. On a shared set it follows the epoch's mode:
+    /// own slice (either direction) or, in a read epoch, a read of the
+    /// neighbour's slice.
     fn dma(&mut self) -> Instruction {
         let mut i = self.base("dma", Opcode::DMA_COPY, 3);
-        let d = self.pick_dram();
-        let s = self.pick_sb();
-        if self.rng.random_bool(0.5) {
-            i.ins.push(self.sym_ap(&d, false));
-            i.outs.push(self.sym_ap(&s, true));
+        let (d, mode) = self.pick_dram();
+        let s = self.pick_sb_of(&d.dtype);
+        let num = self.copy_num(&d, &s);
+        let read_epoch = mode == Some(SharedMode::Read);
+        let window = if read_epoch { Window::Neighbour } else { Window::Own };
+        if read_epoch || self.rng.random_bool(0.5) {
+            i.ins.push(self.sym_ap_n(&d, num, false, window));
+            i.outs.push(self.sym_ap_n(&s, num, true, Window::Own));
         } else {
-            i.ins.push(self.sym_ap(&s, false));
-            i.outs.push(self.sym_ap(&d, true));
+            i.ins.push(self.sym_ap_n(&s, num, false, Window::Own));
+            i.outs.push(self.sym_ap_n(&d, num, true, window));
         }
         let mode = if self.rng.random_bool(0.1) {
             Some(Arc::from("Transpose"))
@@ -554,6 +753,36 @@ impl Gen {
         };
         i.op = OpFields::DmaCopy { mode };
         i.predicates = self.predicates();
+        self.done(i)
+    }
+
+    /// The first writer of a shared set: core c writes its own slice (columns
+    /// `c·S … (c+1)·S`) from its rows of the first DRAM input.
+    fn shared_init(&mut self, set: &SetInfo) -> Instruction {
+        let mut i = self.base("shared_init", Opcode::DMA_COPY, 3);
+        let src = self.dram[0].clone();
+        let lnc = self.lnc.max(1);
+        let slice = (set.shape[1] / lnc).max(1);
+        let rows = self.aff(&[(self.shard, src.shape[0] / lnc)], 0);
+        i.ins.push(self.plain_ap(&src, rows, 128, slice));
+        let mut out = self.plain_ap(set, self.zero, set.shape[0], slice);
+        if let Argument::Symbolic(a) = &mut out {
+            a.addrs[1] = self.aff(&[(self.shard, slice)], 0);
+        }
+        i.outs.push(out);
+        i.op = OpFields::DmaCopy { mode: None };
+        self.done(i)
+    }
+
+    /// A planted race: every core writes the same columns of a shared set.
+    fn racy(&mut self) -> Instruction {
+        let mut i = self.base("racy", Opcode::DMA_COPY, 3);
+        let d = self.shared[self.rng.random_range(0..self.shared.len())].clone();
+        let s = self.pick_sb_of(&d.dtype);
+        let num = self.copy_num(&d, &s);
+        i.ins.push(self.sym_ap_n(&s, num, false, Window::Own));
+        i.outs.push(self.sym_ap_n(&d, num, true, Window::Fixed));
+        i.op = OpFields::DmaCopy { mode: None };
         self.done(i)
     }
 
@@ -627,6 +856,14 @@ impl Gen {
             runtime_semaphore: Some(self.rng.random_range(0..16)),
             local_id: None,
         };
+        // A new epoch: each shared set is owned per core or read by all.
+        for k in 0..self.shared_mode.len() {
+            self.shared_mode[k] = if self.rng.random_bool(0.5) {
+                SharedMode::Own
+            } else {
+                SharedMode::Read
+            };
+        }
         self.done(i)
     }
 
@@ -639,22 +876,37 @@ impl Gen {
         self.done(i)
     }
 
+    /// A collective of the next kind in [`CC_KINDS`], on its own buffers,
+    /// with counts that fit its kind and ranks recv_from(send_to(c)) = c.
     fn collective(&mut self) -> Instruction {
         let mut i = self.base("cc", Opcode::COLLECTIVE_COMPUTE, 0);
         let lnc = self.lnc.max(1);
-        let d = self.dram[self.rng.random_range(0..self.dram.len())].clone();
-        let o = self.dram[self.rng.random_range(0..self.dram.len())].clone();
-        i.ins.push(self.sym_ap(&d, false));
-        i.outs.push(self.sym_ap(&o, true));
+        let kind = CC_KINDS[self.cc_counter % CC_KINDS.len()];
+        self.cc_counter += 1;
+        let m = *self.pick(&[1i64, 2, 4]);
+        let (n_in, n_out) = match kind {
+            "SendRecv" if !self.cc_sb.is_empty() => (64 * m, 64 * m),
+            "AllReduce" => (32 * m * lnc, 32 * m * lnc),
+            "AllGather" => (32 * m, 32 * m * lnc),
+            "ReduceScatter" => (32 * m * lnc, 32 * m),
+            _ => (32 * m, 32 * m),
+        };
+        let bufs = if kind == "SendRecv" && !self.cc_sb.is_empty() {
+            self.cc_sb.clone()
+        } else {
+            self.cc_dram.clone()
+        };
+        i.ins.push(self.plain_ap(&bufs[0], self.zero, 128, n_in));
+        i.outs.push(self.plain_ap(&bufs[1], self.zero, 128, n_out));
         // recv = (shard + 1) mod lnc, send = (shard + lnc - 1) mod lnc.
         let up = self.aff(&[(self.shard, 1)], 1);
         let down = self.aff(&[(self.shard, 1)], lnc - 1);
         let recv = self.ctx.modulo(up, lnc).unwrap_or(self.zero);
         let send = self.ctx.modulo(down, lnc).unwrap_or(self.zero);
-        let kind = *self.pick(&["AllReduce", "AllGather", "ReduceScatter", "Permute"]);
+        let op = *self.pick(&["add", "add", "max", "min"]);
         let group: Vec<i64> = (0..lnc).collect();
         i.op = OpFields::CollectiveCompute {
-            cc_channel: Some(Box::new(json!({"kind": kind, "replica_groups": [group], "op": "add"}))),
+            cc_channel: Some(Box::new(json!({"kind": kind, "replica_groups": [group], "op": op}))),
             recv_from_rank: Some(IntOrExpr::Expr(recv)),
             send_to_rank: Some(IntOrExpr::Expr(send)),
             queue: Some(IntOrExpr::Int(self.rng.random_range(0..4))),
@@ -662,24 +914,15 @@ impl Gen {
         self.done(i)
     }
 
-    /// The one writer of a replicated ifmap set (DMA from DRAM).
+    /// The one writer of a replicated ifmap set (DMA from the core's rows of
+    /// the first DRAM input, equal counts).
     fn repl_writer(&mut self, set: &SetInfo) -> Instruction {
         let mut i = self.base("ifmap_load", Opcode::DMA_COPY, 3);
         let d = self.dram[0].clone();
-        i.ins.push(self.sym_ap(&d, false));
         let rows = set.repl.map(|r| r.2).unwrap_or(set.shape[0]);
-        let f_addr = self.zero;
-        i.outs.push(Argument::Symbolic(SymbolicAp {
-            pwap: false,
-            ap: smallvec::smallvec![[set.shape[1], rows], [1, set.shape[1]]],
-            dtype: Some(set.dtype.clone()),
-            memsetref: Some(set.name.clone()),
-            addrs: smallvec::smallvec![self.zero, f_addr],
-            tile_addrs: None,
-            block_addrs: None,
-            access_shape: None,
-            extra: None,
-        }));
+        let p_addr = self.aff(&[(self.shard, d.shape[0] / self.lnc.max(1))], 0);
+        i.ins.push(self.plain_ap(&d, p_addr, rows, set.shape[1]));
+        i.outs.push(self.plain_ap(set, self.zero, rows, set.shape[1]));
         i.op = OpFields::DmaCopy { mode: None };
         self.done(i)
     }
@@ -750,7 +993,15 @@ impl Gen {
         let allocations = self.allocations(prefix);
         let mut insts: Vec<Instruction> = Vec::with_capacity(budget.min(1 << 20));
         let mut count = 0usize;
-        // Writers of the replicated ifmap sets come first.
+        // Shared data is written first: one writer per shared set, at the very
+        // start (unpredicated, so at the same position on every core).
+        for set in self.shared.clone() {
+            if count < budget {
+                insts.push(self.shared_init(&set));
+                count += 1;
+            }
+        }
+        // Writers of the replicated ifmap sets come next.
         if rich {
             for set in self.repl.clone() {
                 if count < budget {
@@ -758,6 +1009,10 @@ impl Gen {
                     count += 1;
                 }
             }
+        }
+        if self.racy && !self.shared.is_empty() && count < budget {
+            insts.push(self.racy());
+            count += 1;
         }
         while count < budget {
             let left = budget - count;
@@ -773,11 +1028,12 @@ impl Gen {
                 }
                 72..=74 => self.core_barrier(),
                 75..=77 if self.lnc == 2 => self.sb2sb(),
-                78..=80 if self.lnc > 1 => self.collective(),
+                78..=80 => self.collective(),
                 81..=91 if left >= 3 => {
                     let sub = self.rng.random_range(2..=left.min(24));
                     self.loop_region(sub, 2)
                 }
+                92..=93 if self.racy && !self.shared.is_empty() => self.racy(),
                 _ => self.compute(),
             };
             let mut n = 0;
@@ -827,7 +1083,10 @@ impl Gen {
         self.psum.clear();
         self.dram.clear();
         self.shared.clear();
+        self.shared_mode.clear();
         self.repl.clear();
+        self.cc_dram.clear();
+        self.cc_sb.clear();
         self.sb2sb = None;
         // Barrier ids keep counting across functions: renumberCoreBarriers uses
         // one running counter per module, which the concretized verifier checks.
@@ -850,6 +1109,7 @@ pub fn generate_module(opts: &GenOptions) -> Result<Module> {
     if arch == Arch::Inferentia {
         g.psum_partitions = 64;
     }
+    g.racy = opts.racy;
     let second = opts.instructions >= 50 && g.rng.random_bool(0.3);
     let aux_budget = if second {
         (opts.instructions / 50).clamp(1, 200)
@@ -895,15 +1155,23 @@ pub fn generate_corpus(
     lnc: i64,
     seed: u64,
 ) -> Result<Vec<std::path::PathBuf>> {
+    let opts = GenOptions {
+        seed,
+        instructions,
+        lnc,
+        ..Default::default()
+    };
+    generate_corpus_with(dir, modules, &opts)
+}
+
+/// [`generate_corpus`] with every option: module k is `opts` with `index` k.
+pub fn generate_corpus_with(dir: &Path, modules: usize, opts: &GenOptions) -> Result<Vec<std::path::PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut out = Vec::with_capacity(modules);
     for k in 0..modules {
         let m = generate_module(&GenOptions {
-            seed,
-            instructions,
-            lnc,
-            arch: None,
             index: k,
+            ..opts.clone()
         })?;
         let path = dir.join(format!("gen_{k:04}.json"));
         super::io::write_module_atomic(&m, &path, 2)?;

@@ -14,8 +14,16 @@ fn io_err(path: &Path, e: std::io::Error) -> Error {
     Error::io(path, e)
 }
 
-/// Read and parse a module file.
+/// Read and parse a module file: a regular file only (contract §6).
 pub fn read_module(path: &Path) -> Result<Module> {
+    // `stat` before `open`: opening a FIFO blocks until a writer appears, and
+    // a device may never end.
+    // (A directory fails the read at once with its own error kind.)
+    let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
+    if !meta.is_file() && !meta.is_dir() {
+        let kind = std::io::ErrorKind::InvalidInput;
+        return Err(io_err(path, std::io::Error::new(kind, "not a regular file: not read")));
+    }
     let bytes = std::fs::read(path).map_err(|e| io_err(path, e))?;
     load_module(&bytes)
 }

@@ -30,7 +30,7 @@ pub type Extra = Option<Arc<serde_json::Map<String, serde_json::Value>>>;
 pub use arch::Arch;
 pub use argument::{Addrs, Ap, ApPair, Argument, PhysicalAp, SymbolicAp};
 pub use dump::{dump_module, write_module};
-pub use gen::{generate_corpus, generate_module, GenOptions};
+pub use gen::{generate_corpus, generate_corpus_with, generate_module, GenOptions};
 pub use instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
 pub use io::{read_module, write_module_atomic};
 pub use load::{load_module, load_module_str, module_from_value};

@@ -29,6 +29,7 @@ use serde_json::{json, Map, Value};
 
 use crate::bir::{Arch, Block, Function, Instruction, MemoryLocationSet, Module, OpFields, Opcode, NEURON_CORE_ID};
 use crate::error::{Error, Result};
+use crate::passes::core_barriers::for_each_core_barrier_in_blocks_mut;
 use crate::passes::lnc_verifier;
 
 mod ids;
@@ -340,19 +341,13 @@ fn dispatch_main(n: usize, shared: Vec<MemoryLocationSet>) -> Function {
 /// renumberCoreBarriers over blocks: the next global id to each barrier, its
 /// own id kept as `local_id`.
 fn renumber_barriers(blocks: &mut [Block], next: &mut i64) {
-    for b in blocks {
-        for i in &mut b.instructions {
-            match &mut i.op {
-                OpFields::CoreBarrier { id, local_id, .. } => {
-                    *local_id = id.take().map(Box::new);
-                    *id = Some(*next);
-                    *next += 1;
-                }
-                OpFields::Loop { blocks, .. } => renumber_barriers(blocks, next),
-                _ => {}
-            }
+    for_each_core_barrier_in_blocks_mut(blocks, &mut |i| {
+        if let OpFields::CoreBarrier { id, local_id, .. } = &mut i.op {
+            *local_id = id.take().map(Box::new);
+            *id = Some(*next);
+            *next += 1;
         }
-    }
+    });
 }
 
 fn with_alias(s: &MemoryLocationSet, f: &str) -> MemoryLocationSet {
@@ -739,15 +734,11 @@ fn without_alias(m: &Module, f: &Function, s: &MemoryLocationSet, shared: &HashS
 
 /// Every CoreBarrier takes back its per-core id.
 fn restore_barrier_ids(blocks: &mut [Block]) {
-    for b in blocks {
-        for i in &mut b.instructions {
-            match &mut i.op {
-                OpFields::CoreBarrier { id, local_id, .. } => *id = local_id.take().map(|b| *b),
-                OpFields::Loop { blocks, .. } => restore_barrier_ids(blocks),
-                _ => {}
-            }
+    for_each_core_barrier_in_blocks_mut(blocks, &mut |i| {
+        if let OpFields::CoreBarrier { id, local_id, .. } = &mut i.op {
+            *id = local_id.take().map(|b| *b);
         }
-    }
+    });
 }
 
 /// A core's `main` without what `link` inserted (checked by `layout`).

@@ -152,16 +152,10 @@ pub fn verify_concretized(mods: &[&Module], lnc: usize) -> Result<()> {
     Ok(())
 }
 
+/// The barriers in the order the module is written (`main` first, contract
+/// §3.6): the i-th is the same barrier on every core.
 fn barriers(m: &Module) -> Vec<&Instruction> {
-    let mut v = Vec::new();
-    for f in &m.functions {
-        f.walk(&mut |i| {
-            if i.opcode == Opcode::CORE_BARRIER {
-                v.push(i)
-            }
-        });
-    }
-    v
+    crate::passes::core_barriers::core_barriers(&m.functions)
 }
 
 fn sb2sb_count(m: &Module) -> usize {
@@ -390,7 +384,7 @@ fn verify_remote_targets(mods: &[&Module], nc: usize, index: &[LocIndex<'_>]) ->
 
 /// 9006: the N modules of one split are cores 0…N−1 in order. Names what is
 /// missing, duplicated or out of range, else the first misplaced core.
-fn verify_core_set(mods: &[&Module]) -> Result<()> {
+pub fn verify_core_set(mods: &[&Module]) -> Result<()> {
     let n = mods.len();
     let ids: Vec<i64> = mods.iter().map(|m| m.neuron_core_id().unwrap_or(-1)).collect();
     if ids.iter().enumerate().all(|(i, &c)| c == i as i64) {

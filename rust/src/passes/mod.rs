@@ -1,14 +1,22 @@
 //! The split passes (contract §3), each in the file named after it:
 //! `birverifier` (3, 13), `lnc_verifier` (4, 14), `expand_replication` (7),
 //! `lnc_splitter` (8), with `carried_shards` (ShardIds in unmodelled fields);
-//! `bir_linker` (the linked program, contract §3.7).
+//! `bir_linker` (the linked program, contract §3.7); the LNC tail:
+//! `lower_local_collectives` (80), `extend_shared_lifetimes` (81), with
+//! `core_barriers` (renumbering) and `core_list` (the `cores` argument, 9006).
 
 pub mod bir_linker;
 pub mod birverifier;
 pub mod carried_shards;
+pub mod core_barriers;
+pub mod core_list;
 pub mod expand_replication;
+pub mod extend_shared_lifetimes;
 pub mod lnc_splitter;
 pub mod lnc_verifier;
+pub mod lower_local_collectives;
 
+#[cfg(test)]
+pub(crate) mod tail_testkit;
 #[cfg(test)]
 mod tests;

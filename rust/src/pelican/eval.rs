@@ -28,12 +28,17 @@ impl Bindings {
     }
 }
 
-fn add(a: i64, b: i64) -> Result<i64> {
-    a.checked_add(b).ok_or_else(|| Error::overflow("eval (add)"))
-}
-
 fn mul(a: i64, b: i64) -> Result<i64> {
     a.checked_mul(b).ok_or_else(|| Error::overflow("eval (mul)"))
+}
+
+/// The value of an n-ary node: undecided if any term was, else the sum, or
+/// the overflow error when it did not fit.
+fn finish(decided: bool, acc: std::result::Result<i64, &'static str>) -> Result<Option<i64>> {
+    if !decided {
+        return Ok(None);
+    }
+    acc.map(Some).map_err(Error::overflow)
 }
 
 /// Floor division toward −∞ (denominators are > 0 by construction).
@@ -91,44 +96,40 @@ impl Context {
         }
     }
 
+    /// One pass, no allocation: every child is evaluated (so a binding out of
+    /// range is an error even when another term is undecided), the sum is
+    /// accumulated in order with checked arithmetic, and an overflow is
+    /// reported only once every term is decided — the same result as
+    /// combining afterwards.
     #[inline(never)]
     fn eval_aff(&self, terms: &[(ExprId, i64)], c: i64, b: &Bindings) -> Result<Option<i64>> {
-        let mut vals = Vec::with_capacity(terms.len());
+        let mut acc: std::result::Result<i64, &'static str> = Ok(c);
         let mut decided = true;
         for &(idx, coeff) in terms {
             match self.eval(idx, b)? {
-                Some(v) => vals.push((coeff, v)),
+                Some(v) => {
+                    acc = acc.and_then(|a| {
+                        let t = coeff.checked_mul(v).ok_or("eval (mul)")?;
+                        a.checked_add(t).ok_or("eval (add)")
+                    })
+                }
                 None => decided = false,
             }
         }
-        if !decided {
-            return Ok(None);
-        }
-        let mut acc = c;
-        for (coeff, v) in vals {
-            acc = add(acc, mul(coeff, v)?)?;
-        }
-        Ok(Some(acc))
+        finish(decided, acc)
     }
 
     #[inline(never)]
     fn eval_sum(&self, terms: &[ExprId], b: &Bindings) -> Result<Option<i64>> {
-        let mut vals = Vec::with_capacity(terms.len());
+        let mut acc: std::result::Result<i64, &'static str> = Ok(0);
         let mut decided = true;
         for &t in terms {
             match self.eval(t, b)? {
-                Some(v) => vals.push(v),
+                Some(v) => acc = acc.and_then(|a| a.checked_add(v).ok_or("eval (add)")),
                 None => decided = false,
             }
         }
-        if !decided {
-            return Ok(None);
-        }
-        let mut acc = 0i64;
-        for v in vals {
-            acc = add(acc, v)?;
-        }
-        Ok(Some(acc))
+        finish(decided, acc)
     }
 
     #[inline(never)]

@@ -19,7 +19,9 @@ pub(crate) mod module;
 pub(crate) mod output;
 pub(crate) mod passes;
 pub(crate) mod pelican;
+pub(crate) mod racecheck;
 pub(crate) mod sim;
+pub(crate) mod tail;
 pub(crate) mod views;
 
 use pyo3::prelude::*;
@@ -59,6 +61,13 @@ mod _core {
         concretize, expand_replication, has_shard_ids, release, split, verify_bir, verify_concretized, verify_symbolic,
     };
 
+    // the LNC tail (orders 80, 81)
+    #[pymodule_export]
+    use super::tail::{extend_shared_lifetimes, lower_local_collectives};
+
+    // lnc_barriercheck (lncsplit.racecheck)
+    #[pymodule_export]
+    use super::racecheck::racecheck;
     // bir_linker
     #[pymodule_export]
     use super::linker::{is_linked, link, tensor_map_json, unlink};

@@ -252,7 +252,7 @@ pub(crate) fn dump(py: Python<'_>, module: PyRef<'_, PyBirModule>, path: PathBuf
 
 /// A seeded synthetic symbolic module (`lncsplit gen`).
 #[pyfunction]
-#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0))]
+#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false))]
 pub(crate) fn generate_module(
     py: Python<'_>,
     seed: u64,
@@ -260,6 +260,7 @@ pub(crate) fn generate_module(
     lnc: i64,
     arch: Option<String>,
     index: usize,
+    racy: bool,
 ) -> PyResult<PyBirModule> {
     let opts = GenOptions {
         seed,
@@ -267,6 +268,7 @@ pub(crate) fn generate_module(
         lnc,
         arch,
         index,
+        racy,
     };
     let m = py.detach(|| crate::bir::generate_module(&opts))?;
     Ok(PyBirModule::new(m))
@@ -274,7 +276,7 @@ pub(crate) fn generate_module(
 
 /// Write a synthetic corpus `dir/gen_0000.json …`; returns the paths.
 #[pyfunction]
-#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0))]
+#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false))]
 pub(crate) fn generate_corpus(
     py: Python<'_>,
     dir: PathBuf,
@@ -282,6 +284,14 @@ pub(crate) fn generate_corpus(
     instructions: usize,
     lnc: i64,
     seed: u64,
+    racy: bool,
 ) -> PyResult<Vec<PathBuf>> {
-    Ok(py.detach(|| crate::bir::generate_corpus(&dir, modules, instructions, lnc, seed))?)
+    let opts = GenOptions {
+        seed,
+        instructions,
+        lnc,
+        racy,
+        ..Default::default()
+    };
+    Ok(py.detach(|| crate::bir::generate_corpus_with(&dir, modules, &opts))?)
 }

@@ -151,7 +151,7 @@ impl<'m> FunctionIndex<'m> {
     }
 
     /// The set holding the location named `name` (a `physical_ap` with only a `memref`).
-    fn set_of_location(&self, name: &str) -> Option<&SetEntry<'m>> {
+    pub(crate) fn set_of_location(&self, name: &str) -> Option<&SetEntry<'m>> {
         self.sets.values().find(|s| s.locations.iter().any(|l| l.name == name))
     }
 
@@ -164,6 +164,21 @@ impl<'m> FunctionIndex<'m> {
         inst: &Instruction,
         bindings: &Bindings,
         code: u32,
+        out: &mut Vec<Access<'i>>,
+    ) -> Result<()> {
+        self.accesses_where(ctx, inst, bindings, code, &|_, _, _| true, out)
+    }
+
+    /// [`FunctionIndex::accesses`] of the arguments `keep(list, index, set)`
+    /// selects only (the others' footprints are not computed): a caller that
+    /// needs a few arguments of an instance pays for those.
+    pub fn accesses_where<'i>(
+        &'i self,
+        ctx: &Context,
+        inst: &Instruction,
+        bindings: &Bindings,
+        code: u32,
+        keep: &dyn Fn(ArgList, usize, &SetEntry<'m>) -> bool,
         out: &mut Vec<Access<'i>>,
     ) -> Result<()> {
         let acc = accumulate_op(inst)?;
@@ -183,6 +198,9 @@ impl<'m> FunctionIndex<'m> {
                     continue;
                 };
                 let entry = entry.ok_or_else(|| unknown_set(code, inst, list, index, arg))?;
+                if !keep(list, index, entry) {
+                    continue;
+                }
                 for (location, loc) in entry.locations.iter().enumerate() {
                     let ferr = |e: FootprintError| footprint_error(code, inst, list, index, &entry.set.name, &e);
                     let layout = loc.layout.as_ref().map_err(|e| ferr(e.clone()))?;
@@ -251,7 +269,8 @@ fn points(
     })
 }
 
-fn unknown_set(code: u32, inst: &Instruction, list: ArgList, index: usize, arg: &Argument) -> Error {
+/// The error for an argument whose set (or location) is not in its function.
+pub(crate) fn unknown_set(code: u32, inst: &Instruction, list: ArgList, index: usize, arg: &Argument) -> Error {
     let name = match arg {
         Argument::Physical(p) => p.memsetref.as_deref().or(p.memref.as_deref()),
         _ => arg.memsetref(),

@@ -6,16 +6,22 @@
 //!   proxy, GPSIMDSB2SB partner)
 //! - `access`: the accesses of one instruction instance, per argument and location
 //! - `walk`: the dynamic order of instruction instances (loops unrolled, masks)
+//! - `moved`: bytes per partition an instruction moves (the GPSIMDSB2SB gate)
+//! - `lnc_barriercheck`: the race checker (`racecheck`: bands, sweep, witnesses)
 
 pub mod access;
 pub mod footprint;
+pub mod lnc_barriercheck;
 pub mod location;
+pub mod moved;
 pub mod walk;
 
 pub use access::{accumulate_op, AccOp, Access, ArgList, FunctionIndex, Role, SetEntry};
 pub use footprint::{FootprintError, Layout, Progression, RunSet};
 pub use location::{Cores, PhysLoc, Reach, Resolved};
-pub use walk::{walk_function, Instance, Limit, Mask, WalkCursor};
+pub use walk::{
+    prune_table, static_instances, walk_function, walk_function_pruned, Instance, Limit, Mask, Prune, Skip, WalkCursor,
+};
 
 #[cfg(test)]
 mod tests;

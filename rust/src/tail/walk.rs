@@ -52,9 +52,41 @@ pub fn walk_function<'m>(
     limit: Limit,
     visit: &mut dyn FnMut(&Instance<'_, 'm>) -> Result<()>,
 ) -> Result<()> {
+    walk_function_pruned(ctx, function, shard, limit, &|_, _| None, visit)
+}
+
+/// A subtree [`walk_function_pruned`] does not enter: it counts `instances`
+/// against the limit instead — the caller's upper bound, e.g.
+/// [`static_instances`], `exact` when no mask can lower it (no predicates in
+/// the subtree).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Skip {
+    pub instances: u64,
+    pub exact: bool,
+}
+
+/// What [`walk_function_pruned`] asks of each instruction (by depth-first
+/// position) before it visits it: `Some` skips the instruction and its
+/// subtree (no mask evaluated, nothing visited); `None` walks it as usual.
+pub type Prune<'p> = &'p dyn Fn(&Instruction, u32) -> Option<Skip>;
+
+/// [`walk_function`] that skips the subtrees `prune` names (by instruction and
+/// depth-first position), so a caller interested in a few instructions pays
+/// for those only. A skipped subtree whose bound would pass the limit is
+/// walked after all (or, when its count is exact, raises the limit error at
+/// once), so the limit error stays exact.
+pub fn walk_function_pruned<'m>(
+    ctx: &Context,
+    function: &'m Function,
+    shard: Option<i64>,
+    limit: Limit,
+    prune: Prune<'_>,
+    visit: &mut dyn FnMut(&Instance<'_, 'm>) -> Result<()>,
+) -> Result<()> {
     let mut w = Walker {
         ctx,
         limit,
+        prune,
         function: &function.name,
         count: 0,
         bindings: Bindings {
@@ -79,6 +111,70 @@ pub fn walk_function<'m>(
     Ok(())
 }
 
+/// The most instances a walk can count for `inst`'s subtree (masks ignored):
+/// 1 for an instruction, `1 + trip·(1 + Σ children)` for a Loop (its
+/// iterations count too). Saturates at `u64::MAX`.
+pub fn static_instances(ctx: &Context, inst: &Instruction) -> u64 {
+    let OpFields::Loop { axis, blocks, .. } = &inst.op else {
+        return 1;
+    };
+    let a = ctx.axis(*axis);
+    let trip = if a.step > 0 && a.ub > a.lo {
+        ((a.ub as i128 - a.lo as i128 + a.step as i128 - 1) / a.step as i128).min(u64::MAX as i128) as u64
+    } else {
+        0
+    };
+    let body = (blocks.iter().flat_map(|b| b.instructions.iter()))
+        .fold(1u64, |acc, i| acc.saturating_add(static_instances(ctx, i)));
+    trip.saturating_mul(body).saturating_add(1)
+}
+
+/// The pruning table of a walk that needs only some instructions: for each
+/// instruction of `function` by depth-first position, `None` when it or an
+/// instruction in its subtree is `needed` (the walk enters it), else the
+/// [`Skip`] that counts its subtree. `needed` sees every instruction once, in
+/// depth-first order.
+pub fn prune_table(
+    ctx: &Context,
+    function: &Function,
+    needed: &mut dyn FnMut(&Instruction) -> bool,
+) -> Vec<Option<Skip>> {
+    let mut table = Vec::new();
+    for b in &function.basic_blocks {
+        for i in &b.instructions {
+            prune_subtree(ctx, i, needed, &mut table);
+        }
+    }
+    table
+}
+
+/// Returns (whether the subtree is needed, whether it has predicates).
+fn prune_subtree(
+    ctx: &Context,
+    inst: &Instruction,
+    needed: &mut dyn FnMut(&Instruction) -> bool,
+    table: &mut Vec<Option<Skip>>,
+) -> (bool, bool) {
+    let pos = table.len();
+    table.push(None);
+    let mut need = needed(inst);
+    let mut predicated = !inst.predicates.is_empty();
+    for b in inst.nested_blocks() {
+        for child in &b.instructions {
+            let (n, p) = prune_subtree(ctx, child, needed, table);
+            need |= n;
+            predicated |= p;
+        }
+    }
+    if !need {
+        table[pos] = Some(Skip {
+            instances: static_instances(ctx, inst),
+            exact: !predicated,
+        });
+    }
+    (need, predicated)
+}
+
 /// Number of instructions in `inst`'s subtree (itself and nested bodies).
 pub fn subtree_size(inst: &Instruction) -> u32 {
     1 + inst
@@ -101,6 +197,7 @@ struct Place {
 struct Walker<'c> {
     ctx: &'c Context,
     limit: Limit,
+    prune: Prune<'c>,
     function: &'c str,
     count: u64,
     bindings: Bindings,
@@ -110,7 +207,7 @@ struct Walker<'c> {
 
 impl Walker<'_> {
     fn tick(&mut self) -> Result<()> {
-        self.count += 1;
+        self.count = self.count.saturating_add(1);
         if self.count > self.limit.max {
             return Err(Error::neuron_at(
                 self.limit.code,
@@ -141,6 +238,17 @@ impl Walker<'_> {
         at: Place,
         visit: &mut dyn FnMut(&Instance<'_, 'm>) -> Result<()>,
     ) -> Result<()> {
+        if let Some(skip) = (self.prune)(inst, at.pos) {
+            let count = self.count.saturating_add(skip.instances);
+            if count <= self.limit.max {
+                self.count = count;
+                return Ok(());
+            }
+            if skip.exact {
+                self.count = self.limit.max;
+                return self.tick();
+            }
+        }
         self.tick()?;
         let Some(mask) = self.mask(&inst.predicates)? else {
             return Ok(());

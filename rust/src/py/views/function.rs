@@ -172,6 +172,33 @@ impl FunctionView {
         Ok(py.detach(|| group_accesses(fun, &codes)))
     }
 
+    /// Bytes per partition moved (contract §3.4): for each `ins[0]` and
+    /// `outs[0]` of the instructions of `opcodes`, the most footprint bytes in
+    /// one partition over every instance, as `(instruction, side, set,
+    /// bytes)` with side `"in"` or `"out"`, in first-seen order.
+    fn moved_bytes_per_partition(
+        &self,
+        py: Python<'_>,
+        opcodes: Vec<String>,
+    ) -> PyResult<Vec<(String, &'static str, String, i64)>> {
+        let codes = parse_opcodes(&opcodes)?;
+        let m = self.m.get(py)?;
+        let module = m.module();
+        let fun = func(module, self.f)?;
+        let moved = py.detach(|| crate::tail::moved::bytes_per_partition_moved(&module.ctx, fun, &codes))?;
+        Ok(moved
+            .into_iter()
+            .map(|x| {
+                let side = if x.list == crate::tail::ArgList::Outs {
+                    "out"
+                } else {
+                    "in"
+                };
+                (x.instruction.to_string(), side, x.set.to_string(), x.bytes)
+            })
+            .collect())
+    }
+
     /// The memory location named `name`, or None.
     fn memory_location(&self, py: Python<'_>, name: &str) -> PyResult<Option<MemoryLocationView>> {
         let found = self.with(py, |fun| {

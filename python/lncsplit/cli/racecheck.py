@@ -1,0 +1,135 @@
+"""``lncsplit racecheck``: lnc_barriercheck on split outputs (contract §3.6, §5).
+
+Units (see :mod:`lncsplit.discovery`): a split output (``nc00.json …
+nc<N-1>.json`` in one directory, core order and core ids checked as
+``verify`` does) is checked as one kernel's N cores. A symbolic module file is
+first run through the pipeline (N from ``--lnc``, else its ShardIds, else 2)
+without the race check, so its own races are reported rather than raised. A
+lone core file is an error (its partners are needed). A unit with a race
+fails (exit 1); each race is printed with its witness and its fix; ``--json``
+prints one JSON list of ``{"input", "report"}`` (the RaceReport,
+``to_dict()``) or ``{"input", "error"}`` entries instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from lncsplit.cli._common import (
+    DEFAULT_LNC,
+    add_runner_options,
+    check_outputs,
+    discover,
+    failure_line,
+    finish,
+    format_error,
+    infer_lnc,
+    positive,
+    run_bulk,
+)
+
+if TYPE_CHECKING:
+    from lncsplit._core import Module
+    from lncsplit._job import FileResult, Unit
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``racecheck`` on the subparsers ``sub``."""
+    r = sub.add_parser(
+        "racecheck", help="lnc_barriercheck: races between the cores of split outputs"
+    )
+    r.add_argument("inputs", nargs="+", metavar="DIR", help="split outputs (directories)")
+    r.add_argument(
+        "--mode",
+        choices=("exact", "interval"),
+        default="exact",
+        help="exact footprints (default) or the compiler's interval filter",
+    )
+    r.add_argument("--json", action="store_true", help="print JSON instead of text")
+    r.add_argument(
+        "--lnc", type=positive, help="N for symbolic module files (default: their ShardIds, else 2)"
+    )
+    add_runner_options(r)
+    r.set_defaults(run=run)
+
+
+def run(a: argparse.Namespace) -> int:
+    """Check every unit; print its races (or ``ok``) in input order, then the summary."""
+    check_outputs(a)
+    units = discover(a, core_sets=True)
+    job = partial(racecheck_unit, mode=a.mode, lnc=a.lnc)
+    report = run_bulk(a, units, job, command="racecheck", lnc=a.lnc, quiet=a.json)
+    docs: list[dict[str, Any]] = []
+    for f in report.files:
+        if "report" in f.detail:
+            docs.append({"input": f.input, "report": f.detail["report"]})
+            if not a.json:
+                print(f"{'ok   ' if f.ok else 'RACE '} {f.input}: {f.text}")
+            continue
+        docs.append({"input": f.input, "error": format_error(f.error or {})})
+        if not a.json:
+            print(f"FAIL  {failure_line(f)}")
+    status = finish(a, report)
+    if a.json:
+        print(json.dumps(docs, indent=2))
+    else:
+        print(report.table())
+    return status
+
+
+def racecheck_unit(unit: Unit, mode: str, lnc: int | None) -> FileResult:
+    """The job: the race report of one unit.
+
+    ``detail`` = ``{"kind", "lnc", "report": RaceReport.to_dict()}``; ``text``
+    = the races with witness and fix (or ``no race``); a race fails the unit
+    with ``NeuronAssertion`` 9301 naming the first one.
+    """
+    from lncsplit._job import guarded
+
+    return guarded(unit, partial(_check, unit, mode, lnc))
+
+
+def _check(unit: Unit, mode: str, lnc: int | None, res: FileResult) -> None:
+    from lncsplit._job import error_info
+    from lncsplit.barriercheck import racecheck
+
+    cores = _cores(unit, lnc)
+    report = racecheck(cores, mode)  # type: ignore[arg-type]
+    res.detail = {"kind": unit.kind, "lnc": len(cores), "report": report.to_dict()}
+    res.text = str(report)
+    if not report.ok:
+        res.fail(error_info(_race_error(report)))
+
+
+def _race_error(report: Any) -> Exception:
+    from lncsplit.errors import NeuronAssertion
+
+    race = report.races[0]
+    return NeuronAssertion(
+        9301,
+        f"{len(report.races)} race(s); the first: {race.summary()}",
+        "lncsplit/lnc_barriercheck",
+        f"fix: {race.fix}",
+    )
+
+
+def _cores(unit: Unit, lnc: int | None) -> list[Module]:
+    """The cores of one unit: a split output as is; a symbolic file split first."""
+    from lncsplit._job import load_input
+    from lncsplit.discovery import load_core_set
+    from lncsplit.pipeline import PassOptions, run_pipeline
+
+    if unit.kind == "core_set":
+        return load_core_set(unit)
+    m = load_input(unit.path)
+    if m.neuron_core_id is not None:
+        raise ValueError(
+            f"{m.name} is one core (neuron_core_id {m.neuron_core_id}); "
+            "racecheck its directory (nc00.json … together)"
+        )
+    n = lnc if lnc is not None else (infer_lnc(m) or DEFAULT_LNC)
+    # The instance walk is bounded (10⁸ per function, 9306); N is capped by infer_lnc.
+    return run_pipeline([m], PassOptions(lnc_size=n, racecheck=False))

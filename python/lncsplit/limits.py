@@ -1,0 +1,72 @@
+"""Resource limits: what lncsplit refuses instead of exhausting memory or time (contract §6).
+
+A corpus nobody here wrote may hold a module whose processing would blow up.
+Each such case is refused with an error naming the file (and, for JSON, the
+path in it), never an out-of-memory kill. The limits, where each is enforced,
+and its error (docs/cli.md, "Resource limits", has the table):
+
+- input size — ``--max-file-size`` (default :data:`DEFAULT_MAX_FILE_SIZE`,
+  4 GiB), checked with ``stat`` before reading (discovery); peak memory is
+  linear in the file size;
+- JSON nesting — 128 levels inside one value (serde_json's recursion
+  limit), 256 overall (``MAX_NESTING``, ``rust/src/bir/load.rs``); numbers
+  must fit 64 bits ("number out of range"): ``BirJsonError`` with the JSON
+  path;
+- pelican expressions — bounded by the JSON nesting when read, 256 levels
+  (``MAX_DEPTH``, ``rust/src/pelican/context.rs``) when built from Python;
+  an expression whose shared sub-expressions would be written as a tree of
+  more than 2^24 nodes (``MAX_TREE_NODES``, ``rust/src/pelican/wire.rs``) is
+  refused before writing;
+- ShardIds carried in unknown fields — 512 levels (``carried_shards.rs``);
+- replication — ``rows × replication_resolution`` must fit the partitions
+  (9002), so expand_replication makes at most 128 copies;
+- tensor sizes — ``tensor_shape`` products are exact (Python integers) and
+  reported as memory violations (``size_overflow``, the DRAM window), never
+  allocated;
+- the number of cores a module's content implies — a ShardId bound larger
+  than :data:`MAX_INFERRED_LNC` is not taken as N by commands that infer N
+  (``verify``, ``memory``…): :class:`ResourceLimitError`; an explicit
+  ``--lnc`` is the user's choice;
+- instances walked — the LNC tail's dynamic walk
+  (``rust/src/tail/walk.rs``, :code:`Limit`) stops past its caller's
+  maximum with that caller's code (the race checker: 9306); footprints are
+  progressions compared without enumerating bytes, and an access with
+  overlapping strides expands to at most 2^22 explicit runs
+  (``MAX_EXPLICIT_RUNS``, ``rust/src/tail/footprint.rs``; the caller's
+  error: 9302 in the race checker, 9401 in the simulator). The split and
+  the memory checks never unroll a loop: a loop of 10^9 iterations costs
+  what one iteration does.
+"""
+
+from __future__ import annotations
+
+from lncsplit.errors import LncsplitError
+
+#: Default ``--max-file-size``: a larger input is refused before it is read.
+DEFAULT_MAX_FILE_SIZE = 4 << 30
+
+#: Largest N a command infers from a module's ShardId bounds (every split
+#: makes N copies of the module: a bound of 10^9 would be 10^9 modules).
+MAX_INFERRED_LNC = 64
+
+
+class ResourceLimitError(LncsplitError):
+    """A module whose processing would exceed a documented resource limit."""
+
+
+def check_inferred_lnc(n: int, what: str) -> int:
+    """``n`` if at most :data:`MAX_INFERRED_LNC`, else :class:`ResourceLimitError`."""
+    if n > MAX_INFERRED_LNC:
+        raise ResourceLimitError(
+            f"{what}: its ShardId bound {n} would make {n} per-core modules "
+            f"(more than {MAX_INFERRED_LNC} are not inferred); pass --lnc {n} to insist"
+        )
+    return n
+
+
+__all__ = [
+    "DEFAULT_MAX_FILE_SIZE",
+    "MAX_INFERRED_LNC",
+    "ResourceLimitError",
+    "check_inferred_lnc",
+]

@@ -1,0 +1,796 @@
+//! lnc_barriercheck (the compiler's LncBarrierCheck; contract §3.6,
+//! neuronx-facts §4): do the N per-core programs of one kernel race?
+//!
+//! A race is a pair of access instances on different cores whose footprints
+//! intersect, at least one a write, not both accumulates of one op, and not
+//! ordered by the `CoreBarrier`s both cores pass. The check runs in four steps:
+//!
+//! 1. **Reach.** Every location of every core is resolved to the physical
+//!    location it touches ([`Cores::resolve`]); only the ones another core can
+//!    also reach (shared DRAM, proxy targets, GPSIMDSB2SB partner writes) can
+//!    race. Instructions touching none of them, and loop nests holding no such
+//!    instruction and no barrier, are skipped without being walked, so a
+//!    mostly-private module costs little more than one pass over its
+//!    instructions.
+//! 2. **Walk.** Each core's function is walked in execution order (loops
+//!    unrolled, masks evaluated; [`walk_function_pruned`]): counted barrier
+//!    instances (mask not undecided) are numbered, and every access instance
+//!    to a reachable location is recorded with its footprint and the number of
+//!    barrier instances before it. Identical consecutive instances (a loop that
+//!    does not move the address) are kept once.
+//! 3. **Bands.** For a pair of cores (a, b) only the barriers whose `cores`
+//!    (core 0's list; empty = all) include both count; their sequences must be
+//!    equal on a and b (9304). An access after k such barriers has band
+//!    (k−1, k) (k = ∞ after the last): two accesses are ordered iff their
+//!    bands are disjoint, i.e. iff k differs. So the candidates of a pair are
+//!    the accesses of one *epoch* k.
+//! 4. **Sweep** ([`sweep`]): per physical location, pair of cores and epoch,
+//!    the accesses sorted by their least byte are swept with an active list:
+//!    only pairs whose address ranges overlap are compared (cost ~ accesses ×
+//!    log, plus the overlapping pairs). `Mode::Exact` intersects the run sets
+//!    exactly (the least common byte); `Mode::Interval` intersects the
+//!    bounding boxes (partition range × byte interval), the compiler's
+//!    over-approximating filter. Each pair of instructions is reported once per
+//!    location, with the least witness over all its racing instance pairs.
+//!
+//! Invalid input raises: 9006 (the core list), the concretized verifier's own
+//! error, 9305 (GPSIMDSB2SB with N ≠ 2), 9303 (a `remote_local_target` naming
+//! nothing), 9302 (a footprint outside its location), 9304 (barrier sequences
+//! that differ), 9306 (more than 10⁸ instances in one function).
+
+use std::sync::Arc;
+
+use hashbrown::HashMap;
+use rayon::prelude::*;
+use serde_json::{json, Value};
+
+use super::access::{footprint_error, Access, ArgList, FunctionIndex, Role, SetEntry};
+use super::footprint::{Layout, Progression};
+use super::location::{locations_of, Cores, PhysLoc};
+use super::walk::{prune_table, walk_function_pruned, Instance, Limit, Mask, Skip};
+use crate::bir::{Argument, Function, Instruction, Module, OpFields, Opcode};
+use crate::error::{Error, Result};
+use crate::passes::lnc_verifier;
+
+mod bounds;
+mod sweep;
+#[cfg(test)]
+mod tests;
+
+use sweep::{Footprint, Item};
+
+/// Where the checker's errors point.
+pub const WHERE: &str = "lncsplit/lnc_barriercheck";
+
+/// The most instruction instances (loop iterations included) one function
+/// may have before the checker refuses it (9306).
+pub const MAX_INSTANCES: u64 = 100_000_000;
+
+/// How footprints are intersected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The exact (partition, byte) sets: strided accesses that never share a
+    /// byte do not race.
+    Exact,
+    /// Bounding boxes (partition range × byte interval): the compiler's filter.
+    Interval,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "exact" => Some(Mode::Exact),
+            "interval" => Some(Mode::Interval),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Exact => "exact",
+            Mode::Interval => "interval",
+        }
+    }
+}
+
+/// `write-write` (no side only reads) or `read-write`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RaceKind {
+    WriteWrite,
+    ReadWrite,
+}
+
+impl RaceKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            RaceKind::WriteWrite => "write-write",
+            RaceKind::ReadWrite => "read-write",
+        }
+    }
+}
+
+/// A band `(lo, hi)`: the latest counted barrier before the access (−1: none)
+/// and the earliest after it (None: none, written `null`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Band {
+    pub lo: i64,
+    pub hi: Option<i64>,
+}
+
+/// One side of a race.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RaceSide {
+    pub core: u32,
+    pub function: Arc<str>,
+    pub instruction: Arc<str>,
+    /// Depth-first index of the instruction in its function, on its core.
+    pub position: u32,
+    pub band: Band,
+}
+
+/// One race: a pair of instructions on two cores and the location they both
+/// touch, unordered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Race {
+    /// The lower core's side.
+    pub a: RaceSide,
+    pub b: RaceSide,
+    /// The physical location: its owning core and name.
+    pub location: (u32, Arc<str>),
+    /// The least (partition, byte) both touch (interval mode: the least point
+    /// of the intersection of the two bounding boxes).
+    pub witness: (i64, i64),
+    pub kind: RaceKind,
+    /// One line: which barrier to add where.
+    pub fix: String,
+}
+
+impl Race {
+    fn sort_key(&self) -> (&str, u32, u32, u32, u32, u32, &str) {
+        (
+            &self.a.function,
+            self.a.position,
+            self.b.position,
+            self.a.core,
+            self.b.core,
+            self.location.0,
+            &self.location.1,
+        )
+    }
+
+    /// The race as its JSON object (contract §3.6).
+    pub fn to_value(&self) -> Value {
+        let side = |s: &RaceSide| {
+            json!({
+                "core": s.core,
+                "function": &*s.function,
+                "instruction": &*s.instruction,
+                "position": s.position,
+                "band": [s.band.lo, s.band.hi],
+            })
+        };
+        json!({
+            "a": side(&self.a),
+            "b": side(&self.b),
+            "location": {"core": self.location.0, "name": &*self.location.1},
+            "witness": {"partition": self.witness.0, "byte": self.witness.1},
+            "kind": self.kind.name(),
+            "fix": self.fix,
+        })
+    }
+
+    /// One line naming both sides, the location, the witness and the kind.
+    pub fn describe(&self) -> String {
+        let band = |b: Band| match b.hi {
+            Some(hi) => format!("[{}, {hi}]", b.lo),
+            None => format!("[{}, inf]", b.lo),
+        };
+        format!(
+            "{} race in {}: {} (core {}, band {}) and {} (core {}, band {}) both touch {} of core {} at partition {}, byte {}",
+            self.kind.name(),
+            self.a.function,
+            self.a.instruction,
+            self.a.core,
+            band(self.a.band),
+            self.b.instruction,
+            self.b.core,
+            band(self.b.band),
+            self.location.1,
+            self.location.0,
+            self.witness.0,
+            self.witness.1
+        )
+    }
+}
+
+/// What [`racecheck`] found: every race, sorted by (function, a's position,
+/// b's position, cores, location).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RaceReport {
+    pub mode: Mode,
+    pub races: Vec<Race>,
+}
+
+impl RaceReport {
+    pub fn ok(&self) -> bool {
+        self.races.is_empty()
+    }
+
+    /// `{"ok", "mode", "races": [...]}` (contract §3.6).
+    pub fn to_value(&self) -> Value {
+        json!({
+            "ok": self.ok(),
+            "mode": self.mode.name(),
+            "races": self.races.iter().map(Race::to_value).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// lnc_barriercheck over the N core modules of one kernel, in core order.
+/// Reports races; raises only for invalid input.
+pub fn racecheck(modules: &[&Module], mode: Mode) -> Result<RaceReport> {
+    let cores = Cores::checked(modules, "lnc_barriercheck")?;
+    let n = modules.len();
+    if n > 1 {
+        lnc_verifier::verify_concretized(modules, n)?;
+    }
+    check_sb2sb(modules)?;
+    let mut races = Vec::new();
+    for f in &modules[0].functions {
+        races.extend(check_function(cores, &f.name, mode)?);
+    }
+    races.sort_by(|x, y| x.sort_key().cmp(&y.sort_key()));
+    Ok(RaceReport { mode, races })
+}
+
+/// 9305: GPSIMDSB2SB writes the partner core `(c+1) & 1`, defined for N == 2 only.
+fn check_sb2sb(modules: &[&Module]) -> Result<()> {
+    if modules.len() == 2 {
+        return Ok(());
+    }
+    for (c, m) in modules.iter().enumerate() {
+        for f in &m.functions {
+            let mut found: Option<&Instruction> = None;
+            f.walk(&mut |i| {
+                if found.is_none() && i.opcode == Opcode::GPSIMD_SB2SB {
+                    found = Some(i);
+                }
+            });
+            if let Some(i) = found {
+                return Err(Error::neuron_at(
+                    9305,
+                    format!(
+                        "GPSIMDSB2SB needs exactly 2 cores (its partner is (c+1) & 1), got {}",
+                        modules.len()
+                    ),
+                    WHERE,
+                    format!("instruction {} in function {} of core {c}", i.name, f.name),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------ reach
+
+/// The physical locations of one function across cores, interned.
+#[derive(Default)]
+struct Reach {
+    ids: HashMap<PhysLoc, u32>,
+    locs: Vec<PhysLoc>,
+    /// Another core than the owner reaches it: only these can race.
+    multi: Vec<bool>,
+    /// Bytes per partition of the owner's location (witness coordinates).
+    partition_bytes: Vec<i64>,
+}
+
+impl Reach {
+    fn intern(&mut self, phys: PhysLoc, owner_pb: i64) -> u32 {
+        if let Some(&id) = self.ids.get(&phys) {
+            return id;
+        }
+        let id = self.locs.len() as u32;
+        self.ids.insert(phys.clone(), id);
+        self.locs.push(phys);
+        self.multi.push(false);
+        self.partition_bytes.push(owner_pb);
+        id
+    }
+}
+
+/// One core's view of a function: its index and where each of its locations
+/// (and each GPSIMDSB2SB destination) resolves.
+struct CoreFn<'m> {
+    module: &'m Module,
+    function: &'m Function,
+    index: FunctionIndex<'m>,
+    /// Set name → phys id of each of its locations.
+    phys: HashMap<&'m str, Vec<u32>>,
+    /// Set name → phys id on the partner core (GPSIMDSB2SB `outs[0]` sets).
+    partner: HashMap<&'m str, Vec<u32>>,
+}
+
+fn owner_partition_bytes(r: &super::location::Resolved<'_>) -> i64 {
+    Layout::of(r.set, r.mem_type).map_or(1, |l| l.partition_bytes().max(1))
+}
+
+/// Resolve every location of every core (9303 for a dangling target).
+fn resolve_all<'m>(cores: Cores<'m>, fname: &str, reach: &mut Reach) -> Result<Vec<CoreFn<'m>>> {
+    let mut out = Vec::with_capacity(cores.len());
+    for (c, m) in cores.modules.iter().enumerate() {
+        let Some(f) = m.function(fname) else {
+            continue;
+        };
+        let mut phys = HashMap::new();
+        for set in &f.allocations {
+            let mut ids = Vec::new();
+            for (_, _, loc) in locations_of(set) {
+                let r = cores.resolve(c, f, set, loc, false)?;
+                let pb = owner_partition_bytes(&r);
+                let owner = r.phys.core as usize;
+                let id = reach.intern(r.phys, pb);
+                if owner != c {
+                    reach.multi[id as usize] = true;
+                }
+                ids.push(id);
+            }
+            phys.entry(&*set.name).or_insert(ids);
+        }
+        let mut partner = HashMap::new();
+        if cores.len() == 2 {
+            resolve_partner_writes(cores, c, f, reach, &mut partner)?;
+        }
+        out.push(CoreFn {
+            module: m,
+            function: f,
+            index: FunctionIndex::new(f),
+            phys,
+            partner,
+        });
+    }
+    Ok(out)
+}
+
+/// The partner-core locations the GPSIMDSB2SBs of core `c` write.
+fn resolve_partner_writes<'m>(
+    cores: Cores<'m>,
+    c: usize,
+    f: &'m Function,
+    reach: &mut Reach,
+    partner: &mut HashMap<&'m str, Vec<u32>>,
+) -> Result<()> {
+    let mut sets: Vec<&'m str> = Vec::new();
+    f.walk(&mut |i| {
+        if i.opcode == Opcode::GPSIMD_SB2SB {
+            if let Some(s) = i.outs.first().and_then(Argument::memsetref) {
+                sets.push(s);
+            }
+        }
+    });
+    for name in sets {
+        if partner.contains_key(name) {
+            continue;
+        }
+        let Some(set) = f.memory_location_set(name) else {
+            continue; // accesses() reports the unknown set with its argument
+        };
+        let mut ids = Vec::new();
+        for (_, _, loc) in locations_of(set) {
+            let r = cores.resolve(c, f, set, loc, true)?;
+            let pb = owner_partition_bytes(&r);
+            let id = reach.intern(r.phys, pb);
+            reach.multi[id as usize] = true;
+            ids.push(id);
+        }
+        partner.insert(name, ids);
+    }
+    Ok(())
+}
+
+// ----------------------------------------------------------------- static scan
+
+/// Per depth-first position of one core's function: what the walk must do.
+struct Scan {
+    /// `Some`: skip the subtree (nothing in it can race or order).
+    skip: Vec<Option<Skip>>,
+    /// The instruction itself may touch a location another core reaches.
+    touches: Vec<bool>,
+    /// Its footprints must be checked instance by instance (the static
+    /// bounds could not clear them).
+    verify: Vec<bool>,
+    /// Barrier ordinal (depth-first among the function's CoreBarriers).
+    barrier: Vec<u32>,
+}
+
+const NOT_A_BARRIER: u32 = u32::MAX;
+
+/// Can another core touch the bytes of this set of one core (one of its
+/// locations resolves to a physical location another core reaches, or it is
+/// a GPSIMDSB2SB destination)?
+fn reachable(cf: &CoreFn<'_>, reach: &Reach, set: &str) -> bool {
+    let multi = cf
+        .phys
+        .get(set)
+        .is_some_and(|ids| ids.iter().any(|&id| reach.multi[id as usize]));
+    multi || cf.partner.contains_key(set)
+}
+
+/// What the walk must do per position, and the static footprint check of
+/// every instruction ([`bounds`]): a footprint that certainly leaves its
+/// location is an error here.
+fn scan(cf: &CoreFn<'_>, reach: &Reach) -> Result<Scan> {
+    let mut scanner = bounds::Scanner::new(&cf.module.ctx, &cf.index, |set| reachable(cf, reach, set));
+    let mut error = None;
+    let (mut touches, mut verify, mut barrier) = (Vec::new(), Vec::new(), Vec::new());
+    let mut barriers = 0u32;
+    let skip = prune_table(&cf.module.ctx, cf.function, &mut |inst| {
+        let (v, t) = bounds::first_error(&mut error, scanner.instruction(inst));
+        let v = v == bounds::Verdict::PerInstance;
+        touches.push(t);
+        verify.push(v);
+        let is_barrier = inst.opcode == Opcode::CORE_BARRIER;
+        barrier.push(if is_barrier { barriers } else { NOT_A_BARRIER });
+        barriers += is_barrier as u32;
+        t || v || is_barrier
+    });
+    match error {
+        Some(e) => Err(e),
+        None => Ok(Scan {
+            skip,
+            touches,
+            verify,
+            barrier,
+        }),
+    }
+}
+
+// ------------------------------------------------------------------ walk
+
+/// What one core's walk collected.
+struct Collected<'m> {
+    /// Ordinals of the counted barrier instances, in execution order.
+    barriers: Vec<u32>,
+    items: Vec<Item<'m>>,
+}
+
+/// The last instance recorded for one (position, argument list, index,
+/// physical location): its barrier count and points, to drop repeats.
+type Last = HashMap<(u32, u8, u32, u32), (u32, Option<Progression>)>;
+
+fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode) -> Result<Collected<'m>> {
+    let sc = scan(cf, reach)?;
+    // The sets (by their index entry) whose bytes another core reaches.
+    let reached: hashbrown::HashSet<usize> = (cf.function.allocations.iter())
+        .filter(|s| reachable(cf, reach, &s.name))
+        .filter_map(|s| cf.index.set(&s.name))
+        .map(|e| e as *const SetEntry<'_> as usize)
+        .collect();
+    let mut out = Collected {
+        barriers: Vec::new(),
+        items: Vec::new(),
+    };
+    let mut scratch: Vec<Access<'_>> = Vec::new();
+    let mut last = Last::new();
+    let limit = Limit {
+        max: MAX_INSTANCES,
+        code: 9306,
+        location: WHERE,
+    };
+    let ctx = &cf.module.ctx;
+    let prune = |_: &Instruction, pos: u32| sc.skip.get(pos as usize).copied().flatten();
+    walk_function_pruned(ctx, cf.function, None, limit, &prune, &mut |at: &Instance<'_, 'm>| {
+        let p = at.pos as usize;
+        if sc.barrier[p] != NOT_A_BARRIER {
+            if at.mask == Mask::True {
+                out.barriers.push(sc.barrier[p]);
+            }
+            return Ok(());
+        }
+        if !sc.touches[p] && !sc.verify[p] {
+            return Ok(());
+        }
+        scratch.clear();
+        if sc.verify[p] {
+            cf.index.accesses(ctx, at.inst, at.bindings, 9302, &mut scratch)?;
+        } else {
+            // Statically valid: only the arguments another core reaches matter.
+            let keep = |_: ArgList, _: usize, e: &SetEntry<'_>| reached.contains(&(e as *const _ as usize));
+            cf.index
+                .accesses_where(ctx, at.inst, at.bindings, 9302, &keep, &mut scratch)?;
+        }
+        let g = out.barriers.len() as u32;
+        for a in &scratch {
+            record(cf, reach, mode, at, a, g, &mut out.items, &mut last)?;
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Record one access if another core can reach its location (deduplicating
+/// an instance identical to the previous one of the same argument).
+#[allow(clippy::too_many_arguments)]
+fn record<'m>(
+    cf: &CoreFn<'m>,
+    reach: &Reach,
+    mode: Mode,
+    at: &Instance<'_, 'm>,
+    a: &Access<'_>,
+    g: u32,
+    items: &mut Vec<Item<'m>>,
+    last: &mut Last,
+) -> Result<()> {
+    let set = &*a.set.set.name;
+    let partner_write = at.inst.opcode == Opcode::GPSIMD_SB2SB && a.list == ArgList::Outs && a.index == 0;
+    let table = if partner_write { &cf.partner } else { &cf.phys };
+    let Some(&phys) = table.get(set).and_then(|ids| ids.get(a.location)) else {
+        return Ok(());
+    };
+    if !reach.multi[phys as usize] {
+        return Ok(());
+    }
+    let key = (at.pos, a.list as u8, a.index as u32, phys);
+    if let Some((pg, pp)) = last.get(&key) {
+        if *pg == g && pp.as_ref() == a.points.as_ref() {
+            return Ok(());
+        }
+    }
+    let layout = match &a.loc().layout {
+        Ok(l) => l,
+        Err(e) => return Err(footprint_error(9302, at.inst, a.list, a.index, set, e)),
+    };
+    let fp = Footprint::new(mode, layout, a.points.as_ref())
+        .map_err(|e| footprint_error(9302, at.inst, a.list, a.index, set, &e))?;
+    let Some(fp) = fp else {
+        return Ok(()); // an empty access touches nothing
+    };
+    last.insert(key, (g, a.points.clone()));
+    items.push(Item {
+        inst: at.inst,
+        phys,
+        pos: at.pos,
+        g,
+        role: a.role,
+        fp,
+    });
+    Ok(())
+}
+
+// ------------------------------------------------------------------ bands
+
+/// Which cores each barrier (by ordinal) orders: core 0's `cores` list,
+/// empty = all.
+struct BarrierCores {
+    names: Vec<Arc<str>>,
+    /// None: every core.
+    cores: Vec<Option<Vec<bool>>>,
+}
+
+impl BarrierCores {
+    fn of(f0: &Function, n: usize) -> BarrierCores {
+        let mut b = BarrierCores {
+            names: Vec::new(),
+            cores: Vec::new(),
+        };
+        f0.walk(&mut |i| {
+            if let OpFields::CoreBarrier { cores, .. } = &i.op {
+                b.names.push(i.name.clone());
+                b.cores.push(match cores.as_deref() {
+                    None | Some([]) => None,
+                    Some(list) => {
+                        let mut m = vec![false; n];
+                        for &c in list {
+                            if let Some(x) = usize::try_from(c).ok().and_then(|c| m.get_mut(c)) {
+                                *x = true;
+                            }
+                        }
+                        Some(m)
+                    }
+                });
+            }
+        });
+        b
+    }
+
+    fn all_cores(&self) -> bool {
+        self.cores.iter().all(Option::is_none)
+    }
+
+    fn orders(&self, k: u32, a: usize, b: usize) -> bool {
+        match self.cores.get(k as usize) {
+            Some(None) => true,
+            Some(Some(m)) => m[a] && m[b],
+            None => false,
+        }
+    }
+
+    fn name(&self, k: u32) -> String {
+        self.names
+            .get(k as usize)
+            .map_or_else(|| format!("#{k}"), |n| n.to_string())
+    }
+}
+
+/// The epoch numbering of one pair of cores: `prefix[c][g]` = the number of
+/// barrier instances among core c's first g that order the pair.
+struct PairEpochs {
+    prefix: [Option<Vec<u32>>; 2],
+    total: u32,
+}
+
+impl PairEpochs {
+    fn epoch(&self, side: usize, g: u32) -> u32 {
+        match &self.prefix[side] {
+            None => g,
+            Some(p) => p[g as usize],
+        }
+    }
+
+    fn band(&self, epoch: u32) -> Band {
+        Band {
+            lo: epoch as i64 - 1,
+            hi: (epoch < self.total).then_some(epoch as i64),
+        }
+    }
+}
+
+/// The pair's barrier sequences (9304 when they differ) and epochs.
+fn pair_epochs(fname: &str, bc: &BarrierCores, seqs: &[&[u32]], a: usize, b: usize) -> Result<PairEpochs> {
+    if bc.all_cores() {
+        if seqs[a] != seqs[b] {
+            return Err(sequence_error(fname, bc, seqs, a, b));
+        }
+        return Ok(PairEpochs {
+            prefix: [None, None],
+            total: seqs[a].len() as u32,
+        });
+    }
+    let filtered = |c: usize| -> Vec<u32> { seqs[c].iter().copied().filter(|&k| bc.orders(k, a, b)).collect() };
+    if filtered(a) != filtered(b) {
+        return Err(sequence_error(fname, bc, seqs, a, b));
+    }
+    let prefix = |c: usize| -> Vec<u32> {
+        let mut p = Vec::with_capacity(seqs[c].len() + 1);
+        let mut n = 0u32;
+        p.push(0);
+        for &k in seqs[c] {
+            n += bc.orders(k, a, b) as u32;
+            p.push(n);
+        }
+        p
+    };
+    let pa = prefix(a);
+    let total = *pa.last().unwrap_or(&0);
+    Ok(PairEpochs {
+        prefix: [Some(pa), Some(prefix(b))],
+        total,
+    })
+}
+
+fn sequence_error(fname: &str, bc: &BarrierCores, seqs: &[&[u32]], a: usize, b: usize) -> Error {
+    let fa: Vec<u32> = seqs[a].iter().copied().filter(|&k| bc.orders(k, a, b)).collect();
+    let fb: Vec<u32> = seqs[b].iter().copied().filter(|&k| bc.orders(k, a, b)).collect();
+    let i = fa.iter().zip(&fb).take_while(|(x, y)| x == y).count();
+    let show = |s: &[u32]| s.get(i).map_or("none (the sequence ends)".to_string(), |&k| bc.name(k));
+    Error::neuron_at(
+        9304,
+        format!("the CoreBarrier sequences of cores {a} and {b} differ in function {fname}"),
+        WHERE,
+        format!(
+            "barrier instance {i} ordering the pair is {} on core {a} but {} on core {b} ({} vs {} instances)",
+            show(&fa),
+            show(&fb),
+            fa.len(),
+            fb.len()
+        ),
+    )
+}
+
+// ------------------------------------------------------------------ function
+
+fn check_function(cores: Cores<'_>, fname: &str, mode: Mode) -> Result<Vec<Race>> {
+    let n = cores.len();
+    let mut reach = Reach::default();
+    let fns = resolve_all(cores, fname, &mut reach)?;
+    let collected: Vec<Result<Collected>> = fns.par_iter().map(|cf| collect(cf, &reach, mode)).collect();
+    let collected: Vec<Collected<'_>> = collected.into_iter().collect::<Result<_>>()?;
+    if n < 2 || fns.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let bc = BarrierCores::of(fns[0].function, n);
+    let seqs: Vec<&[u32]> = collected.iter().map(|c| c.barriers.as_slice()).collect();
+    // 9304 is a property of the input, whether or not any access is at stake.
+    let mut epochs: HashMap<(usize, usize), PairEpochs> = HashMap::new();
+    for a in 0..fns.len() {
+        for b in a + 1..fns.len() {
+            epochs.insert((a, b), pair_epochs(fname, &bc, &seqs, a, b)?);
+        }
+    }
+    let mut by_phys: HashMap<u32, Vec<Vec<&Item<'_>>>> = HashMap::new();
+    for (c, col) in collected.iter().enumerate() {
+        for it in &col.items {
+            by_phys.entry(it.phys).or_insert_with(|| vec![Vec::new(); fns.len()])[c].push(it);
+        }
+    }
+    let mut phys_ids: Vec<u32> = by_phys.keys().copied().collect();
+    phys_ids.sort_unstable();
+    let function: Arc<str> = fns[0].function.name.clone();
+    let mut races = Vec::new();
+    for id in phys_ids {
+        let per_core = &by_phys[&id];
+        for a in 0..per_core.len() {
+            for b in a + 1..per_core.len() {
+                if per_core[a].is_empty() || per_core[b].is_empty() {
+                    continue;
+                }
+                let ep = &epochs[&(a, b)];
+                let found = sweep::sweep([&per_core[a], &per_core[b]], ep);
+                let loc = &reach.locs[id as usize];
+                let pb = reach.partition_bytes[id as usize];
+                for w in found {
+                    races.push(make_race(&function, [a, b], loc, pb, &w, ep));
+                }
+            }
+        }
+    }
+    Ok(races)
+}
+
+fn make_race(
+    function: &Arc<str>,
+    cores: [usize; 2],
+    loc: &PhysLoc,
+    pb: i64,
+    w: &sweep::Witness<'_, '_>,
+    ep: &PairEpochs,
+) -> Race {
+    let band = ep.band(w.epoch);
+    let side = |c: usize, it: &Item<'_>| RaceSide {
+        core: c as u32,
+        function: function.clone(),
+        instruction: it.inst.name.clone(),
+        position: it.pos,
+        band,
+    };
+    let a = side(cores[0], w.items[0]);
+    let b = side(cores[1], w.items[1]);
+    // Program order is read from the positions; at a tie a writer goes first
+    // (a def before its use).
+    let b_first = b.position < a.position
+        || (b.position == a.position && w.items[0].role == Role::Read && w.items[1].role != Role::Read);
+    let fix = fix_line(&a, &b, b_first, &loc.name);
+    Race {
+        a,
+        b,
+        location: (loc.core, loc.name.clone()),
+        witness: (w.point.div_euclid(pb), w.point.rem_euclid(pb)),
+        kind: w.kind,
+        fix,
+    }
+}
+
+/// Where a barrier would order the two sides (one line).
+fn fix_line(a: &RaceSide, b: &RaceSide, b_first: bool, loc: &str) -> String {
+    if a.instruction == b.instruction {
+        return format!(
+            "{} runs on cores {} and {} and both copies touch {loc}: give each core its own bytes (a shard-dependent address) or predicate it to one core; no barrier can order an instruction with its own copy",
+            a.instruction, a.core, b.core
+        );
+    }
+    let (first, second) = if b_first { (b, a) } else { (a, b) };
+    format!(
+        "insert a CoreBarrier with cores [{}, {}] after {} and before {} in function {} (on every core), so {} on core {} completes before {} on core {} touches {loc}",
+        a.core, b.core, first.instruction, second.instruction, a.function, first.instruction, first.core, second.instruction, second.core
+    )
+}
+
+/// Role pairs that can race: at least one write, not two accumulates of one op.
+pub(crate) fn conflict(x: Role, y: Role) -> Option<RaceKind> {
+    match (x, y) {
+        (Role::Read, Role::Read) => None,
+        (Role::Accumulate(p), Role::Accumulate(q)) if p == q => None,
+        (Role::Read, _) | (_, Role::Read) => Some(RaceKind::ReadWrite),
+        _ => Some(RaceKind::WriteWrite),
+    }
+}

@@ -521,7 +521,7 @@ impl Gen {
             tile_addrs: None,
             block_addrs: None,
             access_shape: if self.rng.random_bool(0.3) {
-                Some(Box::new(json!([p_num, num])))
+                Some(std::sync::Arc::new(json!([p_num, num])))
             } else {
                 None
             },

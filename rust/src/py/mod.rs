@@ -43,6 +43,8 @@ mod _core {
     #[pymodule_export]
     use super::module::{dump, generate_corpus, generate_module, load, PyBirModule};
     #[pymodule_export]
+    use super::output::to_bytes_all;
+    #[pymodule_export]
     use super::views::{
         ArgumentView, BlockView, FunctionView, InstructionView, MemoryLocationSetView, MemoryLocationView,
     };

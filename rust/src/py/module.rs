@@ -101,18 +101,8 @@ impl PyBirModule {
     #[pyo3(signature = (version = 2))]
     fn to_json<'py>(&self, py: Python<'py>, version: u32) -> PyResult<Bound<'py, PyString>> {
         let m = &self.inner;
-        let (chunks, ascii) = py.detach(|| {
-            let c = crate::bir::dump::dump_module_chunks(m, version)?;
-            let ascii = c.is_ascii();
-            crate::error::Result::Ok((c, ascii))
-        })?;
-        if ascii {
-            return super::output::ascii_str(py, &chunks);
-        }
-        // Rare (a name with non-ASCII characters): Python decodes the UTF-8.
-        let bytes = chunks.concat();
-        let s = std::str::from_utf8(&bytes).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(PyString::new(py, s))
+        let chunks = py.detach(|| crate::bir::dump::dump_module_chunks(m, version))?;
+        super::output::str(py, chunks)
     }
 
     /// The module as BIR-JSON bytes.
@@ -120,7 +110,7 @@ impl PyBirModule {
     fn to_bytes<'py>(&self, py: Python<'py>, version: u32) -> PyResult<Bound<'py, PyBytes>> {
         let m = &self.inner;
         let chunks = py.detach(|| crate::bir::dump::dump_module_chunks(m, version))?;
-        super::output::bytes(py, &chunks)
+        super::output::bytes(py, chunks)
     }
 
     /// A deep copy: `"structural"` (fast Rust clone) or `"json"` (the

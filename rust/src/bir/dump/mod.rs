@@ -41,8 +41,8 @@ fn check_version(version: u32) -> Result<()> {
     Ok(())
 }
 
-/// Blocks with at least this many instructions are written in parallel
-/// chunks by [`dump_module_parallel`].
+/// Functions with at least this many instructions in their blocks are
+/// written in parallel runs by [`dump_module_parallel`].
 const PAR_BLOCK: usize = 16384;
 
 /// Serialize a module to JSON bytes in wire `version` (1 or 2).
@@ -50,9 +50,9 @@ pub fn dump_module(m: &Module, version: u32) -> Result<Vec<u8>> {
     dump(m, version, usize::MAX)
 }
 
-/// [`dump_module`] with large blocks written on rayon's pool (chunks of
-/// instructions, each with its own expression cache, joined in order): the
-/// same bytes. For one big module written from Python; a corpus run keeps
+/// [`dump_module`] with large functions written on rayon's pool (runs of
+/// instructions across their blocks, each with its own expression cache,
+/// kept in order): the same bytes. For one big module written from Python; a corpus run keeps
 /// one file per core and uses [`dump_module`].
 pub fn dump_module_parallel(m: &Module, version: u32) -> Result<Vec<u8>> {
     dump(m, version, PAR_BLOCK)
@@ -66,6 +66,18 @@ pub fn dump_module_chunks(m: &Module, version: u32) -> Result<Chunks> {
     Ok(Chunks(dump_out(m, version, PAR_BLOCK)?.into_chunks()))
 }
 
+/// Every module's JSON ([`dump_module_chunks`]), the modules written on
+/// rayon's pool when `parallel` (the N cores of one split): the same bytes
+/// as writing them one after the other.
+pub fn dump_modules_chunks(ms: &[&Module], version: u32, parallel: bool) -> Result<Vec<Chunks>> {
+    use rayon::prelude::*;
+    if parallel {
+        ms.par_iter().map(|m| dump_module_chunks(m, version)).collect()
+    } else {
+        ms.iter().map(|m| dump_module_chunks(m, version)).collect()
+    }
+}
+
 /// A module's JSON in pieces, in order (see [`dump_module_chunks`]).
 pub struct Chunks(pub Vec<Vec<u8>>);
 
@@ -77,13 +89,6 @@ impl Chunks {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// True when every byte is ASCII (then the bytes are also a Latin-1
-    /// and UCS-1 string, which is what a compact Python `str` stores).
-    pub fn is_ascii(&self) -> bool {
-        use rayon::prelude::*;
-        self.0.par_iter().all(|c| c.is_ascii())
     }
 
     /// Pair every chunk with its place in `dst` (exactly [`Chunks::len`]
@@ -111,6 +116,16 @@ impl Chunks {
             .for_each(|(src, d)| d.copy_from_slice(src));
     }
 
+    /// The bytes as one buffer, copied together on rayon's pool.
+    pub fn concat_parallel(self) -> Vec<u8> {
+        if self.0.len() <= 1 {
+            return self.concat();
+        }
+        let mut out = vec![0u8; self.len()];
+        self.copy_into(&mut out);
+        out
+    }
+
     /// The bytes as one buffer.
     pub fn concat(self) -> Vec<u8> {
         match <[Vec<u8>; 1]>::try_from(self.0) {
@@ -120,7 +135,7 @@ impl Chunks {
     }
 }
 
-/// Blocks of at least `par_block` instructions are written in parallel.
+/// Functions of at least `par_block` instructions are written in parallel.
 fn dump(m: &Module, version: u32, par_block: usize) -> Result<Vec<u8>> {
     Ok(dump_out(m, version, par_block)?.into_bytes())
 }
@@ -218,11 +233,41 @@ macro_rules! opt {
     };
 }
 
+/// Instructions `start..end` of block `block`: one piece of the parallel
+/// writer.
+struct Run {
+    block: usize,
+    start: usize,
+    end: usize,
+}
+
+impl Run {
+    /// Every block cut into runs of at most `len` instructions, in order; an
+    /// empty block is one empty run (its braces are still written).
+    fn cut(blocks: &[Block], len: usize) -> Vec<Run> {
+        let mut out = Vec::new();
+        for (block, b) in blocks.iter().enumerate() {
+            let n = b.instructions.len();
+            let mut start = 0;
+            loop {
+                let end = n.min(start + len.max(1));
+                out.push(Run { block, start, end });
+                if end == n {
+                    break;
+                }
+                start = end;
+            }
+        }
+        out
+    }
+}
+
 /// Writes one module (its context's expressions share one byte cache).
 struct Writer<'c> {
     exprs: ExprWriter<'c>,
     version: u32,
-    /// Blocks this long are written in parallel chunks.
+    /// A function with this many instructions in its blocks (not counting
+    /// those inside loops) has them written in parallel runs.
     par_block: usize,
 }
 
@@ -304,11 +349,16 @@ impl<'c> Writer<'c> {
             set(o, s);
         }
         o.raw(br#"],"basic_blocks":["#);
-        for (i, b) in f.basic_blocks.iter().enumerate() {
-            if i > 0 {
-                o.byte(b',');
+        let count: usize = f.basic_blocks.iter().map(|b| b.instructions.len()).sum();
+        if count >= self.par_block.max(2) {
+            self.blocks_parallel(o, &f.basic_blocks)?;
+        } else {
+            for (i, b) in f.basic_blocks.iter().enumerate() {
+                if i > 0 {
+                    o.byte(b',');
+                }
+                self.block(o, b)?;
             }
-            self.block(o, b)?;
         }
         o.byte(b']');
         extras(o, &f.extra);
@@ -317,18 +367,22 @@ impl<'c> Writer<'c> {
     }
 
     fn block(&mut self, o: &mut Out, b: &Block) -> Result<()> {
+        Self::block_open(o, b);
+        self.instructions(o, &b.instructions)?;
+        Self::block_close(o, b);
+        Ok(())
+    }
+
+    fn block_open(o: &mut Out, b: &Block) {
         o.raw(br#"{"name":"#);
         o.str(&b.name);
         o.raw(br#","instructions":["#);
-        if b.instructions.len() >= self.par_block.max(2) {
-            self.instructions_parallel(o, &b.instructions)?;
-        } else {
-            self.instructions(o, &b.instructions)?;
-        }
+    }
+
+    fn block_close(o: &mut Out, b: &Block) {
         o.byte(b']');
         extras(o, &b.extra);
         o.byte(b'}');
-        Ok(())
     }
 
     fn instructions(&mut self, o: &mut Out, insts: &[Instruction]) -> Result<()> {
@@ -342,20 +396,41 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    /// Chunks of instructions written on rayon's pool, joined in order.
-    fn instructions_parallel(&mut self, o: &mut Out, insts: &[Instruction]) -> Result<()> {
+    /// A function's blocks written on rayon's pool: their instructions cut
+    /// into runs of about the same length across block boundaries (a module
+    /// of many mid-sized blocks is as parallel as one of a single big
+    /// block), each run written by its own writer (its own expression cache)
+    /// into its own buffer, the buffers kept in order. Same bytes as
+    /// [`Writer::block`] on each block in turn.
+    fn blocks_parallel(&mut self, o: &mut Out, blocks: &[Block]) -> Result<()> {
         use rayon::prelude::*;
-        let chunk = insts.len().div_ceil(rayon::current_num_threads().max(1));
+        let total: usize = blocks.iter().map(|b| b.instructions.len()).sum();
+        // A few runs per thread, so a thread slowed by the machine's other
+        // work does not hold up the rest.
+        let run = total
+            .div_ceil(rayon::current_num_threads().max(1) * 4)
+            .max(self.par_block / 16);
+        let runs = Run::cut(blocks, run);
         let (ctx, version) = (self.exprs.ctx(), self.version);
-        let parts: Vec<Vec<u8>> = insts
-            .par_chunks(chunk)
-            .enumerate()
-            .map(|(i, c)| {
-                let mut part = Out::memory(c.len().saturating_mul(BYTES_PER_INSTRUCTION) + 1);
-                if i > 0 {
+        let parts: Vec<Vec<u8>> = runs
+            .par_iter()
+            .map(|r| {
+                let b = &blocks[r.block];
+                let insts = &b.instructions[r.start..r.end];
+                let mut part = Out::memory(insts.len().saturating_mul(BYTES_PER_INSTRUCTION) + 256);
+                let mut w = Writer::new(ctx, version);
+                if r.start == 0 {
+                    if r.block > 0 {
+                        part.byte(b',');
+                    }
+                    Self::block_open(&mut part, b);
+                } else {
                     part.byte(b',');
                 }
-                Writer::new(ctx, version).instructions(&mut part, c)?;
+                w.instructions(&mut part, insts)?;
+                if r.end == b.instructions.len() {
+                    Self::block_close(&mut part, b);
+                }
                 Ok(part.into_bytes())
             })
             .collect::<Result<_>>()?;

@@ -320,6 +320,9 @@ def expand_replication(module: Module) -> None: ...
 def verify_symbolic(module: Module, lnc: int) -> None: ...
 def verify_concretized(modules: list[Module], lnc: int) -> None: ...
 def verify_bir(module: Module, lnc: int = 1) -> None: ...
+def to_bytes_all(modules: list[Module], version: int = 2, parallel: bool = True) -> list[bytes]:
+    """Every module as BIR-JSON bytes, written with the GIL released (in parallel when ``parallel``)."""
+
 def release(modules: list[Module]) -> None:
     """Free the modules' contents now, with the GIL released (they become empty)."""
 
@@ -375,5 +378,6 @@ def lower_local_collectives(
 
 def extend_shared_lifetimes(cores: list[Module]) -> list[tuple[str, int, str, str, str]]:
     """extend_shared_lifetimes in place; (function, k, location, start, end) per location."""
+
 def racecheck(cores: list[Module], mode: str = "exact") -> str:
     """lnc_barriercheck over the N core modules of one kernel: the RaceReport as JSON text."""

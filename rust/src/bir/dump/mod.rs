@@ -722,6 +722,43 @@ mod tests {
         }
     }
 
+    /// Runs cut across blocks (empty blocks, runs of one instruction, a run
+    /// ending on a block's last instruction) join into the sequential bytes,
+    /// in memory and through a sink.
+    #[test]
+    fn parallel_runs_across_blocks_give_the_sequential_bytes() {
+        let o = GenOptions {
+            seed: 5,
+            instructions: 900,
+            lnc: 2,
+            ..GenOptions::default()
+        };
+        let mut m = generate_module(&o).unwrap();
+        let f = &mut m.functions[0];
+        let mut first = f.basic_blocks[0].clone();
+        let tail = first.instructions.split_off(first.instructions.len() / 3);
+        let mut second = first.clone();
+        second.name = "second".into();
+        second.instructions = tail;
+        let mut empty = first.clone();
+        empty.name = "empty".into();
+        empty.instructions.clear();
+        f.basic_blocks = vec![empty.clone(), first, empty.clone(), second, empty];
+        let seq = dump_module(&m, 2).unwrap();
+        assert_eq!(seq, reference::dump_module(&m, 2).unwrap());
+        for par_block in [2, 16, 64, 1000] {
+            assert_eq!(dump(&m, 2, par_block).unwrap(), seq, "par_block {par_block}");
+            let chunks = dump_out(&m, 2, par_block).unwrap().into_chunks();
+            assert_eq!(Chunks(chunks).concat_parallel(), seq, "par_block {par_block}");
+        }
+        let runs = Run::cut(&m.functions[0].basic_blocks, 7);
+        assert_eq!(
+            runs.iter().filter(|r| r.start == r.end).count(),
+            3,
+            "one run per empty block"
+        );
+    }
+
     #[test]
     fn typed_writer_matches_the_serde_writer_on_escapes_floats_and_v1() {
         let text = r#"{"version":1,"name":"q\"\u0001é\\","arch":"trn2","attributes":{"x":1.5e300,"y":[-0.0,1e-7]},

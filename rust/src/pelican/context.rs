@@ -11,6 +11,7 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use hashbrown::HashTable;
+use smallvec::SmallVec;
 
 use super::kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
 use crate::error::{Error, Result};
@@ -45,9 +46,9 @@ pub fn trip_count(lo: i64, ub: i64, step: i64) -> i64 {
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-struct Meta {
+pub(super) struct Meta {
     /// Content digest (see `order.rs`): what terms are sorted by.
-    digest: u32,
+    pub(super) digest: u32,
     /// At most [`MAX_DEPTH`].
     depth: u16,
     /// The ExprKind code (the content order compares it first, and the
@@ -151,6 +152,12 @@ impl Context {
     /// equal expression (ids play no part in it).
     pub fn digest(&self, id: ExprId) -> u32 {
         self.meta[id.index()].digest
+    }
+
+    /// The metadata of an interned node.
+    #[inline]
+    pub(super) fn meta_at(&self, id: ExprId) -> &Meta {
+        &self.meta[id.index()]
     }
 
     /// `(kind code, content digest)` of a node, from the metadata alone.
@@ -278,7 +285,7 @@ impl Context {
 
     fn meta_of(&self, node: &Node) -> Result<Meta> {
         let mut m = Meta {
-            digest: self.content_digest(node),
+            digest: 0,
             kind: node.kind() as u8,
             has_shard: matches!(node, Node::ShardId { .. }),
             has_runtime: matches!(
@@ -290,8 +297,8 @@ impl Context {
             ),
             depth: 1,
         };
-        node.for_each_child(|c| {
-            let cm = self.meta[c.index()];
+        // one walk over the children: their digests, depths and flags
+        m.digest = self.content_digest(node, |cm| {
             m.has_shard |= cm.has_shard;
             m.has_runtime |= cm.has_runtime;
             m.depth = m.depth.max(cm.depth.saturating_add(1));
@@ -453,7 +460,8 @@ impl Context {
     /// zero coefficients dropped, terms in content order (`order.rs`). No other rewriting: an
     /// AffExpr `1·i + 0` stays an AffExpr.
     pub fn aff_expr(&mut self, terms: &[(ExprId, i64)], c: i64) -> Result<ExprId> {
-        let mut t: Vec<(ExprId, i64)> = Vec::with_capacity(terms.len());
+        // scratch on the stack; the node gets one exact-size allocation
+        let mut t: SmallVec<[(ExprId, i64); 8]> = SmallVec::with_capacity(terms.len());
         for &(idx, coeff) in terms {
             self.check_id(idx)?;
             let k = self.kind(idx);
@@ -486,7 +494,7 @@ impl Context {
         t.truncate(w);
         t.retain(|x| x.1 != 0);
         self.intern(Node::AffExpr {
-            terms: t.into_boxed_slice(),
+            terms: Box::from(&t[..]),
             c,
         })
     }

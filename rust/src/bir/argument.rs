@@ -48,7 +48,8 @@ pub struct SymbolicAp {
     pub tile_addrs: Option<ExprId>,
     pub block_addrs: Option<ExprId>,
     /// Rare and opaque: boxed so it costs one pointer when absent.
-    pub access_shape: Option<Box<Value>>,
+    /// Shared between arguments and clones (`bir/share.rs`).
+    pub access_shape: Option<Arc<Value>>,
     pub extra: Extra,
 }
 

@@ -22,6 +22,7 @@ pub mod load;
 pub mod memory;
 pub mod module;
 pub mod opcode;
+pub mod share;
 
 /// Unknown keys of one object, kept verbatim in input order (None when there
 /// are none, so the common case costs nothing to clone).
@@ -33,7 +34,18 @@ pub use dump::{dump_module, write_module};
 pub use gen::{generate_corpus, generate_corpus_with, generate_module, GenOptions};
 pub use instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
 pub use io::{read_module, write_module_atomic};
-pub use load::{load_module, load_module_str, module_from_value};
+pub use load::module_from_value;
+
+/// Parse a module from BIR-JSON bytes ([`load::load_module`]), equal kept
+/// values shared ([`share`]).
+pub fn load_module(bytes: &[u8]) -> crate::error::Result<Module> {
+    share::sharing(|| load::load_module(bytes))
+}
+
+/// [`load_module`] of text.
+pub fn load_module_str(text: &str) -> crate::error::Result<Module> {
+    share::sharing(|| load::load_module_str(text))
+}
 pub use memory::{MemoryLocation, MemoryLocationSet, RemoteLocalTarget};
 pub use module::{Function, Module, NEURON_CORE_ID};
 pub use opcode::Opcode;

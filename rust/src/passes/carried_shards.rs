@@ -271,8 +271,10 @@ impl CarriedBinder {
     fn argument(&mut self, a: &mut Argument, at: &dyn Fn(&str) -> String) -> Result<()> {
         match a {
             Argument::Symbolic(s) => {
-                if let Some(shape) = &mut s.access_shape {
-                    self.slot(shape, || at("access_shape"))?;
+                // Copied on write only: the shape is shared with the other
+                // arguments and cores that use it (`bir/share.rs`).
+                if let Some(shape) = s.access_shape.as_mut().filter(|v| value_has_shard(v)) {
+                    self.slot(std::sync::Arc::make_mut(shape), || at("access_shape"))?;
                 }
                 self.map(&mut s.extra, |k| at(&format!("key {k:?}")))
             }

@@ -5,7 +5,7 @@
 //! (the read-only views), `inspect.rs` (display form and free variables of an
 //! expression, for explain/diff), `pelican.rs` (`Context`, `Expr`, `Predicate`),
 //! `passes.rs` (split and the verifiers), `linker.rs` (link, unlink, the
-//! tensor map), `convert.rs` (JSON ↔ Python),
+//! tensor map), `convert.rs` (JSON ↔ Python), `output.rs` (written JSON as `str`/`bytes`),
 //! `errors.rs` (core errors → Python exceptions), `alloc.rs` (the global
 //! allocator). The `_core` module below lists every name it exports.
 
@@ -16,6 +16,7 @@ pub(crate) mod errors;
 pub(crate) mod inspect;
 pub(crate) mod linker;
 pub(crate) mod module;
+pub(crate) mod output;
 pub(crate) mod passes;
 pub(crate) mod pelican;
 pub(crate) mod racecheck;
@@ -41,6 +42,8 @@ mod _core {
     // BIR modules and their views
     #[pymodule_export]
     use super::module::{dump, generate_corpus, generate_module, load, PyBirModule};
+    #[pymodule_export]
+    use super::output::to_bytes_all;
     #[pymodule_export]
     use super::views::{
         ArgumentView, BlockView, FunctionView, InstructionView, MemoryLocationSetView, MemoryLocationView,

@@ -41,8 +41,8 @@ fn check_version(version: u32) -> Result<()> {
     Ok(())
 }
 
-/// Blocks with at least this many instructions are written in parallel
-/// chunks by [`dump_module_parallel`].
+/// Functions with at least this many instructions in their blocks are
+/// written in parallel runs by [`dump_module_parallel`].
 const PAR_BLOCK: usize = 16384;
 
 /// Serialize a module to JSON bytes in wire `version` (1 or 2).
@@ -50,22 +50,103 @@ pub fn dump_module(m: &Module, version: u32) -> Result<Vec<u8>> {
     dump(m, version, usize::MAX)
 }
 
-/// [`dump_module`] with large blocks written on rayon's pool (chunks of
-/// instructions, each with its own expression cache, joined in order): the
-/// same bytes. For one big module written from Python; a corpus run keeps
+/// [`dump_module`] with large functions written on rayon's pool (runs of
+/// instructions across their blocks, each with its own expression cache,
+/// kept in order): the same bytes. For one big module written from Python; a corpus run keeps
 /// one file per core and uses [`dump_module`].
 pub fn dump_module_parallel(m: &Module, version: u32) -> Result<Vec<u8>> {
     dump(m, version, PAR_BLOCK)
 }
 
-/// Blocks of at least `par_block` instructions are written in parallel.
+/// [`dump_module_parallel`] as the chunks it was written in: their
+/// concatenation is the module's JSON. The parallel parts are not copied
+/// together, so a caller that copies the bytes anyway (into a Python `str`
+/// or `bytes`) copies them once.
+pub fn dump_module_chunks(m: &Module, version: u32) -> Result<Chunks> {
+    Ok(Chunks(dump_out(m, version, PAR_BLOCK)?.into_chunks()))
+}
+
+/// Every module's JSON ([`dump_module_chunks`]), the modules written on
+/// rayon's pool when `parallel` (the N cores of one split): the same bytes
+/// as writing them one after the other.
+pub fn dump_modules_chunks(ms: &[&Module], version: u32, parallel: bool) -> Result<Vec<Chunks>> {
+    use rayon::prelude::*;
+    if parallel {
+        ms.par_iter().map(|m| dump_module_chunks(m, version)).collect()
+    } else {
+        ms.iter().map(|m| dump_module_chunks(m, version)).collect()
+    }
+}
+
+/// A module's JSON in pieces, in order (see [`dump_module_chunks`]).
+pub struct Chunks(pub Vec<Vec<u8>>);
+
+impl Chunks {
+    /// Total bytes.
+    pub fn len(&self) -> usize {
+        self.0.iter().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Pair every chunk with its place in `dst` (exactly [`Chunks::len`]
+    /// bytes), in pieces of at most `max` bytes: copies that threads can
+    /// share.
+    pub fn pieces<'a, 'd>(&'a self, dst: &'d mut [u8], max: usize) -> Vec<(&'a [u8], &'d mut [u8])> {
+        let mut out = Vec::with_capacity(self.0.len());
+        let mut rest = dst;
+        for c in &self.0 {
+            for src in c.chunks(max.max(1)) {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(src.len());
+                out.push((src, head));
+                rest = tail;
+            }
+        }
+        out
+    }
+
+    /// Copy every chunk into `dst` (exactly [`Chunks::len`] bytes), pieces in
+    /// parallel.
+    pub fn copy_into(&self, dst: &mut [u8]) {
+        use rayon::prelude::*;
+        self.pieces(dst, 8 << 20)
+            .into_par_iter()
+            .for_each(|(src, d)| d.copy_from_slice(src));
+    }
+
+    /// The bytes as one buffer, copied together on rayon's pool.
+    pub fn concat_parallel(self) -> Vec<u8> {
+        if self.0.len() <= 1 {
+            return self.concat();
+        }
+        let mut out = vec![0u8; self.len()];
+        self.copy_into(&mut out);
+        out
+    }
+
+    /// The bytes as one buffer.
+    pub fn concat(self) -> Vec<u8> {
+        match <[Vec<u8>; 1]>::try_from(self.0) {
+            Ok([one]) => one,
+            Err(many) => many.concat(),
+        }
+    }
+}
+
+/// Functions of at least `par_block` instructions are written in parallel.
 fn dump(m: &Module, version: u32, par_block: usize) -> Result<Vec<u8>> {
+    Ok(dump_out(m, version, par_block)?.into_bytes())
+}
+
+fn dump_out(m: &Module, version: u32, par_block: usize) -> Result<Out<'static>> {
     check_version(version)?;
     let mut o = Out::memory(m.instruction_count().saturating_mul(BYTES_PER_INSTRUCTION) + 4096);
     let mut w = Writer::new(&m.ctx, version);
     w.par_block = par_block;
     w.module(&mut o, m)?;
-    Ok(o.buf)
+    Ok(o)
 }
 
 /// Serialize a module into any writer (streamed in chunks of about 1 MB).
@@ -89,7 +170,7 @@ fn to_value(
     check_version(version)?;
     let mut o = Out::memory(256);
     f(&mut Writer::new(ctx, version), &mut o)?;
-    serde_json::from_slice(&o.buf).map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
+    serde_json::from_slice(&o.into_bytes()).map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
 }
 
 /// One instruction as JSON (the bytes `dump_module` writes for it).
@@ -152,11 +233,41 @@ macro_rules! opt {
     };
 }
 
+/// Instructions `start..end` of block `block`: one piece of the parallel
+/// writer.
+struct Run {
+    block: usize,
+    start: usize,
+    end: usize,
+}
+
+impl Run {
+    /// Every block cut into runs of at most `len` instructions, in order; an
+    /// empty block is one empty run (its braces are still written).
+    fn cut(blocks: &[Block], len: usize) -> Vec<Run> {
+        let mut out = Vec::new();
+        for (block, b) in blocks.iter().enumerate() {
+            let n = b.instructions.len();
+            let mut start = 0;
+            loop {
+                let end = n.min(start + len.max(1));
+                out.push(Run { block, start, end });
+                if end == n {
+                    break;
+                }
+                start = end;
+            }
+        }
+        out
+    }
+}
+
 /// Writes one module (its context's expressions share one byte cache).
 struct Writer<'c> {
     exprs: ExprWriter<'c>,
     version: u32,
-    /// Blocks this long are written in parallel chunks.
+    /// A function with this many instructions in its blocks (not counting
+    /// those inside loops) has them written in parallel runs.
     par_block: usize,
 }
 
@@ -238,11 +349,16 @@ impl<'c> Writer<'c> {
             set(o, s);
         }
         o.raw(br#"],"basic_blocks":["#);
-        for (i, b) in f.basic_blocks.iter().enumerate() {
-            if i > 0 {
-                o.byte(b',');
+        let count: usize = f.basic_blocks.iter().map(|b| b.instructions.len()).sum();
+        if count >= self.par_block.max(2) {
+            self.blocks_parallel(o, &f.basic_blocks)?;
+        } else {
+            for (i, b) in f.basic_blocks.iter().enumerate() {
+                if i > 0 {
+                    o.byte(b',');
+                }
+                self.block(o, b)?;
             }
-            self.block(o, b)?;
         }
         o.byte(b']');
         extras(o, &f.extra);
@@ -251,18 +367,22 @@ impl<'c> Writer<'c> {
     }
 
     fn block(&mut self, o: &mut Out, b: &Block) -> Result<()> {
+        Self::block_open(o, b);
+        self.instructions(o, &b.instructions)?;
+        Self::block_close(o, b);
+        Ok(())
+    }
+
+    fn block_open(o: &mut Out, b: &Block) {
         o.raw(br#"{"name":"#);
         o.str(&b.name);
         o.raw(br#","instructions":["#);
-        if b.instructions.len() >= self.par_block.max(2) {
-            self.instructions_parallel(o, &b.instructions)?;
-        } else {
-            self.instructions(o, &b.instructions)?;
-        }
+    }
+
+    fn block_close(o: &mut Out, b: &Block) {
         o.byte(b']');
         extras(o, &b.extra);
         o.byte(b'}');
-        Ok(())
     }
 
     fn instructions(&mut self, o: &mut Out, insts: &[Instruction]) -> Result<()> {
@@ -276,26 +396,45 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    /// Chunks of instructions written on rayon's pool, joined in order.
-    fn instructions_parallel(&mut self, o: &mut Out, insts: &[Instruction]) -> Result<()> {
+    /// A function's blocks written on rayon's pool: their instructions cut
+    /// into runs of about the same length across block boundaries (a module
+    /// of many mid-sized blocks is as parallel as one of a single big
+    /// block), each run written by its own writer (its own expression cache)
+    /// into its own buffer, the buffers kept in order. Same bytes as
+    /// [`Writer::block`] on each block in turn.
+    fn blocks_parallel(&mut self, o: &mut Out, blocks: &[Block]) -> Result<()> {
         use rayon::prelude::*;
-        let chunk = insts.len().div_ceil(rayon::current_num_threads().max(1));
+        let total: usize = blocks.iter().map(|b| b.instructions.len()).sum();
+        // A few runs per thread, so a thread slowed by the machine's other
+        // work does not hold up the rest.
+        let run = total
+            .div_ceil(rayon::current_num_threads().max(1) * 4)
+            .max(self.par_block / 16);
+        let runs = Run::cut(blocks, run);
         let (ctx, version) = (self.exprs.ctx(), self.version);
-        let parts: Vec<Vec<u8>> = insts
-            .par_chunks(chunk)
-            .map(|c| {
-                let mut part = Out::memory(c.len().saturating_mul(BYTES_PER_INSTRUCTION));
-                Writer::new(ctx, version).instructions(&mut part, c)?;
-                Ok(part.buf)
+        let parts: Vec<Vec<u8>> = runs
+            .par_iter()
+            .map(|r| {
+                let b = &blocks[r.block];
+                let insts = &b.instructions[r.start..r.end];
+                let mut part = Out::memory(insts.len().saturating_mul(BYTES_PER_INSTRUCTION) + 256);
+                let mut w = Writer::new(ctx, version);
+                if r.start == 0 {
+                    if r.block > 0 {
+                        part.byte(b',');
+                    }
+                    Self::block_open(&mut part, b);
+                } else {
+                    part.byte(b',');
+                }
+                w.instructions(&mut part, insts)?;
+                if r.end == b.instructions.len() {
+                    Self::block_close(&mut part, b);
+                }
+                Ok(part.into_bytes())
             })
             .collect::<Result<_>>()?;
-        for (i, p) in parts.iter().enumerate() {
-            if i > 0 {
-                o.byte(b',');
-            }
-            o.raw(p);
-        }
-        Ok(())
+        o.splice(parts).map_err(io)
     }
 
     fn int_or_expr(&mut self, o: &mut Out, key: &[u8], v: &Option<IntOrExpr>) -> Result<()> {
@@ -581,6 +720,43 @@ mod tests {
             assert_eq!(streamed, typed);
             assert_eq!(dump(&m, 2, 64).unwrap(), typed);
         }
+    }
+
+    /// Runs cut across blocks (empty blocks, runs of one instruction, a run
+    /// ending on a block's last instruction) join into the sequential bytes,
+    /// in memory and through a sink.
+    #[test]
+    fn parallel_runs_across_blocks_give_the_sequential_bytes() {
+        let o = GenOptions {
+            seed: 5,
+            instructions: 900,
+            lnc: 2,
+            ..GenOptions::default()
+        };
+        let mut m = generate_module(&o).unwrap();
+        let f = &mut m.functions[0];
+        let mut first = f.basic_blocks[0].clone();
+        let tail = first.instructions.split_off(first.instructions.len() / 3);
+        let mut second = first.clone();
+        second.name = "second".into();
+        second.instructions = tail;
+        let mut empty = first.clone();
+        empty.name = "empty".into();
+        empty.instructions.clear();
+        f.basic_blocks = vec![empty.clone(), first, empty.clone(), second, empty];
+        let seq = dump_module(&m, 2).unwrap();
+        assert_eq!(seq, reference::dump_module(&m, 2).unwrap());
+        for par_block in [2, 16, 64, 1000] {
+            assert_eq!(dump(&m, 2, par_block).unwrap(), seq, "par_block {par_block}");
+            let chunks = dump_out(&m, 2, par_block).unwrap().into_chunks();
+            assert_eq!(Chunks(chunks).concat_parallel(), seq, "par_block {par_block}");
+        }
+        let runs = Run::cut(&m.functions[0].basic_blocks, 7);
+        assert_eq!(
+            runs.iter().filter(|r| r.start == r.end).count(),
+            3,
+            "one run per empty block"
+        );
     }
 
     #[test]

@@ -21,6 +21,9 @@ fn needs_escape(b: u8) -> bool {
 
 pub struct Out<'w> {
     pub buf: Vec<u8>,
+    /// In memory: the bytes before `buf`, as written by [`Out::splice`]
+    /// (pieces written elsewhere are kept as they are, not copied together).
+    done: Vec<Vec<u8>>,
     sink: Option<&'w mut dyn Write>,
 }
 
@@ -29,6 +32,7 @@ impl<'w> Out<'w> {
     pub fn memory(cap: usize) -> Out<'static> {
         Out {
             buf: Vec::with_capacity(cap),
+            done: Vec::new(),
             sink: None,
         }
     }
@@ -37,6 +41,7 @@ impl<'w> Out<'w> {
     pub fn streaming(sink: &'w mut dyn Write) -> Out<'w> {
         Out {
             buf: Vec::with_capacity(FLUSH_AT + (FLUSH_AT >> 2)),
+            done: Vec::new(),
             sink: Some(sink),
         }
     }
@@ -57,6 +62,44 @@ impl<'w> Out<'w> {
             self.buf.clear();
         }
         Ok(())
+    }
+
+    /// Append pieces written elsewhere (the parallel writer's parts) after
+    /// the bytes so far. In memory they are kept as chunks of their own; a
+    /// sink gets them at once.
+    pub fn splice(&mut self, parts: Vec<Vec<u8>>) -> std::io::Result<()> {
+        if let Some(s) = self.sink.as_mut() {
+            s.write_all(&self.buf)?;
+            self.buf.clear();
+            for p in &parts {
+                s.write_all(p)?;
+            }
+            return Ok(());
+        }
+        let spliced: usize = parts.iter().map(Vec::len).sum();
+        // What is left of the first estimate is the estimate of the rest.
+        let rest = self.buf.capacity().saturating_sub(self.buf.len() + spliced);
+        let head = std::mem::replace(&mut self.buf, Vec::with_capacity(rest.max(1 << 16)));
+        self.done.push(head);
+        self.done.extend(parts);
+        Ok(())
+    }
+
+    /// Everything written in memory, as the chunks it was written in
+    /// (their concatenation is the output).
+    pub fn into_chunks(mut self) -> Vec<Vec<u8>> {
+        let last = std::mem::take(&mut self.buf);
+        self.done.push(last);
+        self.done.retain(|c| !c.is_empty());
+        self.done
+    }
+
+    /// Everything written in memory, as one buffer.
+    pub fn into_bytes(mut self) -> Vec<u8> {
+        if self.done.is_empty() {
+            return std::mem::take(&mut self.buf);
+        }
+        self.into_chunks().concat()
     }
 
     #[inline]

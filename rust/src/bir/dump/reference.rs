@@ -453,7 +453,7 @@ impl Serialize for ArgSer<'_> {
                     o.serialize_entry("block_addrs", &cx.expr(e))?;
                 }
                 if let Some(v) = &a.access_shape {
-                    o.serialize_entry("access_shape", v)?;
+                    o.serialize_entry("access_shape", &**v)?;
                 }
                 extras(&mut o, &a.extra)?;
                 o.end()

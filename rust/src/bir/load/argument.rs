@@ -107,7 +107,7 @@ fn build<E: de::Error>(st: &mut State, kind: ArgKind, kind_s: Arc<str>, acc: Arg
                 addrs: acc.addrs,
                 tile_addrs: acc.tile_addrs,
                 block_addrs: acc.block_addrs,
-                access_shape: acc.access_shape.map(Box::new),
+                access_shape: acc.access_shape.map(crate::bir::share::kept),
                 extra: extra(acc.rest),
             })
         }

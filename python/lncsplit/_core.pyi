@@ -338,7 +338,7 @@ def tensor_map_json(module: Module) -> str:
     """The tensor map of a linked module, as JSON text."""
 
 def is_linked(module: Module) -> bool:
-    """True when the module has the layout link writes."""
+    """True when the module carries the marks link writes (unlink checks the rest)."""
 
 # --------------------------------------------------------------------------
 # simulator (owner: BirSim, contract §3.8; the API is lncsplit.sim)
@@ -350,7 +350,6 @@ def sim_plan(
     """``(lnc, symbolic, sets)``: every Input/Output set of every core as
     ``(core, function, set, kind, dtype, shape, partition_dim, esize)``."""
 
-def sim_is_linked(module: Module) -> bool: ...
 def sim_run(
     modules: Sequence[Module],
     inputs: Sequence[tuple[int, str, str, bytes]],
@@ -375,5 +374,6 @@ def lower_local_collectives(
 
 def extend_shared_lifetimes(cores: list[Module]) -> list[tuple[str, int, str, str, str]]:
     """extend_shared_lifetimes in place; (function, k, location, start, end) per location."""
+
 def racecheck(cores: list[Module], mode: str = "exact") -> str:
     """lnc_barriercheck over the N core modules of one kernel: the RaceReport as JSON text."""

@@ -101,7 +101,7 @@ impl PyBirModule {
     #[pyo3(signature = (version = 2))]
     fn to_json<'py>(&self, py: Python<'py>, version: u32) -> PyResult<Bound<'py, PyString>> {
         let m = &self.inner;
-        let bytes = py.detach(|| crate::bir::dump::dump_module_parallel(m, version))?;
+        let bytes = py.detach(|| crate::bir::dump_in_version(m, version))?;
         let s = std::str::from_utf8(&bytes).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(PyString::new(py, s))
     }
@@ -110,7 +110,7 @@ impl PyBirModule {
     #[pyo3(signature = (version = 2))]
     fn to_bytes<'py>(&self, py: Python<'py>, version: u32) -> PyResult<Bound<'py, PyBytes>> {
         let m = &self.inner;
-        let bytes = py.detach(|| crate::bir::dump::dump_module_parallel(m, version))?;
+        let bytes = py.detach(|| crate::bir::dump_in_version(m, version))?;
         Ok(PyBytes::new(py, &bytes))
     }
 

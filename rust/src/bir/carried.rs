@@ -382,3 +382,84 @@ pub fn for_version(m: &Module, version: u32) -> Result<Cow<'_, Module>> {
 pub fn dump_in_version(m: &Module, version: u32) -> Result<Vec<u8>> {
     crate::bir::dump::dump_module_parallel(&*for_version(m, version)?, version)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::bir::{dump_module, load_module};
+
+    fn version_of(v: Value) -> Option<u32> {
+        expr_version(v.as_object().expect("an object"))
+    }
+
+    #[test]
+    fn what_counts_as_an_expression_object() {
+        assert_eq!(
+            version_of(json!({"kind": "SumKind", "n_terms": 0, "terms": []})),
+            Some(2)
+        );
+        assert_eq!(version_of(json!({"kind": "ShardIDKind", "ub": 2})), Some(2));
+        assert_eq!(
+            version_of(json!({"terms": [{"AxisLabel": "i", "coef": 1}], "c": 0})),
+            Some(1)
+        );
+        assert_eq!(version_of(json!({"terms": [], "c": 3})), Some(1));
+        assert_eq!(
+            version_of(json!({"terms": [], "c": 0, "op": "Mod", "op_param": 2})),
+            Some(1)
+        );
+        // Data that only looks alike stays data.
+        assert_eq!(version_of(json!({"kind": "register_ap"})), None);
+        assert_eq!(version_of(json!({"terms": [], "c": 0, "note": "x"})), None);
+        assert_eq!(version_of(json!({"terms": [{"AxisLabel": "i"}], "c": 0})), None);
+        assert_eq!(version_of(json!({"terms": []})), None);
+    }
+
+    fn module(version: u32, order: Value) -> Module {
+        let doc = json!({"version": version, "name": "k", "functions": [{"name": "main",
+            "basic_blocks": [{"name": "b", "instructions": [{"name": "x", "opcode": "NoOp", "order": order}]}]}]});
+        load_module(doc.to_string().as_bytes()).unwrap()
+    }
+
+    fn order(m: &Module, version: u32) -> Value {
+        let v: Value = serde_json::from_slice(&dump_in_version(m, version).unwrap()).unwrap();
+        v["functions"][0]["basic_blocks"][0]["instructions"][0]["order"].clone()
+    }
+
+    #[test]
+    fn a_v1_module_carries_v2_and_writes_each_version_in_its_own_encoding() {
+        let v1 = json!([{"terms": [{"AxisLabel": "i", "coef": 2}], "c": 1}, {"kind": "ShardIDKind", "ub": 2}]);
+        let m = module(1, v1.clone());
+        let iv = json!({"kind": "AffIVKind", "axis": "i"});
+        let v2 = json!([{"kind": "AffExprKind", "terms": [{"idx": iv, "coeff": 2}], "c": 1}, {"kind": "ShardIDKind", "ub": 2}]);
+        assert_eq!(order(&m, 2), v2);
+        assert_eq!(order(&m, 1), v1);
+        // The plain writer writes what the module holds: v2 after the load.
+        let plain: Value = serde_json::from_slice(&dump_module(&m, 2).unwrap()).unwrap();
+        assert_eq!(plain["functions"][0]["basic_blocks"][0]["instructions"][0]["order"], v2);
+    }
+
+    #[test]
+    fn a_version_2_module_is_written_as_it_is_and_v1_refuses_what_it_cannot_express() {
+        let sum = json!([{"kind": "SumKind", "n_terms": 1, "terms": [{"kind": "AffIVKind", "axis": "i"}]}]);
+        let m = module(2, sum.clone());
+        assert!(matches!(for_version(&m, 2).unwrap(), Cow::Borrowed(_)));
+        assert_eq!(order(&m, 2), sum);
+        let e = dump_in_version(&m, 1).unwrap_err().to_string();
+        assert!(
+            e.contains("Pelican Expr should be in V1 format") && e.contains("order"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_carried_v1_expression_that_does_not_parse_is_a_load_error_at_its_field() {
+        let doc = json!({"version": 1, "name": "k", "functions": [{"name": "main",
+            "basic_blocks": [{"name": "b", "instructions": [{"name": "x", "opcode": "NoOp",
+                "order": [{"terms": [], "c": 0, "op": "Bogus", "op_param": 1}]}]}]}]});
+        let e = load_module(doc.to_string().as_bytes()).unwrap_err().to_string();
+        assert!(e.contains("Bogus") && e.contains("order"), "{e}");
+    }
+}

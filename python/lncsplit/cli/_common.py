@@ -401,14 +401,18 @@ def lnc_for(module: Any, lnc: int | None) -> int:
     return lnc if lnc is not None else (infer_lnc(module) or DEFAULT_LNC)
 
 
-def print_units(report: CorpusReport, ok_line: Callable[[Any], str], *, quiet: bool) -> None:
-    """One line per unit, in input order: ``FAIL  <failure_line>``, or (unless ``quiet``)
-    ``ok    <ok_line(result)>``."""
+def print_units(
+    report: CorpusReport, line: Callable[[Any], str], *, quiet: bool = False, produced: str = ""
+) -> None:
+    """Each unit in input order: ``line(result)`` (unless ``quiet``) for a unit that is ok —
+    or, when ``produced`` names a ``detail`` key, that produced it (a race or a memory
+    violation still has its report) — else ``FAIL  <failure_line>``."""
     for f in report.files:
-        if not f.ok:
+        if produced in f.detail if produced else f.ok:
+            if not quiet:
+                print(line(f))
+        else:
             print(f"FAIL  {failure_line(f)}")
-        elif not quiet:
-            print(f"ok    {ok_line(f)}")
 
 
 def finish_with_table(a: argparse.Namespace, report: CorpusReport, *, quiet: bool) -> int:

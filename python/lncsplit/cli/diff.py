@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from lncsplit.cli._common import (
     UsageError,
     add_runner_options,
-    failure_line,
     finish,
     positive,
+    print_units,
     run_bulk,
     unit_docs,
 )
@@ -78,12 +78,9 @@ def run(a: argparse.Namespace) -> int:
     units = discover(a)
     job = partial(diff_unit, source=a.source, lnc=a.lnc, arch=a.arch, expand=not a.no_expand)
     report = run_bulk(a, units, job, command="diff", lnc=a.lnc, quiet=a.json)
-    for f in [] if a.json else report.files:
-        if "diff" in f.detail:
-            print(f"== {f.input}\n{f.text}")
-        else:
-            print(f"FAIL  {failure_line(f)}")
-    if a.json:
+    if not a.json:
+        print_units(report, lambda f: f"== {f.input}\n{f.text}", produced="diff")
+    else:
         print(json.dumps(unit_docs(report, ("diff", "notes")), indent=2))
     return finish(a, report)
 

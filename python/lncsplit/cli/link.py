@@ -70,7 +70,7 @@ def run(a: argparse.Namespace) -> int:
     job = partial(link_unit, out=out, into_dir=into_dir)
     cleanup = partial(remove_unit_outputs, out=out, into_dir=into_dir)
     report = run_bulk(a, units, job, command="link", lnc=None, cleanup=cleanup, quiet=a.quiet)
-    print_units(report, lambda f: f"{f.input} -> {f.text}", quiet=a.quiet)
+    print_units(report, lambda f: f"ok    {f.input} -> {f.text}", quiet=a.quiet)
     return finish_with_table(a, report, quiet=a.quiet)
 
 

@@ -21,10 +21,10 @@ from lncsplit.cli._common import (
     add_runner_options,
     check_outputs,
     discover,
-    failure_line,
     finish,
     lnc_for,
     positive,
+    print_units,
     run_bulk,
     unit_docs,
 )
@@ -72,13 +72,9 @@ def run(a: argparse.Namespace) -> int:
     units = discover(a, core_sets=True)
     job = partial(memory_unit, lnc=a.lnc, arch=a.arch, plots=plot_paths(units, a.plot))
     report = run_bulk(a, units, job, command="memory", lnc=a.lnc, quiet=a.json)
-    for f in [] if a.json else report.files:
-        if "report" in f.detail:
-            print(f"== {f.input}")
-            print(f.text)
-        else:
-            print(f"FAIL  {failure_line(f)}")
-    if a.json:
+    if not a.json:
+        print_units(report, lambda f: f"== {f.input}\n{f.text}", produced="report")
+    else:
         print(json.dumps(unit_docs(report), indent=2))
     return finish(a, report)
 

@@ -22,10 +22,10 @@ from lncsplit.cli._common import (
     add_runner_options,
     check_outputs,
     discover,
-    failure_line,
     finish,
     lnc_for,
     positive,
+    print_units,
     run_bulk,
     unit_docs,
 )
@@ -61,11 +61,12 @@ def run(a: argparse.Namespace) -> int:
     units = discover(a, core_sets=True)
     job = partial(racecheck_unit, mode=a.mode, lnc=a.lnc)
     report = run_bulk(a, units, job, command="racecheck", lnc=a.lnc, quiet=a.json)
-    for f in [] if a.json else report.files:
-        if "report" in f.detail:
-            print(f"{'ok   ' if f.ok else 'RACE '} {f.input}: {f.text}")
-        else:
-            print(f"FAIL  {failure_line(f)}")
+    if not a.json:
+        print_units(
+            report,
+            lambda f: f"{'ok   ' if f.ok else 'RACE '} {f.input}: {f.text}",
+            produced="report",
+        )
     status = finish(a, report)
     print(json.dumps(unit_docs(report), indent=2) if a.json else report.table())
     return status

@@ -50,7 +50,7 @@ def run(a: argparse.Namespace) -> int:
     report = run_bulk(
         a, units, partial(verify_unit, lnc=a.lnc), command="verify", lnc=a.lnc, quiet=a.quiet
     )
-    print_units(report, lambda f: f"{f.input} ({f.detail['checked']})", quiet=a.quiet)
+    print_units(report, lambda f: f"ok    {f.input} ({f.detail['checked']})", quiet=a.quiet)
     return finish_with_table(a, report, quiet=a.quiet)
 
 

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::{run, SimInput, SimResult};
 use crate::bir::{generate_module, load_module_str, GenOptions, Module};
 use crate::passes::lnc_splitter::{split_module, SplitOptions};
-use crate::tail::walk::{walk_function, Limit, WalkCursor};
+use crate::tail::walk::{walk_function, Instance, Limit, Mask, WalkCursor};
 
 const LIMIT: Limit = Limit {
     max: 10_000_000,
@@ -15,32 +15,30 @@ const LIMIT: Limit = Limit {
     location: "test",
 };
 
+/// What both walks must agree on for one instance.
+fn seen(i: &Instance<'_, '_>) -> (std::sync::Arc<str>, u32, u32, u32, Mask, usize) {
+    (
+        i.inst.name.clone(),
+        i.pos,
+        i.block,
+        i.top,
+        i.mask,
+        i.bindings.by_id.len(),
+    )
+}
+
 fn walk_both(m: &Module, shard: Option<i64>) {
     for f in &m.functions {
         let mut a = Vec::new();
         walk_function(&m.ctx, f, shard, LIMIT, &mut |i| {
-            a.push((
-                i.inst.name.clone(),
-                i.pos,
-                i.block,
-                i.top,
-                i.mask,
-                i.bindings.by_id.len(),
-            ));
+            a.push(seen(&i));
             Ok(())
         })
         .unwrap();
         let mut b = Vec::new();
         let mut cur = WalkCursor::new(f, shard, LIMIT);
         while let Some(i) = cur.next_instance(&m.ctx).unwrap() {
-            b.push((
-                i.inst.name.clone(),
-                i.pos,
-                i.block,
-                i.top,
-                i.mask,
-                i.bindings.by_id.len(),
-            ));
+            b.push(seen(&i));
         }
         assert_eq!(a, b, "function {}", f.name);
     }

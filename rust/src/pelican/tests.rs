@@ -924,7 +924,7 @@ fn intern_batch_rows_and_refs() {
     let sum = c.sum(&[a, m]).unwrap();
     let mu = c.mult(sum, 2).unwrap();
     let cd = c.cc_div(mu, 4, 1).unwrap();
-    assert_eq!(ids, vec![s, a, NO_ID, NO_ID, m, sum, NO_ID, NO_ID, mu, cd]);
+    assert_eq!(ids, vec![s.0, a.0, NO_ID, NO_ID, m.0, sum.0, NO_ID, NO_ID, mu.0, cd.0]);
 }
 
 #[test]

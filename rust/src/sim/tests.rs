@@ -31,7 +31,7 @@ fn walk_both(m: &Module, shard: Option<i64>) {
     for f in &m.functions {
         let mut a = Vec::new();
         walk_function(&m.ctx, f, shard, LIMIT, &mut |i| {
-            a.push(seen(&i));
+            a.push(seen(i));
             Ok(())
         })
         .unwrap();

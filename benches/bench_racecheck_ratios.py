@@ -24,8 +24,7 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _here)
 
 import lncsplit  # noqa: E402
-from bench_split_ratios import _slope  # noqa: E402
-from benchutil import Figure, interleaved, print_figures  # noqa: E402
+from benchutil import Figure, exponent_figure, interleaved, print_figures  # noqa: E402
 from lncsplit import _core  # noqa: E402
 
 
@@ -79,15 +78,7 @@ def scaling_figures(top: int = 200_000, rounds: int = 5) -> list[Figure]:
     core_sets = [lncsplit.split([_module(s)], 2) for s in sizes]
     times = interleaved([_check(cores, "exact") for cores in core_sets], rounds)
     return [
-        Figure(
-            "racecheck_exponent_size",
-            _slope([float(s) for s in sizes], times),
-            1.0,
-            "lower",
-            "exponent",
-            "log-log slope of racecheck time vs instructions "
-            + ", ".join(f"{s}:{t * 1e3:.0f}ms" for s, t in zip(sizes, times, strict=True)),
-        )
+        exponent_figure("racecheck_exponent_size", "racecheck time vs instructions", sizes, times)
     ]
 
 

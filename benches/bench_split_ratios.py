@@ -20,7 +20,6 @@ Run as a script: ``python benches/bench_split_ratios.py [--quick]``.
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -36,7 +35,7 @@ sys.path.insert(
 
 import lncsplit  # noqa: E402
 import python_peer  # noqa: E402
-from benchutil import Figure, best_of, interleaved, print_figures  # noqa: E402
+from benchutil import Figure, best_of, exponent_figure, interleaved, print_figures  # noqa: E402
 from lncsplit import _core  # noqa: E402
 
 
@@ -111,15 +110,6 @@ def split_figures(instructions: int = 200_000, rounds: int = 3, peer: bool = Tru
     return figs
 
 
-def _slope(xs: list[float], ys: list[float]) -> float:
-    lx = [math.log(x) for x in xs]
-    ly = [math.log(y) for y in ys]
-    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
-    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
-    den = sum((a - mx) ** 2 for a in lx)
-    return num / den
-
-
 def scaling_figures(top: int = 200_000, rounds: int = 3) -> list[Figure]:
     sizes = [top // 8, top // 4, top // 2, top]
     times = [_split_time(_module(s, 2), 2, rounds) for s in sizes]
@@ -127,24 +117,8 @@ def scaling_figures(top: int = 200_000, rounds: int = 3) -> list[Figure]:
     cores = [2, 4, 8]
     ctimes = [_split_time(base, n, rounds) for n in cores]
     return [
-        Figure(
-            "split_exponent_size",
-            _slope([float(s) for s in sizes], times),
-            1.0,
-            "lower",
-            "exponent",
-            "log-log slope of split(2) time vs instructions "
-            + ", ".join(f"{s}:{t * 1e3:.0f}ms" for s, t in zip(sizes, times, strict=True)),
-        ),
-        Figure(
-            "split_exponent_cores",
-            _slope([float(c) for c in cores], ctimes),
-            1.0,
-            "lower",
-            "exponent",
-            "log-log slope of split time vs N "
-            + ", ".join(f"{c}:{t * 1e3:.0f}ms" for c, t in zip(cores, ctimes, strict=True)),
-        ),
+        exponent_figure("split_exponent_size", "split(2) time vs instructions", sizes, times),
+        exponent_figure("split_exponent_cores", "split time vs N", cores, ctimes),
     ]
 
 

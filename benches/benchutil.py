@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -74,3 +75,27 @@ def print_figures(figs: Sequence[Figure]) -> None:
     print()
     for f in figs:
         print(f.line())
+
+
+def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """The least-squares slope of log(ys) against log(xs) (the scaling exponent)."""
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
+    den = sum((a - mx) ** 2 for a in lx)
+    return num / den
+
+
+def exponent_figure(name: str, what: str, xs: Sequence[int], times: Sequence[float]) -> Figure:
+    """A scaling figure: the exponent of ``times`` against ``xs`` (target ≈ 1, lower is
+    better), its peer text ``log-log slope of <what> x:ms, …``."""
+    points = ", ".join(f"{x}:{t * 1e3:.0f}ms" for x, t in zip(xs, times, strict=True))
+    return Figure(
+        name,
+        slope([float(x) for x in xs], times),
+        1.0,
+        "lower",
+        "exponent",
+        f"log-log slope of {what} {points}",
+    )

@@ -14,19 +14,9 @@ from typing import Any
 
 import lncsplit
 import pytest
-from lncsplit._core import generate_module
 
+# The size of `base` and `cores` (benches/conftest.py).
 N = int(os.environ.get("RACECHECK_BENCH_INSTRUCTIONS", "200000"))
-
-
-@pytest.fixture(scope="module")
-def base() -> lncsplit.Module:
-    return generate_module(7, N, 2)
-
-
-@pytest.fixture(scope="module")
-def cores(base: lncsplit.Module) -> list[lncsplit.Module]:
-    return lncsplit.split([base.clone()], 2)
 
 
 @pytest.mark.benchmark(group="racecheck")

@@ -341,7 +341,7 @@ def tensor_map_json(module: Module) -> str:
     """The tensor map of a linked module, as JSON text."""
 
 def is_linked(module: Module) -> bool:
-    """True when the module has the layout link writes."""
+    """True when the module carries the marks link writes (unlink checks the rest)."""
 
 # --------------------------------------------------------------------------
 # simulator (owner: BirSim, contract §3.8; the API is lncsplit.sim)
@@ -353,7 +353,6 @@ def sim_plan(
     """``(lnc, symbolic, sets)``: every Input/Output set of every core as
     ``(core, function, set, kind, dtype, shape, partition_dim, esize)``."""
 
-def sim_is_linked(module: Module) -> bool: ...
 def sim_run(
     modules: Sequence[Module],
     inputs: Sequence[tuple[int, str, str, bytes]],

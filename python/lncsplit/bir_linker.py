@@ -71,8 +71,9 @@ def tensor_map(module: Module) -> dict[str, Any]:
 
 
 def is_linked(module: Module) -> bool:
-    """True when ``module`` has the layout :func:`link` writes (what
-    :func:`unlink` accepts)."""
+    """True when ``module`` carries the marks :func:`link` writes: no
+    ``neuron_core_id``, and the ``lnc`` attribute or the ``cores`` key.
+    :func:`unlink` checks the rest of the layout (9501 names what is wrong)."""
     return _core.is_linked(module)
 
 

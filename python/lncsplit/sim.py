@@ -215,7 +215,7 @@ class Equivalence:
 
 def _modules(modules: Modules) -> list[Module]:
     mods = [modules] if isinstance(modules, Module) else list(modules)
-    if len(mods) == 1 and _core.sim_is_linked(mods[0]):
+    if len(mods) == 1 and _core.is_linked(mods[0]):
         unlink = getattr(__import__("lncsplit"), "unlink", None)
         if unlink is None:
             raise NeuronAssertion(
@@ -407,9 +407,9 @@ def _cores_of(x: Modules | SimResult) -> int | None:
     if isinstance(x, SimResult):
         return x.lnc
     mods = [x] if isinstance(x, Module) else list(x)
-    if len(mods) == 1 and mods[0].neuron_core_id is None and not _core.sim_is_linked(mods[0]):
+    if len(mods) == 1 and mods[0].neuron_core_id is None and not _core.is_linked(mods[0]):
         return None
-    if len(mods) == 1 and _core.sim_is_linked(mods[0]):
+    if len(mods) == 1 and _core.is_linked(mods[0]):
         return len(_modules(mods))
     return len(mods)
 

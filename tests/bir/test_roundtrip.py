@@ -8,6 +8,7 @@ import pickle
 from typing import Any
 
 import lncsplit
+import pytest
 from bir_testdata import SHARD2, aff, small_module_dict
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -168,6 +169,81 @@ def test_v1_file_is_written_as_v2() -> None:
     ][0]
     assert a1["addrs"][1] == v1_axis
     assert Module.from_json(json.dumps(v1)).to_json() == m.to_json()
+
+
+# ------------------------------------------- one encoding per file (issue 15.12)
+
+V2_TAGS = {"AffExprKind", "AffIVKind", "FloorDivKind", "ModuloKind", "SumKind", "CCDivKind"}
+
+
+def _v1_objects(v: Any) -> int:
+    """How many v1 expression objects (``terms`` of ``AxisLabel``) ``v`` holds."""
+    if isinstance(v, dict):
+        own = "AxisLabel" in json.dumps(v.get("terms", [])) and "c" in v
+        return int(own) + sum(_v1_objects(x) for x in v.values())
+    if isinstance(v, list):
+        return sum(_v1_objects(x) for x in v)
+    return 0
+
+
+def _v2_objects(v: Any) -> int:
+    if isinstance(v, dict):
+        return int(v.get("kind") in V2_TAGS) + sum(_v2_objects(x) for x in v.values())
+    if isinstance(v, list):
+        return sum(_v2_objects(x) for x in v)
+    return 0
+
+
+def _carrying(version: int, order: list[Any], offset: Any) -> dict[str, Any]:
+    """A module whose instruction carries expressions the model does not parse:
+    ``order`` (an unknown key) and a ``register_ap``'s ``offset_expr``."""
+    inst = {
+        "name": "x",
+        "opcode": "TensorCopy",
+        "order": order,
+        "ins": [{"kind": "register_ap", "regref": "r0", "memsetref": "t", "offset_expr": offset}],
+        "outs": [],
+    }
+    alloc = {"name": "t", "dtype": "float32", "tensor_shape": [128, 64], "locations": []}
+    fn = {
+        "name": "main",
+        "registers": ["r0"],
+        "allocations": [alloc],
+        "basic_blocks": [{"name": "bb", "instructions": [inst]}],
+    }
+    return {"version": version, "name": "old_nc_symbolic", "functions": [fn]}
+
+
+def _inst(doc: dict[str, Any]) -> dict[str, Any]:
+    inst: dict[str, Any] = doc["functions"][0]["basic_blocks"][0]["instructions"][0]
+    return inst
+
+
+def test_a_v1_modules_carried_expressions_are_written_in_v2() -> None:
+    v1_order = [{"terms": [{"AxisLabel": "i", "coef": 2}], "c": 1}]
+    v1_offset = {"terms": [{"AxisLabel": "j", "coef": 3}], "c": 0, "op": "Div", "op_param": 2}
+    m = Module.from_json(json.dumps(_carrying(1, v1_order, v1_offset)))
+    out = json.loads(m.to_json())
+    assert out["version"] == 2 and _v1_objects(out) == 0
+    i = {"kind": "AffIVKind", "axis": "i"}
+    j = {"kind": "AffIVKind", "axis": "j"}
+    assert _inst(out)["order"] == [aff([(i, 2)], 1)]
+    offset = _inst(out)["ins"][0]["offset_expr"]
+    assert offset == {"kind": "FloorDivKind", "numer": aff([(j, 3)], 0), "denom": 2}
+    # Asked for version 1, the file holds v1 only: the carried fields as read.
+    back = json.loads(m.to_json(version=1))
+    assert back["version"] == 1 and _v2_objects(back) == 0
+    assert _inst(back)["order"] == v1_order
+    assert _inst(back)["ins"][0]["offset_expr"] == v1_offset
+
+
+def test_version_1_refuses_a_carried_expression_v1_cannot_express() -> None:
+    i = {"kind": "AffIVKind", "axis": "i"}
+    total = {"kind": "SumKind", "n_terms": 2, "terms": [i, SHARD2]}
+    m = Module.from_json(json.dumps(_carrying(2, [total], aff([(i, 1)], 0))))
+    assert _v1_objects(json.loads(m.to_json())) == 0
+    with pytest.raises(lncsplit.PelicanAssertion, match="V1 format.*order"):
+        m.to_json(version=1)
 
 
 def _clone_equal(m: Module) -> None:

@@ -243,7 +243,7 @@ def test_concretized_set_with_a_duplicated_core_names_the_missing_one() -> None:
         lncsplit.verify_concretized([c0, c0], 2)
     assert e.value.code == 9006
     text = str(e.value)
-    assert "core 1 missing" in text and "core 0 given 2 times" in text
+    assert "core 1 is missing" in text and "core 0 is given 2 times" in text
 
 
 def test_concretized_set_missing_a_core_fails() -> None:
@@ -252,7 +252,7 @@ def test_concretized_set_missing_a_core_fails() -> None:
     with pytest.raises(NeuronAssertion) as e:
         lncsplit.verify_concretized([a0, a1, b1, b1], 2)
     assert e.value.code == 9006
-    assert "core 0 missing" in str(e.value)
+    assert "core 0 is missing" in str(e.value)
 
 
 def test_concretized_cores_out_of_order_fail() -> None:

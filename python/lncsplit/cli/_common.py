@@ -14,7 +14,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lncsplit._job import DEFAULT_MAX_FILE_SIZE
@@ -398,3 +398,42 @@ def infer_lnc(module: Any) -> int | None:
 
     ub = _core.inferred_lnc(module)
     return None if ub is None else check_inferred_lnc(ub, f"module {module.name}")
+
+
+def lnc_for(module: Any, lnc: int | None) -> int:
+    """The N a symbolic module is split into: ``lnc`` (``--lnc``) when given, else its
+    ShardId bound (:func:`infer_lnc`), else :data:`DEFAULT_LNC`."""
+    return lnc if lnc is not None else (infer_lnc(module) or DEFAULT_LNC)
+
+
+def print_units(
+    report: CorpusReport, line: Callable[[Any], str], *, quiet: bool = False, produced: str = ""
+) -> None:
+    """Each unit in input order: ``line(result)`` (unless ``quiet``) for a unit that is ok —
+    or, when ``produced`` names a ``detail`` key, that produced it (a race or a memory
+    violation still has its report) — else ``FAIL  <failure_line>``."""
+    for f in report.files:
+        if produced in f.detail if produced else f.ok:
+            if not quiet:
+                print(line(f))
+        else:
+            print(f"FAIL  {failure_line(f)}")
+
+
+def finish_with_table(a: argparse.Namespace, report: CorpusReport, *, quiet: bool) -> int:
+    """:func:`finish`, then (unless ``quiet``) the summary table."""
+    status = finish(a, report)
+    if not quiet:
+        print(report.table())
+    return status
+
+
+def unit_docs(report: CorpusReport, keys: Sequence[str] = ("report",)) -> list[dict[str, Any]]:
+    """The ``--json`` list of a reporting command: ``{"input", <keys>…}`` from the ``detail``
+    of a unit that produced ``keys[0]``, else ``{"input", "error"}``."""
+    return [
+        {"input": f.input, **{k: f.detail[k] for k in keys}}
+        if keys[0] in f.detail
+        else {"input": f.input, "error": format_error(f.error or {})}
+        for f in report.files
+    ]

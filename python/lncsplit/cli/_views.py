@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lncsplit.cli._common import DEFAULT_LNC, infer_lnc
+from lncsplit.cli._common import lnc_for
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
@@ -31,7 +31,7 @@ def load_source(path: str, lnc: int | None, arch: str | None) -> tuple[Module, i
         lowered = lower_hlo_file(path, n, arch=a)
         return lowered.module(), n, lowered.notes
     m = lncsplit.load(path)
-    return m, lnc if lnc is not None else (infer_lnc(m) or DEFAULT_LNC), []
+    return m, lnc_for(m, lnc), []
 
 
 def split_in_memory(source: Module, n: int, *, expand: bool, arch: str | None) -> list[Module]:
@@ -65,3 +65,15 @@ def unit_cores(
             "give the directory of the split output, or the symbolic module"
         )
     return split_in_memory(source, n, expand=expand, arch=arch), source, notes
+
+
+def unit_views(
+    unit: Unit, source_path: str | None, *, lnc: int | None, arch: str | None, expand: bool
+) -> tuple[list[Module], Module | None, list[str]]:
+    """:func:`unit_cores`, with ``--source`` (when given) as the symbolic module the views
+    explain from (its N is the unit's core count)."""
+    cores, source, notes = unit_cores(unit, lnc=lnc, arch=arch, expand=expand)
+    if source_path:
+        source, _n, more = load_source(source_path, len(cores), arch)
+        notes = notes + more
+    return cores, source, notes

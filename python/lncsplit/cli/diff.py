@@ -19,9 +19,10 @@ from lncsplit.cli._common import (
     UsageError,
     add_runner_options,
     finish,
-    format_error,
     positive,
+    print_units,
     run_bulk,
+    unit_docs,
 )
 
 if TYPE_CHECKING:
@@ -77,18 +78,10 @@ def run(a: argparse.Namespace) -> int:
     units = discover(a)
     job = partial(diff_unit, source=a.source, lnc=a.lnc, arch=a.arch, expand=not a.no_expand)
     report = run_bulk(a, units, job, command="diff", lnc=a.lnc, quiet=a.json)
-    docs = []
-    for f in report.files:
-        if f.ok:
-            docs.append({"input": f.input, "diff": f.detail["diff"], "notes": f.detail["notes"]})
-            if not a.json:
-                print(f"== {f.input}\n{f.text}")
-        else:
-            docs.append({"input": f.input, "error": format_error(f.error or {})})
-            if not a.json:
-                print(f"FAIL  {f.input}: {format_error(f.error or {})}")
-    if a.json:
-        print(json.dumps(docs, indent=2))
+    if not a.json:
+        print_units(report, lambda f: f"== {f.input}\n{f.text}", produced="diff")
+    else:
+        print(json.dumps(unit_docs(report, ("diff", "notes")), indent=2))
     return finish(a, report)
 
 
@@ -110,12 +103,9 @@ def _diff(
     res: FileResult,
 ) -> None:
     import lncsplit
-    from lncsplit.cli._views import load_source, unit_cores
+    from lncsplit.cli._views import unit_views
 
-    cores, source, notes = unit_cores(unit, lnc=lnc, arch=arch, expand=expand)
-    if source_path:
-        source, _n, more = load_source(source_path, len(cores), arch)
-        notes = notes + more
+    cores, source, notes = unit_views(unit, source_path, lnc=lnc, arch=arch, expand=expand)
     d = lncsplit.diff(cores, source, expand=expand)
     res.detail = {"diff": d.to_dict(), "notes": notes}
     res.text = "\n".join([*(f"note: {n}" for n in notes), str(d)])

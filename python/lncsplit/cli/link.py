@@ -28,8 +28,8 @@ from lncsplit.cli._common import (
     add_runner_options,
     discover,
     executor_of,
-    finish,
-    format_error,
+    finish_with_table,
+    print_units,
     run_bulk,
 )
 
@@ -70,15 +70,8 @@ def run(a: argparse.Namespace) -> int:
     job = partial(link_unit, out=out, into_dir=into_dir)
     cleanup = partial(remove_unit_outputs, out=out, into_dir=into_dir)
     report = run_bulk(a, units, job, command="link", lnc=None, cleanup=cleanup, quiet=a.quiet)
-    for f in report.files:
-        if not f.ok:
-            print(f"FAIL  {f.input}: {format_error(f.error or {})}")
-        elif not a.quiet:
-            print(f"ok    {f.input} -> {f.text}")
-    status = finish(a, report)
-    if not a.quiet:
-        print(report.table())
-    return status
+    print_units(report, lambda f: f"ok    {f.input} -> {f.text}", quiet=a.quiet)
+    return finish_with_table(a, report, quiet=a.quiet)
 
 
 def check_out(out: str, into_dir: bool) -> None:

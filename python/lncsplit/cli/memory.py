@@ -18,16 +18,15 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lncsplit.cli._common import (
-    DEFAULT_LNC,
     add_runner_options,
     check_outputs,
     discover,
-    failure_line,
     finish,
-    format_error,
-    infer_lnc,
+    lnc_for,
     positive,
+    print_units,
     run_bulk,
+    unit_docs,
 )
 
 if TYPE_CHECKING:
@@ -73,19 +72,10 @@ def run(a: argparse.Namespace) -> int:
     units = discover(a, core_sets=True)
     job = partial(memory_unit, lnc=a.lnc, arch=a.arch, plots=plot_paths(units, a.plot))
     report = run_bulk(a, units, job, command="memory", lnc=a.lnc, quiet=a.json)
-    docs = []
-    for f in report.files:
-        if "report" not in f.detail:
-            docs.append({"input": f.input, "error": format_error(f.error or {})})
-            if not a.json:
-                print(f"FAIL  {failure_line(f)}")
-            continue
-        docs.append({"input": f.input, "report": f.detail["report"]})
-        if not a.json:
-            print(f"== {f.input}")
-            print(f.text)
-    if a.json:
-        print(json.dumps(docs, indent=2))
+    if not a.json:
+        print_units(report, lambda f: f"== {f.input}\n{f.text}", produced="report")
+    else:
+        print(json.dumps(unit_docs(report), indent=2))
     return finish(a, report)
 
 
@@ -135,7 +125,7 @@ def _modules(unit: Unit, lnc: int | None, arch: str | None) -> tuple[list[Module
     m = load_input(unit.path)
     if m.neuron_core_id is not None:
         return [m], None
-    n = lnc if lnc is not None else (infer_lnc(m) or DEFAULT_LNC)
+    n = lnc_for(m, lnc)
     # The pipeline without its memory step: the report is the memory step,
     # and it reports violations instead of raising.
     mods = run_pipeline(

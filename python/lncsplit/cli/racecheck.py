@@ -19,16 +19,15 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lncsplit.cli._common import (
-    DEFAULT_LNC,
     add_runner_options,
     check_outputs,
     discover,
-    failure_line,
     finish,
-    format_error,
-    infer_lnc,
+    lnc_for,
     positive,
+    print_units,
     run_bulk,
+    unit_docs,
 )
 
 if TYPE_CHECKING:
@@ -62,21 +61,14 @@ def run(a: argparse.Namespace) -> int:
     units = discover(a, core_sets=True)
     job = partial(racecheck_unit, mode=a.mode, lnc=a.lnc)
     report = run_bulk(a, units, job, command="racecheck", lnc=a.lnc, quiet=a.json)
-    docs: list[dict[str, Any]] = []
-    for f in report.files:
-        if "report" in f.detail:
-            docs.append({"input": f.input, "report": f.detail["report"]})
-            if not a.json:
-                print(f"{'ok   ' if f.ok else 'RACE '} {f.input}: {f.text}")
-            continue
-        docs.append({"input": f.input, "error": format_error(f.error or {})})
-        if not a.json:
-            print(f"FAIL  {failure_line(f)}")
+    if not a.json:
+        print_units(
+            report,
+            lambda f: f"{'ok   ' if f.ok else 'RACE '} {f.input}: {f.text}",
+            produced="report",
+        )
     status = finish(a, report)
-    if a.json:
-        print(json.dumps(docs, indent=2))
-    else:
-        print(report.table())
+    print(json.dumps(unit_docs(report), indent=2) if a.json else report.table())
     return status
 
 
@@ -130,6 +122,6 @@ def _cores(unit: Unit, lnc: int | None) -> list[Module]:
             f"{m.name} is one core (neuron_core_id {m.neuron_core_id}); "
             "racecheck its directory (nc00.json … together)"
         )
-    n = lnc if lnc is not None else (infer_lnc(m) or DEFAULT_LNC)
+    n = lnc_for(m, lnc)
     # The instance walk is bounded (10⁸ per function, 9306); N is capped by infer_lnc.
     return run_pipeline([m], PassOptions(lnc_size=n, racecheck=False))

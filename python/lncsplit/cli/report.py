@@ -119,13 +119,10 @@ def _report(
     res: FileResult,
 ) -> None:
     from lncsplit._atomic import write_file_atomic
-    from lncsplit.cli._views import load_source, unit_cores
+    from lncsplit.cli._views import unit_views
     from lncsplit.views.html import html_report
 
-    cores, source, notes = unit_cores(unit, lnc=lnc, arch=arch, expand=expand)
-    if source_path:
-        source, _n, more = load_source(source_path, len(cores), arch)
-        notes = notes + more
+    cores, source, notes = unit_views(unit, source_path, lnc=lnc, arch=arch, expand=expand)
     text = html_report(cores, source, title=unit.path, expand=expand, max_rows=max_rows)
     if mkdirs:  # several pages: FILE is a directory the command owns
         os.makedirs(os.path.dirname(page), exist_ok=True)

@@ -120,7 +120,7 @@ def _prepared(mods: list[Module], expand: bool) -> list[Module]:
         expand
         and len(mods) == 1
         and mods[0].neuron_core_id is None
-        and not _core.sim_is_linked(mods[0])
+        and not _core.is_linked(mods[0])
     ):
         passes.expand_replication(mods[0])
     return mods

@@ -16,14 +16,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lncsplit.cli._common import (
-    DEFAULT_LNC,
     add_runner_options,
     check_outputs,
     discover,
-    failure_line,
-    finish,
-    infer_lnc,
+    finish_with_table,
+    lnc_for,
     positive,
+    print_units,
     run_bulk,
 )
 
@@ -51,15 +50,8 @@ def run(a: argparse.Namespace) -> int:
     report = run_bulk(
         a, units, partial(verify_unit, lnc=a.lnc), command="verify", lnc=a.lnc, quiet=a.quiet
     )
-    for f in report.files:
-        if not f.ok:
-            print(f"FAIL  {failure_line(f)}")
-        elif not a.quiet:
-            print(f"ok    {f.input} ({f.detail['checked']})")
-    status = finish(a, report)
-    if not a.quiet:
-        print(report.table())
-    return status
+    print_units(report, lambda f: f"ok    {f.input} ({f.detail['checked']})", quiet=a.quiet)
+    return finish_with_table(a, report, quiet=a.quiet)
 
 
 def verify_unit(unit: Unit, lnc: int | None) -> FileResult:
@@ -102,7 +94,7 @@ def _verify_file(m: Module, lnc: int | None) -> tuple[int | None, str]:
     if m.neuron_core_id is not None:
         passes.verify_bir(m, 1)
         return None, f"core {m.neuron_core_id} (structural checks only; verify its directory)"
-    n = lnc if lnc is not None else (infer_lnc(m) or DEFAULT_LNC)
+    n = lnc_for(m, lnc)
     passes.verify_bir(m, n)
     passes.verify_symbolic(m, n)
     return n, f"symbolic, lnc {n}"

@@ -145,7 +145,6 @@ def _draw_sbuf(ax: Any, cm: CoreMap) -> None:
         )
     else:
         ax.set_xlabel("byte in partition (hatched: reserved)", fontsize=8)
-    ymax = max([parts, *(p.partition + p.partitions for p in cm.sbuf)])
     if reserved and not zoomed:
         ax.add_patch(
             Rectangle((size - reserved, 0), reserved, parts, facecolor="0.88", edgecolor="0.55",
@@ -153,19 +152,30 @@ def _draw_sbuf(ax: Any, cm: CoreMap) -> None:
         )  # fmt: skip
         ax.text(size - reserved / 2, parts / 2, "reserved", rotation=90, ha="center", va="center",
                 fontsize=7, color="0.35", clip_on=True, in_layout=False, gid="label:sbuf:reserved")  # fmt: skip
-    for p in placed:
-        assert p.start is not None
-        _rect(ax, "sbuf", p, p.start, p.partition, p.size, p.partitions, xmax)
-    ax.axvline(size, color="black", linestyle="--", linewidth=1)
-    ax.axhline(parts, color="black", linestyle="--", linewidth=1)
-    ax.set_xlim(0, xmax * 1.02)
-    ax.set_ylim(ymax * 1.02, 0)
-    _byte_axis(ax, xmax)
+    _partitioned(ax, "sbuf", cm.sbuf, (size, parts), xmax)
     ax.set_ylabel(f"core {cm.core}\npartition")
     bad = any(p.violations for p in cm.sbuf)
     _title(ax, f"SBUF: {len(placed)} placed, high-water {format_bytes(cm.usage.sbuf_high_water)} "
                f"of {format_bytes(size)} ({format_bytes(reserved)} reserved){_unplaced_note(cm.sbuf)}",
            bad)  # fmt: skip
+
+
+def _partitioned(
+    ax: Any, region: str, allocs: list[Placement], limit: tuple[int, int], xmax: int
+) -> None:
+    """What SBUF and PSUM draw alike: the placed allocations (byte × partition rectangles),
+    the memory's ``limit`` (bytes, partitions) as dashed lines, the extent (partitions grow
+    down) and the byte axis."""
+    for p in allocs:
+        if p.placed:
+            assert p.start is not None
+            _rect(ax, region, p, p.start, p.partition, p.size, p.partitions, xmax)
+    ax.axvline(limit[0], color="black", linestyle="--", linewidth=1)
+    ax.axhline(limit[1], color="black", linestyle="--", linewidth=1)
+    ymax = max([limit[1], *(p.partition + p.partitions for p in allocs)])
+    ax.set_xlim(0, xmax * 1.02)
+    ax.set_ylim(ymax * 1.02, 0)
+    _byte_axis(ax, xmax)
 
 
 def _draw_psum(ax: Any, cm: CoreMap) -> None:
@@ -175,7 +185,6 @@ def _draw_psum(ax: Any, cm: CoreMap) -> None:
     placed = [p for p in cm.psum if p.placed]
     total = banks * bank_size
     xmax = max([total, *(p.end or 0 for p in placed)])
-    ymax = max([parts, *(p.partition + p.partitions for p in cm.psum)])
     for b in range(1, banks):
         ax.axvline(b * bank_size, color="0.7", linestyle=":", linewidth=0.8)
     top = ax.secondary_xaxis("top")
@@ -183,14 +192,7 @@ def _draw_psum(ax: Any, cm: CoreMap) -> None:
         [(b + 0.5) * bank_size for b in range(banks)], [f"bank {b}" for b in range(banks)]
     )
     top.tick_params(labelsize=6, length=0)
-    for p in placed:
-        assert p.start is not None
-        _rect(ax, "psum", p, p.start, p.partition, p.size, p.partitions, xmax)
-    ax.axvline(total, color="black", linestyle="--", linewidth=1)
-    ax.axhline(parts, color="black", linestyle="--", linewidth=1)
-    ax.set_xlim(0, xmax * 1.02)
-    ax.set_ylim(ymax * 1.02, 0)
-    _byte_axis(ax, xmax)
+    _partitioned(ax, "psum", cm.psum, (total, parts), xmax)
     bad = any(p.violations for p in cm.psum)
     _title(ax, f"PSUM: {cm.usage.psum_banks_used} of {banks} banks, {len(placed)} placed"
                f"{_unplaced_note(cm.psum)}", bad)  # fmt: skip

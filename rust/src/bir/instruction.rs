@@ -90,6 +90,24 @@ pub struct Instruction {
 }
 
 impl Instruction {
+    /// An instruction a pass creates: `name`, `opcode` and its op fields; no
+    /// arguments, predicates, dependencies, engine or unknown keys (set the
+    /// ones it needs with struct update syntax).
+    pub fn bare(name: impl Into<Arc<str>>, opcode: Opcode, op: OpFields) -> Instruction {
+        Instruction {
+            name: name.into(),
+            opcode,
+            engine: None,
+            ins: Vec::new(),
+            outs: Vec::new(),
+            indirection_ins: None,
+            predicates: Vec::new(),
+            dependencies: None,
+            op,
+            extra: None,
+        }
+    }
+
     /// All arguments: `ins`, `outs`, then `indirection_ins`.
     pub fn arguments(&self) -> impl Iterator<Item = &Argument> {
         self.ins

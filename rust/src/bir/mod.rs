@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 pub mod arch;
 pub mod argument;
+pub mod carried;
 pub mod clone;
 pub mod describe;
 pub mod dtype;
@@ -30,6 +31,7 @@ pub type Extra = Option<Arc<serde_json::Map<String, serde_json::Value>>>;
 
 pub use arch::Arch;
 pub use argument::{Addrs, Ap, ApPair, Argument, PhysicalAp, SymbolicAp};
+pub use carried::dump_in_version;
 pub use dump::{dump_module, write_module};
 pub use gen::{generate_corpus, generate_corpus_with, generate_module, GenOptions};
 pub use instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};

@@ -30,6 +30,7 @@ use serde_json::{json, Map, Value};
 use crate::bir::{Arch, Block, Function, Instruction, MemoryLocationSet, Module, OpFields, Opcode, NEURON_CORE_ID};
 use crate::error::{Error, Result};
 use crate::passes::core_barriers::for_each_core_barrier_in_blocks_mut;
+use crate::passes::core_list;
 use crate::passes::lnc_verifier;
 
 mod ids;
@@ -37,7 +38,8 @@ mod ids;
 use ids::{append_context, append_map, copy_block, copy_instructions, extract_context, IdMap};
 
 /// `cores[i]` must carry `neuron_core_id` i (contract §3.6, passes that take `cores`).
-pub const BAD_CORES: u32 = 9006;
+pub const BAD_CORES: u32 = core_list::BAD_CORE_SET;
+const CORES_MESSAGE: &str = "cores[i] carries neuron_core_id i";
 /// `unlink` (or `tensor_map`) of a module `link` did not make.
 pub const NOT_LINKED: u32 = 9501;
 /// A name or key `link` inserts is already taken in the cores.
@@ -56,7 +58,7 @@ pub const CORES_KEY: &str = "cores";
 pub const LNC_ATTR: &str = "lnc";
 
 fn bad_cores(detail: String) -> Error {
-    Error::neuron_at(BAD_CORES, "cores[i] carries neuron_core_id i", LOCATION, detail)
+    core_list::bad_core_set(CORES_MESSAGE, LOCATION, detail)
 }
 
 fn collision(detail: String) -> Error {
@@ -123,64 +125,12 @@ pub fn linked_name(core0: &str) -> String {
 
 // ------------------------------------------------------------ the core set
 
-fn describe(cores: &[&Module], i: usize) -> String {
-    match cores[i].neuron_core_id() {
-        Some(id) => format!("cores[{i}] ({}) carries neuron_core_id {id}", cores[i].name),
-        None => format!("cores[{i}] ({}) carries no neuron_core_id", cores[i].name),
-    }
-}
-
-/// What is wrong with the core ids as a whole: duplicates and missing cores.
-fn core_set_summary(cores: &[&Module]) -> String {
-    let n = cores.len();
-    let mut given: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, m) in cores.iter().enumerate() {
-        if let Some(c) = m
-            .neuron_core_id()
-            .and_then(|c| usize::try_from(c).ok())
-            .filter(|&c| c < n)
-        {
-            given[c].push(i);
-        }
-    }
-    let mut parts = Vec::new();
-    for (c, at) in given.iter().enumerate() {
-        match at.len() {
-            0 => parts.push(format!("core {c} is missing")),
-            1 => {}
-            _ => {
-                let list: Vec<String> = at.iter().map(|&i| format!("cores[{i}] ({})", cores[i].name)).collect();
-                parts.push(format!("core {c} is given {} times: {}", at.len(), list.join(", ")))
-            }
-        }
-    }
-    parts.join("; ")
-}
-
 /// Passes that take `cores` take the N core modules of one kernel in core
 /// order: `cores[i]` carries `neuron_core_id` i (N == 1: absent or 0), and
 /// all have the same kernel name once their own `nc<cc>` is taken out.
 /// Anything else is 9006, naming the cores.
 pub fn check_cores(cores: &[&Module]) -> Result<()> {
-    let n = cores.len();
-    if n == 0 {
-        return Err(bad_cores("no core modules given".into()));
-    }
-    let fits = |i: usize| match cores[i].neuron_core_id() {
-        Some(c) => c == i as i64,
-        None => n == 1,
-    };
-    if let Some(i) = (0..n).find(|&i| !fits(i)) {
-        let mut detail = format!(
-            "{}; cores must be the {n} core modules of one kernel in core order (cores[i] is core i)",
-            describe(cores, i)
-        );
-        let summary = core_set_summary(cores);
-        if !summary.is_empty() {
-            detail = format!("{detail}: {summary}");
-        }
-        return Err(bad_cores(detail));
-    }
+    core_list::check_core_order(cores, CORES_MESSAGE, LOCATION)?;
     let base0 = kernel_base(&cores[0].name, 0);
     for (c, m) in cores.iter().enumerate().skip(1) {
         let base = kernel_base(&m.name, c);
@@ -298,21 +248,6 @@ fn shared_sets(cores: &[&Module]) -> Result<Vec<MemoryLocationSet>> {
     Ok(out)
 }
 
-fn bare(name: String, opcode: Opcode, op: OpFields) -> Instruction {
-    Instruction {
-        name: Arc::from(name),
-        opcode,
-        engine: None,
-        ins: Vec::new(),
-        outs: Vec::new(),
-        indirection_ins: None,
-        predicates: Vec::new(),
-        dependencies: None,
-        op,
-        extra: None,
-    }
-}
-
 /// The linked module's `main`: the shared sets and the dispatch block.
 fn dispatch_main(n: usize, shared: Vec<MemoryLocationSet>) -> Function {
     let calls = (0..n)
@@ -321,7 +256,7 @@ fn dispatch_main(n: usize, shared: Vec<MemoryLocationSet>) -> Function {
                 callee: Some(Arc::from(format!("{}.main", core_tag(c)))),
                 core: Some(c as i64),
             };
-            bare(call_name(c), Opcode::CALL, op)
+            Instruction::bare(call_name(c), Opcode::CALL, op)
         })
         .collect();
     Function {
@@ -374,7 +309,11 @@ fn link_core(c: usize, n: usize, m: &Module, map: &IdMap, first_barrier: i64) ->
             .enumerate()
             .map(|(k, b)| {
                 let before = match is_main && k == 0 {
-                    true => vec![bare(sqi_name(c), Opcode::SWITCH_QUEUE_INSTANCE, OpFields::None)],
+                    true => vec![Instruction::bare(
+                        sqi_name(c),
+                        Opcode::SWITCH_QUEUE_INSTANCE,
+                        OpFields::None,
+                    )],
                     false => Vec::new(),
                 };
                 let after = match is_main && k == last {
@@ -411,8 +350,8 @@ fn completion(c: usize, n: usize) -> Vec<Instruction> {
         local_id: None,
     };
     vec![
-        bare(CB_RETURN.into(), Opcode::CORE_BARRIER, cb),
-        bare(return_name(c), Opcode::RETURN, OpFields::None),
+        Instruction::bare(CB_RETURN, Opcode::CORE_BARRIER, cb),
+        Instruction::bare(return_name(c), Opcode::RETURN, OpFields::None),
     ]
 }
 
@@ -704,9 +643,15 @@ fn layout(m: &Module) -> Result<Layout<'_>> {
     })
 }
 
-/// Is `m` a module `link` made (the layout `unlink` reads)?
+/// Does `m` carry the marks of a module `link` made: no `neuron_core_id`,
+/// and the `lnc` attribute or the `cores` key? The one test of "linked" (the
+/// simulator, `info` and `lncsplit.is_linked` share it): such a module is
+/// never read as a symbolic or core module; `unlink` then checks the whole
+/// layout and names what is wrong with a damaged one (9501).
 pub fn is_linked(m: &Module) -> bool {
-    layout(m).is_ok()
+    let lnc_attr = m.attributes.as_ref().is_some_and(|a| a.contains_key(LNC_ATTR));
+    let cores = m.extra.as_ref().is_some_and(|x| x.contains_key(CORES_KEY));
+    m.neuron_core_id().is_none() && (lnc_attr || cores)
 }
 
 // ----------------------------------------------------------------- unlink

@@ -15,6 +15,17 @@ use crate::bir::{Block, Function, Instruction, Module, OpFields, Opcode};
 /// The log line of every renumbering (neuronx-facts §6.3).
 pub const RENUMBER_LOG: &str = "Renumbering core barriers.";
 
+/// The op fields of a barrier over all `n` cores that a pass inserts (id 0
+/// until the pass renumbers).
+pub fn all_cores_op(n: usize) -> OpFields {
+    OpFields::CoreBarrier {
+        local_id: None,
+        id: Some(0),
+        cores: Some((0..n as i64).collect()),
+        runtime_semaphore: None,
+    }
+}
+
 /// Indices of `functions` in written order: every `main` first, then the
 /// others in their order (as `bir::dump` writes them).
 pub fn written_order(functions: &[Function]) -> Vec<usize> {

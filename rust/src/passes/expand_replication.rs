@@ -442,18 +442,13 @@ fn unique_name(base: String, names: &mut HashSet<Arc<str>>) -> Arc<str> {
 /// One DMACopy in Replicate mode after `writer`: reads the writer's output
 /// AP, writes `dst`, carries the writer's predicates.
 fn replicate_copy(name: Arc<str>, writer: &Instruction, src: &Argument, dst: Argument) -> Instruction {
+    let op = OpFields::DmaCopy {
+        mode: Some(Arc::from("Replicate")),
+    };
     Instruction {
-        name,
-        opcode: Opcode::DMA_COPY,
-        engine: None,
         ins: vec![src.clone()],
         outs: vec![dst],
-        indirection_ins: None,
         predicates: writer.predicates.clone(),
-        dependencies: None,
-        op: OpFields::DmaCopy {
-            mode: Some(Arc::from("Replicate")),
-        },
-        extra: None,
+        ..Instruction::bare(name, Opcode::DMA_COPY, op)
     }
 }

@@ -18,9 +18,9 @@ use std::sync::Arc;
 
 use hashbrown::{HashMap, HashSet};
 
-use crate::bir::{Argument, Block, Function, Instruction, MemoryLocationSet, Module, OpFields, Opcode};
+use crate::bir::{Argument, Block, Function, Instruction, MemoryLocationSet, Module, Opcode};
 use crate::error::{Error, Result};
-use crate::passes::core_barriers::{renumber_core_barriers, written_order};
+use crate::passes::core_barriers::{all_cores_op, renumber_core_barriers, written_order};
 use crate::passes::core_list::check_cores;
 use crate::tail::location::{is_shared, locations_of};
 
@@ -218,23 +218,7 @@ fn scan_core(f: &Function, core: usize, spans: &mut HashMap<Arc<str>, Span>, tou
 }
 
 fn barrier(name: String, n: usize) -> Instruction {
-    Instruction {
-        name: Arc::from(name),
-        opcode: Opcode::CORE_BARRIER,
-        engine: None,
-        ins: Vec::new(),
-        outs: Vec::new(),
-        indirection_ins: None,
-        predicates: Vec::new(),
-        dependencies: None,
-        op: OpFields::CoreBarrier {
-            local_id: None,
-            id: Some(0),
-            cores: Some((0..n as i64).collect()),
-            runtime_semaphore: None,
-        },
-        extra: None,
-    }
+    Instruction::bare(name, Opcode::CORE_BARRIER, all_cores_op(n))
 }
 
 /// The brackets of one function: (k, location, start block, end block).

@@ -174,7 +174,7 @@ pub fn clone_concretized(src: &Module, core: i64) -> Result<Module> {
 
 fn clone_concretized_probing(src: &Module, core: i64, probe: Option<i64>) -> Result<Module> {
     let mut ctx = src.ctx.clone();
-    let mut cz = Concretizer::new(&mut ctx, core, CarriedBinder::new(src.version, core, probe));
+    let mut cz = Concretizer::new(&mut ctx, core, CarriedBinder::new(core, probe));
     let mut functions = Vec::with_capacity(src.functions.len());
     for f in &src.functions {
         cz.deleted.clear();
@@ -228,7 +228,7 @@ fn concretize_probing(m: &mut Module, core: i64, probe: Option<i64>) -> Result<(
     // (4a) stamp the core id; (4b) per-core rename and artifact path.
     stamp_core(m, core);
     // (4c) walk, concretize, prune; then clear the shard-id sets.
-    let mut cz = Concretizer::new(&mut m.ctx, core, CarriedBinder::new(m.version, core, probe));
+    let mut cz = Concretizer::new(&mut m.ctx, core, CarriedBinder::new(core, probe));
     for f in &mut m.functions {
         cz.deleted.clear();
         for b in &mut f.basic_blocks {

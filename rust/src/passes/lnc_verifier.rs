@@ -11,6 +11,7 @@ use hashbrown::HashSet;
 use crate::bir::{Function, Instruction, Module, Opcode};
 use crate::error::{Error, Result};
 use crate::passes::birverifier::shard_ub_mismatch;
+use crate::passes::core_list;
 use crate::pelican::{eval_mask, Bindings};
 
 fn fail(code: u32, line: u32, cond: &str, detail: String) -> Error {
@@ -25,9 +26,6 @@ pub fn is_symbolic_input(mods: &[&Module]) -> bool {
 /// lncsplit's codes for what the compiler never sees (contract §3.3: 9000 up).
 /// `lnc_size` must be at least 1.
 pub const BAD_LNC: u32 = 9000;
-/// A concretized set must be exactly cores 0…N−1, `cores[i]` carrying
-/// `neuron_core_id` i (the contract's code for a wrong core list, §3.6).
-pub const BAD_CORE_SET: u32 = 9006;
 
 fn check_lnc(lnc: usize) -> Result<()> {
     if lnc == 0 {
@@ -382,46 +380,8 @@ fn verify_remote_targets(mods: &[&Module], nc: usize, index: &[LocIndex<'_>]) ->
     Ok(())
 }
 
-/// 9006: the N modules of one split are cores 0…N−1 in order. Names what is
-/// missing, duplicated or out of range, else the first misplaced core.
+/// 9006: the N modules of one split are cores 0…N−1 in order (the check
+/// of `core_list`, with the verifier's condition as message).
 pub fn verify_core_set(mods: &[&Module]) -> Result<()> {
-    let n = mods.len();
-    let ids: Vec<i64> = mods.iter().map(|m| m.neuron_core_id().unwrap_or(-1)).collect();
-    if ids.iter().enumerate().all(|(i, &c)| c == i as i64) {
-        return Ok(());
-    }
-    let mut problems = Vec::new();
-    for c in 0..n as i64 {
-        let holders: Vec<&str> = mods
-            .iter()
-            .zip(&ids)
-            .filter(|(_, &id)| id == c)
-            .map(|(m, _)| m.name.as_str())
-            .collect();
-        match holders.len() {
-            0 => problems.push(format!("core {c} missing")),
-            1 => {}
-            k => problems.push(format!("core {c} given {k} times ({})", holders.join(", "))),
-        }
-    }
-    for (m, &c) in mods.iter().zip(&ids) {
-        if c < 0 || c >= n as i64 {
-            problems.push(format!("module {} has core {c}, outside 0..{}", m.name, n - 1));
-        }
-    }
-    if problems.is_empty() {
-        if let Some((i, (m, c))) = mods.iter().zip(&ids).enumerate().find(|(i, (_, &c))| c != *i as i64) {
-            problems.push(format!("position {i} holds core {c} (module {})", m.name));
-        }
-    }
-    Err(Error::neuron_at(
-        BAD_CORE_SET,
-        "modules[ncId]->getNeuronCoreId() == ncId",
-        "lnc_verifier.cpp",
-        format!(
-            "a split of {n} cores must be nc00 … nc{:02} in order: {}",
-            n - 1,
-            problems.join("; ")
-        ),
-    ))
+    core_list::check_core_order(mods, "modules[ncId]->getNeuronCoreId() == ncId", "lnc_verifier.cpp")
 }

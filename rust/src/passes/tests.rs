@@ -213,7 +213,7 @@ fn concretized_set_must_be_cores_0_to_n_minus_1_in_order() {
     let twice = [&out[0], &out[0]];
     let err = lnc_verifier::verify_concretized(&twice, 2).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("9006") && text.contains("core 1 missing"), "{text}");
+    assert!(text.contains("9006") && text.contains("core 1 is missing"), "{text}");
     let swapped = [&out[1], &out[0]];
     let text = lnc_verifier::verify_concretized(&swapped, 2).unwrap_err().to_string();
     assert!(text.contains("position 0 holds core 1"), "{text}");

@@ -32,9 +32,8 @@ pub(crate) fn tensor_map_json(py: Python<'_>, module: PyRef<'_, PyBirModule>) ->
     Ok(v.to_string())
 }
 
-/// True when the module has the layout `link` writes.
+/// True when the module carries the marks `link` writes (`unlink` checks the rest).
 #[pyfunction]
-pub(crate) fn is_linked(py: Python<'_>, module: PyRef<'_, PyBirModule>) -> bool {
-    let m = module.module();
-    py.detach(|| bir_linker::is_linked(m))
+pub(crate) fn is_linked(module: PyRef<'_, PyBirModule>) -> bool {
+    bir_linker::is_linked(module.module())
 }

@@ -76,5 +76,5 @@ mod _core {
 
     // simulator (lncsplit.sim)
     #[pymodule_export]
-    use super::sim::{sim_is_linked, sim_plan, sim_run};
+    use super::sim::{sim_plan, sim_run};
 }

@@ -33,6 +33,20 @@ fn put_back(py: Python<'_>, mods: &[Py<PyBirModule>], owned: Vec<Module>) -> PyR
     Ok(())
 }
 
+/// Run `pass` on the modules moved out of their Python objects, the GIL
+/// released, and put them back (also when the pass fails), so the objects
+/// keep their identity. Every binding that rewrites modules goes through here.
+pub(super) fn on_taken<T: Send>(
+    py: Python<'_>,
+    mods: &[Py<PyBirModule>],
+    pass: impl FnOnce(&mut [Module]) -> crate::Result<T> + Send,
+) -> PyResult<T> {
+    let mut owned = take_all(py, mods)?;
+    let r = py.detach(|| pass(&mut owned));
+    put_back(py, mods, owned)?;
+    Ok(r?)
+}
+
 /// `lnc_splitter` over the module list: returns M·N modules, `[module][core]`.
 #[pyfunction]
 #[pyo3(signature = (modules, lnc, clone = "structural", parallel = true))]
@@ -54,11 +68,9 @@ pub(crate) fn split(
     if lnc == 1 {
         return Ok(modules);
     }
-    let mut owned = take_all(py, &modules)?;
-    let result: crate::Result<Vec<Vec<Module>>> =
-        py.detach(|| owned.iter_mut().map(|m| lnc_splitter::split_module(m, &opts)).collect());
-    put_back(py, &modules, owned)?;
-    let clones = result?;
+    let clones: Vec<Vec<Module>> = on_taken(py, &modules, |owned| {
+        owned.iter_mut().map(|m| lnc_splitter::split_module(m, &opts)).collect()
+    })?;
     let mut out = Vec::with_capacity(modules.len() * lnc);
     for (orig, cl) in modules.iter().zip(clones) {
         for m in cl {
@@ -72,10 +84,9 @@ pub(crate) fn split(
 /// `concretizeModule` of one module to one core, in place (for tools/tests).
 #[pyfunction]
 pub(crate) fn concretize(py: Python<'_>, module: Py<PyBirModule>, core: i64) -> PyResult<()> {
-    let mut owned = take_all(py, std::slice::from_ref(&module))?;
-    let r = py.detach(|| lnc_splitter::concretize_module(&mut owned[0], core));
-    put_back(py, std::slice::from_ref(&module), owned)?;
-    Ok(r?)
+    on_taken(py, std::slice::from_ref(&module), |owned| {
+        lnc_splitter::concretize_module(&mut owned[0], core)
+    })
 }
 
 #[pyfunction]

@@ -44,12 +44,6 @@ pub(crate) fn sim_plan(
     Ok((plan.lnc, plan.symbolic, sets))
 }
 
-/// True when the module was made by `link` (it must be unlinked first).
-#[pyfunction]
-pub(crate) fn sim_is_linked(module: PyRef<'_, PyBirModule>) -> bool {
-    sim::is_linked(module.module())
-}
-
 fn writer_tuple(w: &Option<Writer>) -> Option<(usize, String)> {
     w.as_ref().map(|w| (w.core, w.instruction.to_string()))
 }

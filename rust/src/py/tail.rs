@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 
 use super::module::PyBirModule;
 use crate::bir::Module;
-use crate::error::Error;
+use crate::passes::core_list;
 use crate::passes::extend_shared_lifetimes as extend;
 use crate::passes::lower_local_collectives::{self as lower, LowerOptions};
 
@@ -15,26 +15,12 @@ use crate::passes::lower_local_collectives::{self as lower, LowerOptions};
 fn distinct(modules: &[Py<PyBirModule>]) -> crate::Result<()> {
     for (i, m) in modules.iter().enumerate() {
         if let Some(j) = modules[..i].iter().position(|x| x.is(m)) {
-            return Err(Error::neuron_at(
-                9006,
-                "cores must hold the N core modules of one kernel in core order",
+            return Err(core_list::bad_core_set(
+                core_list::CORES_MESSAGE,
                 "lncsplit/cores",
                 format!("cores[{j}] and cores[{i}] are the same module object"),
             ));
         }
-    }
-    Ok(())
-}
-
-/// Move the Rust modules out of their Python objects (their views go stale:
-/// the pass restructures them).
-fn take_all(py: Python<'_>, mods: &[Py<PyBirModule>]) -> PyResult<Vec<Module>> {
-    mods.iter().map(|m| Ok(m.try_borrow_mut(py)?.take())).collect()
-}
-
-fn put_back(py: Python<'_>, mods: &[Py<PyBirModule>], owned: Vec<Module>) -> PyResult<()> {
-    for (m, inner) in mods.iter().zip(owned) {
-        m.try_borrow_mut(py)?.put(inner);
     }
     Ok(())
 }
@@ -46,10 +32,7 @@ fn in_place<T: Send>(
     pass: impl FnOnce(&mut [Module]) -> crate::Result<T> + Send,
 ) -> PyResult<T> {
     distinct(cores)?;
-    let mut owned = take_all(py, cores)?;
-    let r = py.detach(|| pass(&mut owned));
-    put_back(py, cores, owned)?;
-    Ok(r?)
+    super::passes::on_taken(py, cores, pass)
 }
 
 /// `lower_local_collectives` (order 80): returns `(function, name, kind, how)`

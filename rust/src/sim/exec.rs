@@ -106,8 +106,6 @@ pub struct CoreView<'m> {
     pub prefixes: Vec<Option<Prefix>>,
     /// The shard bound on a symbolic run (None for a concretized core).
     pub shard: Option<i64>,
-    /// The module's wire version (for binding carried expressions).
-    pub version: u32,
 }
 
 /// True when a field the opaque hash or a Memset reads carries a ShardId in
@@ -175,7 +173,7 @@ impl<'m> CoreView<'m> {
         let bound = match self.shard {
             Some(core) if has_carried_shard(inst) => {
                 let mut b = inst.clone();
-                CarriedBinder::new(self.version, core, None).instruction(&mut b)?;
+                CarriedBinder::new(core, None).instruction(&mut b)?;
                 Some(b)
             }
             _ => None,

@@ -257,7 +257,6 @@ impl<'m> Engine<'m> {
             locs,
             prefixes: vec![None; self.order[c].len()],
             shard: self.shard(c),
-            version: self.plan.programs[c].version,
         })
     }
 

@@ -19,6 +19,8 @@ use std::sync::Arc;
 use crate::bir::dtype::dtype_size;
 use crate::bir::module::Module;
 use crate::error::{Error, Result};
+use crate::passes::bir_linker::is_linked;
+use crate::passes::core_list::{self, CORES_MESSAGE};
 use crate::tail::location::PhysLoc;
 
 pub mod collective;
@@ -116,13 +118,6 @@ pub struct Plan<'m> {
     pub programs: Vec<&'m Module>,
 }
 
-/// True when `m` was made by `link` (it must be unlinked first).
-pub fn is_linked(m: &Module) -> bool {
-    let lnc_attr = m.attributes.as_ref().is_some_and(|a| a.contains_key("lnc"));
-    let cores = m.extra.as_ref().is_some_and(|x| x.contains_key("cores"));
-    m.neuron_core_id().is_none() && (lnc_attr || cores)
-}
-
 fn refuse(code: u32, message: String) -> Error {
     Error::neuron_at(code, message, LOCATION, String::new())
 }
@@ -167,16 +162,7 @@ pub fn plan<'m>(modules: &[&'m Module], lnc: Option<usize>) -> Result<Plan<'m>> 
     if let Some(l) = lnc.filter(|&l| l != n) {
         return Err(refuse(9006, format!("lnc {l} but {n} core modules")));
     }
-    for (i, m) in modules.iter().enumerate() {
-        let id = m.neuron_core_id();
-        let ok = id == Some(i as i64) || (n == 1 && id.is_none());
-        if !ok {
-            return Err(refuse(
-                9006,
-                format!("cores[{i}] ({}) has neuron_core_id {id:?}, expected {i}", m.name),
-            ));
-        }
-    }
+    core_list::check_core_order(modules, CORES_MESSAGE, LOCATION)?;
     Ok(Plan {
         lnc: n,
         symbolic: false,

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::{run, SimInput, SimResult};
 use crate::bir::{generate_module, load_module_str, GenOptions, Module};
 use crate::passes::lnc_splitter::{split_module, SplitOptions};
-use crate::tail::walk::{walk_function, Limit, WalkCursor};
+use crate::tail::walk::{walk_function, Instance, Limit, Mask, WalkCursor};
 
 const LIMIT: Limit = Limit {
     max: 10_000_000,
@@ -15,32 +15,30 @@ const LIMIT: Limit = Limit {
     location: "test",
 };
 
+/// What both walks must agree on for one instance.
+fn seen(i: &Instance<'_, '_>) -> (std::sync::Arc<str>, u32, u32, u32, Mask, usize) {
+    (
+        i.inst.name.clone(),
+        i.pos,
+        i.block,
+        i.top,
+        i.mask,
+        i.bindings.by_id.len(),
+    )
+}
+
 fn walk_both(m: &Module, shard: Option<i64>) {
     for f in &m.functions {
         let mut a = Vec::new();
         walk_function(&m.ctx, f, shard, LIMIT, &mut |i| {
-            a.push((
-                i.inst.name.clone(),
-                i.pos,
-                i.block,
-                i.top,
-                i.mask,
-                i.bindings.by_id.len(),
-            ));
+            a.push(seen(i));
             Ok(())
         })
         .unwrap();
         let mut b = Vec::new();
         let mut cur = WalkCursor::new(f, shard, LIMIT);
         while let Some(i) = cur.next_instance(&m.ctx).unwrap() {
-            b.push((
-                i.inst.name.clone(),
-                i.pos,
-                i.block,
-                i.top,
-                i.mask,
-                i.bindings.by_id.len(),
-            ));
+            b.push(seen(&i));
         }
         assert_eq!(a, b, "function {}", f.name);
     }
@@ -343,21 +341,28 @@ fn collectives_have_their_reference_meaning() {
     );
 }
 
-#[test]
-fn a_copy_of_unequal_counts_is_9401_naming_it() {
-    let m = module(
-        "bad_nc_symbolic",
+/// One instruction `name` (`opcode`) reading the uint8 Input `x` `[1, 8]`
+/// through `src` (its ap and addrs) and writing all of the Output `y` `[1, 8]`.
+fn x_to_y(name: &str, opcode: &str, src: (Value, [i64; 2])) -> Module {
+    let (src_ap, [a0, a1]) = src;
+    module(
+        &format!("{name}_nc_symbolic"),
         vec![
             set("x", "Input", "uint8", &[1, 8], "DRAM"),
             set("y", "Output", "uint8", &[1, 8], "DRAM"),
         ],
         vec![inst(
-            "short",
-            "DMACopy",
-            vec![ap("x", "uint8", json!([[8, 1], [1, 4]]), vec![k(0), k(0)])],
+            name,
+            opcode,
+            vec![ap("x", "uint8", src_ap, vec![k(a0), k(a1)])],
             vec![ap("y", "uint8", json!([[8, 1], [1, 8]]), vec![k(0), k(0)])],
         )],
-    );
+    )
+}
+
+#[test]
+fn a_copy_of_unequal_counts_is_9401_naming_it() {
+    let m = x_to_y("short", "DMACopy", (json!([[8, 1], [1, 4]]), [0, 0]));
     let e = run(&[&m], Some(1), &[]).unwrap_err().to_string();
     assert!(
         e.contains("9401") && e.contains("short") && e.contains("DMACopy"),
@@ -367,19 +372,7 @@ fn a_copy_of_unequal_counts_is_9401_naming_it() {
 
 #[test]
 fn an_access_out_of_bounds_is_9401_naming_instruction_and_set() {
-    let m = module(
-        "oob_nc_symbolic",
-        vec![
-            set("x", "Input", "uint8", &[1, 8], "DRAM"),
-            set("y", "Output", "uint8", &[1, 8], "DRAM"),
-        ],
-        vec![inst(
-            "far",
-            "DMACopy",
-            vec![ap("x", "uint8", json!([[8, 1], [1, 8]]), vec![k(0), k(4)])],
-            vec![ap("y", "uint8", json!([[8, 1], [1, 8]]), vec![k(0), k(0)])],
-        )],
-    );
+    let m = x_to_y("far", "DMACopy", (json!([[8, 1], [1, 8]]), [0, 4]));
     let e = run(&[&m], Some(1), &[]).unwrap_err().to_string();
     assert!(e.contains("9401") && e.contains("far") && e.contains("set x"), "{e}");
 }
@@ -435,24 +428,7 @@ fn memset_writes_its_immediate_in_its_dtype() {
 #[test]
 fn resource_limits_are_errors_not_crashes() {
     // 2^60 repeats of one element: refused before any byte moves.
-    let m = module(
-        "huge_nc_symbolic",
-        vec![
-            set("x", "Input", "uint8", &[1, 8], "DRAM"),
-            set("y", "Output", "uint8", &[1, 8], "DRAM"),
-        ],
-        vec![inst(
-            "rep",
-            "Activation",
-            vec![ap(
-                "x",
-                "uint8",
-                json!([[0, 1i64 << 30], [0, 1i64 << 30]]),
-                vec![k(0), k(0)],
-            )],
-            vec![ap("y", "uint8", json!([[8, 1], [1, 8]]), vec![k(0), k(0)])],
-        )],
-    );
+    let m = x_to_y("rep", "Activation", (json!([[0, 1i64 << 30], [0, 1i64 << 30]]), [0, 0]));
     let e = run(&[&m], Some(1), &[]).unwrap_err().to_string();
     assert!(e.contains("9401") && e.contains("rep"), "{e}");
     let e = run(&[&m], Some(1 << 40), &[]).unwrap_err().to_string();

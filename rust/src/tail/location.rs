@@ -87,30 +87,9 @@ pub struct Cores<'m> {
 impl<'m> Cores<'m> {
     /// The core list a pass that takes `cores` accepts (contract §3.6): at
     /// least one module, `cores[i]` carrying `neuron_core_id` i (with N == 1,
-    /// absent or 0); anything else is 9006 naming the offending entry.
+    /// absent or 0); anything else is 9006 (`passes::core_list`).
     pub fn checked(modules: &'m [&'m Module], pass: &str) -> Result<Cores<'m>> {
-        if modules.is_empty() {
-            return Err(Error::neuron_at(
-                9006,
-                "cores must hold the N core modules of one kernel, in core order",
-                format!("lncsplit/{pass}"),
-                "the core list is empty",
-            ));
-        }
-        let n = modules.len();
-        for (i, m) in modules.iter().enumerate() {
-            let id = m.neuron_core_id();
-            let ok = id == Some(i as i64) || (n == 1 && id.is_none());
-            if !ok {
-                let has = id.map_or("no neuron_core_id".to_string(), |c| format!("neuron_core_id {c}"));
-                return Err(Error::neuron_at(
-                    9006,
-                    format!("cores[{i}] must carry neuron_core_id {i}"),
-                    format!("lncsplit/{pass}"),
-                    format!("module {} at index {i} of {n} has {has}", m.name),
-                ));
-            }
-        }
+        crate::passes::core_list::check_cores(modules, pass)?;
         Ok(Cores { modules })
     }
 

@@ -63,7 +63,9 @@ pub fn dump_module_parallel(m: &Module, version: u32) -> Result<Vec<u8>> {
 /// together, so a caller that copies the bytes anyway (into a Python `str`
 /// or `bytes`) copies them once.
 pub fn dump_module_chunks(m: &Module, version: u32) -> Result<Chunks> {
-    Ok(Chunks(dump_out(m, version, PAR_BLOCK)?.into_chunks()))
+    // Carried expressions in the requested version (a copy only for version 1).
+    let m = crate::bir::carried::for_version(m, version)?;
+    Ok(Chunks(dump_out(&m, version, PAR_BLOCK)?.into_chunks()))
 }
 
 /// Every module's JSON ([`dump_module_chunks`]), the modules written on

@@ -119,7 +119,8 @@ pub fn load_module_str(text: &str) -> Result<Module> {
             _ => Err(Error::bir("internal error: a register use could not be located", "$")),
         },
         Err(Failure::Error(e)) => Err(e),
-        Ok(m) => Ok(m),
+        // Carried v1 expressions become v2 (contract §1.1: one encoding per file).
+        Ok(m) => super::carried::carried_to_v2(m),
     }
 }
 

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::bir::{dump_module, module_from_value};
+use crate::bir::{dump_module, module_from_value, OpFields};
 use crate::passes::lnc_verifier;
 use crate::passes::tail_testkit::*;
 

@@ -22,6 +22,7 @@ use crate::bir::{
     RemoteLocalTarget, SymbolicAp,
 };
 use crate::error::Result;
+use crate::passes::core_barriers::all_cores_op;
 use crate::pelican::{AxisId, Context, ExprId, Node, Scope};
 use crate::tail::AccOp;
 
@@ -308,27 +309,15 @@ fn proxy_set(target: &MemoryLocationSet, core: usize) -> MemoryLocationSet {
 
 fn base_instruction(name: Arc<str>, opcode: Opcode, x: &Instruction, op: OpFields) -> Instruction {
     Instruction {
-        name,
-        opcode,
         engine: x.engine.clone(),
-        ins: Vec::new(),
-        outs: Vec::new(),
-        indirection_ins: None,
         predicates: x.predicates.clone(),
         dependencies: x.dependencies.clone(),
-        op,
-        extra: None,
+        ..Instruction::bare(name, opcode, op)
     }
 }
 
 fn barrier(name: Arc<str>, x: &Instruction, n: usize) -> Instruction {
-    let op = OpFields::CoreBarrier {
-        local_id: None,
-        id: Some(0),
-        cores: Some((0..n as i64).collect()),
-        runtime_semaphore: None,
-    };
-    base_instruction(name, Opcode::CORE_BARRIER, x, op)
+    base_instruction(name, Opcode::CORE_BARRIER, x, all_cores_op(n))
 }
 
 fn dma(name: Arc<str>, x: &Instruction, src: Argument, dst: Argument, acc: Option<AccOp>) -> Instruction {

@@ -349,6 +349,12 @@ fn one_core_is_untouched() {
 
 // -------------------------------------------------------------------- loops
 
+/// A loop `l` over `i` = 0…3 holding `body`.
+fn loop4(body: Value) -> Value {
+    json!({"name": "l", "opcode": "Loop", "axis": {"name": "i", "lo": 0, "ub": 4, "step": 1},
+           "blocks": [{"name": "body", "instructions": [body]}]})
+}
+
 #[test]
 fn collectives_in_loops_are_checked_instance_by_instance() {
     let (send, recv) = ring(2);
@@ -361,8 +367,7 @@ fn collectives_in_loops_are_checked_instance_by_instance() {
         send,
         recv,
     );
-    let lp = json!({"name": "l", "opcode": "Loop", "axis": {"name": "i", "lo": 0, "ub": 4, "step": 1},
-                    "blocks": [{"name": "body", "instructions": [body]}]});
+    let lp = loop4(body);
     let m = module(&[set("a", "DRAM", [128, 64]), set("b", "DRAM", [128, 64])], vec![lp]);
     lower_checked(split_n(m, 2), &[1, 0], AccOp::Add, &opts());
     // In place inside the loop: the direct plan would race, the stage does not.
@@ -375,8 +380,7 @@ fn collectives_in_loops_are_checked_instance_by_instance() {
         send,
         recv,
     );
-    let lp = json!({"name": "l", "opcode": "Loop", "axis": {"name": "i", "lo": 0, "ub": 4, "step": 1},
-                    "blocks": [{"name": "body", "instructions": [body]}]});
+    let lp = loop4(body);
     let m = module(&[set("a", "DRAM", [128, 64])], vec![lp]);
     let out = lower_checked(split_n(m, 2), &[1, 0], AccOp::Add, &opts());
     assert!(has_set(&out[0], "x_stage"));
@@ -391,99 +395,66 @@ fn a_copy_missing_on_some_core_is_9101() {
     v["functions"][0]["basic_blocks"][0]["instructions"][0]["predicates"] =
         json!([{"expr": shard(2, 1, 0), "ge": false}]);
     m = crate::bir::module_from_value(v).unwrap();
+    assert_eq!(lowering_error(m), 9101);
+}
+
+/// Sets `a` and `b`, both `[128, 64]` in DRAM.
+fn ab_sets() -> Vec<Set> {
+    vec![set("a", "DRAM", [128, 64]), set("b", "DRAM", [128, 64])]
+}
+
+/// A collective `x` of `kind` from all of `a` to `b` through `ap_out`.
+fn ab_cc(kind: &str, ap_out: &[[i64; 2]], send: Value, recv: Value) -> Value {
+    let zeros = || vec![konst(0), konst(0)];
+    cc(
+        "x",
+        kind,
+        sap("a", &[[64, 64], [1, 64]], zeros()),
+        sap("b", ap_out, zeros()),
+        send,
+        recv,
+    )
+}
+
+const WHOLE: [[i64; 2]; 2] = [[64, 64], [1, 64]];
+
+/// The code lowering `m`, split into 2 cores, fails with.
+fn lowering_error(m: Module) -> u32 {
     let mut cores = split_n(m, 2);
-    assert_eq!(code(lower_local_collectives(&mut cores, &opts()).unwrap_err()), 9101);
+    code(lower_local_collectives(&mut cores, &opts()).unwrap_err())
 }
 
 #[test]
 fn ranks_that_are_not_a_permutation_or_out_of_range_are_9103() {
     for (send, recv) in [(konst(0), konst(0)), (konst(5), konst(0)), (shard(2, 1, 0), konst(1))] {
-        let ap = [[64, 64], [1, 64]];
-        let m = module(
-            &[set("a", "DRAM", [128, 64]), set("b", "DRAM", [128, 64])],
-            vec![cc(
-                "x",
-                "Permute",
-                sap("a", &ap, vec![konst(0), konst(0)]),
-                sap("b", &ap, vec![konst(0), konst(0)]),
-                send,
-                recv,
-            )],
-        );
-        let mut cores = split_n(m, 2);
-        assert_eq!(code(lower_local_collectives(&mut cores, &opts()).unwrap_err()), 9103);
+        let m = module(&ab_sets(), vec![ab_cc("Permute", &WHOLE, send, recv)]);
+        assert_eq!(lowering_error(m), 9103);
     }
 }
 
 #[test]
 fn a_created_name_a_user_already_took_is_9104() {
     let (send, recv) = ring(2);
-    let ap = [[64, 64], [1, 64]];
-    let m = module(
-        &[set("a", "DRAM", [128, 64]), set("b", "DRAM", [128, 64])],
-        vec![
-            json!({"name": "x_before", "opcode": "NoOp"}),
-            cc(
-                "x",
-                "SendRecv",
-                sap("a", &ap, vec![konst(0), konst(0)]),
-                sap("b", &ap, vec![konst(0), konst(0)]),
-                send,
-                recv,
-            ),
-        ],
-    );
-    let mut cores = split_n(m, 2);
-    assert_eq!(code(lower_local_collectives(&mut cores, &opts()).unwrap_err()), 9104);
+    let taken = json!({"name": "x_before", "opcode": "NoOp"});
+    let m = module(&ab_sets(), vec![taken, ab_cc("SendRecv", &WHOLE, send, recv)]);
+    assert_eq!(lowering_error(m), 9104);
     // A user set named like a proxy that is not one.
     let (send, recv) = ring(2);
-    let m = module(
-        &[
-            set("a", "DRAM", [128, 64]),
-            set("b", "DRAM", [128, 64]),
-            set("b_remote_1", "DRAM", [1, 1]),
-        ],
-        vec![cc(
-            "x",
-            "SendRecv",
-            sap("a", &ap, vec![konst(0), konst(0)]),
-            sap("b", &ap, vec![konst(0), konst(0)]),
-            send,
-            recv,
-        )],
-    );
-    let mut cores = split_n(m, 2);
-    assert_eq!(code(lower_local_collectives(&mut cores, &opts()).unwrap_err()), 9104);
+    let mut sets = ab_sets();
+    sets.push(set("b_remote_1", "DRAM", [1, 1]));
+    let m = module(&sets, vec![ab_cc("SendRecv", &WHOLE, send, recv)]);
+    assert_eq!(lowering_error(m), 9104);
 }
 
 #[test]
 fn an_unknown_kind_or_op_or_unequal_counts_are_9105() {
-    let ap = [[64, 64], [1, 64]];
-    let small = [[64, 32], [1, 64]];
     let (send, recv) = ring(2);
-    let mut bogus = cc(
-        "x",
-        "Bogus",
-        sap("a", &ap, vec![konst(0), konst(0)]),
-        sap("b", &ap, vec![konst(0), konst(0)]),
-        send.clone(),
-        recv.clone(),
-    );
+    let bogus = ab_cc("Bogus", &WHOLE, send.clone(), recv.clone());
     let mut bad_op = bogus.clone();
     bad_op["cc_channel"] = json!({"kind": "AllReduce", "op": "mul"});
-    let uneven = cc(
-        "x",
-        "SendRecv",
-        sap("a", &ap, vec![konst(0), konst(0)]),
-        sap("b", &small, vec![konst(0), konst(0)]),
-        send,
-        recv,
-    );
-    bogus["name"] = json!("x");
+    let uneven = ab_cc("SendRecv", &[[64, 32], [1, 64]], send, recv);
     for inst in [bogus, bad_op, uneven] {
-        let m = module(&[set("a", "DRAM", [128, 64]), set("b", "DRAM", [128, 64])], vec![inst]);
-        let mut cores = split_n(m, 2);
-        assert_eq!(code(lower_local_collectives(&mut cores, &opts()).unwrap_err()), 9105);
+        assert_eq!(lowering_error(module(&ab_sets(), vec![inst])), 9105);
     }
 }
 

@@ -375,5 +375,6 @@ def lower_local_collectives(
 
 def extend_shared_lifetimes(cores: list[Module]) -> list[tuple[str, int, str, str, str]]:
     """extend_shared_lifetimes in place; (function, k, location, start, end) per location."""
+
 def racecheck(cores: list[Module], mode: str = "exact") -> str:
     """lnc_barriercheck over the N core modules of one kernel: the RaceReport as JSON text."""

@@ -155,7 +155,7 @@ pub(super) struct Extras {
 /// The hash of a map of scalars, in key order; None for a map holding an
 /// array, an object or a long string (rarely repeated: not shared).
 fn hash_scalars(m: &Map<String, Value>) -> Option<u64> {
-    let mut h = foldhash::fast::FixedState::with_seed(0x6578_7472_61).build_hasher();
+    let mut h = foldhash::fast::FixedState::with_seed(0x0065_7874_7261).build_hasher();
     for (k, v) in m {
         h.write(k.as_bytes());
         match v {

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from lncsplit._atomic import LINKED_FILE, remove_dirs, remove_outputs, write_core_files
 from lncsplit.errors import LncsplitError
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from lncsplit.pipeline import PassOptions
 
 UnitKind = Literal["file", "core_set"]
+T = TypeVar("T")
 
 
 class InputError(LncsplitError):
@@ -310,12 +312,12 @@ class _Phases:
             res.detail["phases"] = self.seconds
 
 
-def read_input(path: str) -> bytes:
-    """The bytes of an input file, which must be a regular file.
+def _open_regular(path: str) -> tuple[int, int]:
+    """Open an input that must be a regular file: ``(fd, size)``, blocking reads.
 
     Opened non-blocking and checked with ``fstat`` before reading, so a FIFO
     or a device that replaced the file after discovery is refused without
-    blocking (contract §6).
+    blocking (contract §6). The caller closes ``fd``.
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
@@ -323,8 +325,94 @@ def read_input(path: str) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise InputError(not_regular_message(path, st.st_mode))
         os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def read_input(path: str) -> bytes:
+    """The bytes of an input file, which must be a regular file (see :func:`_open_regular`)."""
+    fd, _size = _open_regular(path)
+    try:
         with os.fdopen(fd, "rb", closefd=False) as f:
             return f.read()
+    finally:
+        os.close(fd)
+
+
+class _ReadBuffer(threading.local):
+    """The calling thread's input buffer, reused from file to file: a corpus
+    job reads each file with one ``read`` into memory already faulted in,
+    instead of a fresh ``bytes`` object per file."""
+
+    def __init__(self) -> None:
+        # Runs once in every thread that touches the object.
+        self.data = bytearray()
+
+
+_buffer = _ReadBuffer()
+
+#: A buffer grown past this for one big input is not kept for the next one.
+KEEP_READ_BUFFER = 64 << 20
+
+
+def _read_into(fd: int, size: int, buf: bytearray) -> int:
+    """Read the whole file into ``buf`` (grown as needed); returns its length.
+
+    Asks for one byte more than ``size``: a regular file that did not change
+    since ``fstat`` is read with one system call (the short count is its end).
+    """
+    n = 0
+    want = size + 1
+    while True:
+        if len(buf) < n + want:
+            buf.extend(bytes(n + want - len(buf)))
+        with memoryview(buf) as view:
+            got = os.readv(fd, [view[n : n + want]])
+        n += got
+        if got < want:
+            return n
+        want = max(want, 1 << 20)  # the file grew since fstat: read on
+
+
+def with_input(path: str, fn: Callable[[memoryview], T]) -> tuple[T, int]:
+    """``fn`` of an input file's bytes (a regular file only): ``(result, size)``.
+
+    The bytes are a view into this thread's reused read buffer, valid only
+    while ``fn`` runs (``Module.from_json`` copies what it keeps).
+    """
+    fd, size = _open_regular(path)
+    buf = _buffer.data
+    try:
+        n = _read_into(fd, size, buf)
+    finally:
+        os.close(fd)
+    try:
+        with memoryview(buf) as view, view[:n] as data:
+            return fn(data), n
+    finally:
+        if len(buf) > KEEP_READ_BUFFER:
+            _buffer.data = bytearray()
+
+
+def prefetch(path: str) -> None:
+    """Ask the kernel to start reading ``path`` now (``POSIX_FADV_WILLNEED``):
+    the runner calls it for the next unit while this one is split, so a file
+    not yet in the page cache is read from disk in the background. Never
+    raises, never blocks (a non-regular file is left alone)."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None:  # pragma: no cover - not Linux
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+    except OSError:
+        pass
     finally:
         os.close(fd)
 
@@ -348,23 +436,25 @@ def not_regular_message(path: str, mode: int) -> str:
 
 
 def load_input(path: str) -> Module:
-    """``Module.from_json`` of :func:`read_input` — how every command reads an input."""
+    """``Module.from_json`` of an input file (regular files only, read into
+    the thread's reused buffer) — how every command reads an input."""
     from lncsplit import Module
 
-    return Module.from_json(read_input(path))
+    return with_input(path, Module.from_json)[0]
 
 
 def _read_module(res: FileResult, path: str, options: PassOptions) -> Any:
     from lncsplit import Module
 
-    data = read_input(path)
-    res.bytes_in = len(data)
     if path.lower().endswith(HLO_SUFFIXES):
         from lncsplit.frontend import lower_hlo_text
 
+        data = read_input(path)
+        res.bytes_in = len(data)
         text = data.decode("utf-8")
         return lower_hlo_text(text, options.lnc_size, arch=options.arch or "gen3").module()
-    return Module.from_json(data)
+    module, res.bytes_in = with_input(path, Module.from_json)
+    return module
 
 
 @dataclass(frozen=True)
@@ -440,9 +530,11 @@ __all__ = [
     "load_input",
     "not_regular_message",
     "output_dir",
+    "prefetch",
     "process_file",
     "read_input",
     "remove_unit_outputs",
     "set_phase_hook",
     "strip_json",
+    "with_input",
 ]

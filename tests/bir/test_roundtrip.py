@@ -286,13 +286,15 @@ def test_copy_deepcopy_and_pickle_give_equal_modules() -> None:
         assert c.to_json() == m.to_json()
 
 
-def test_from_json_accepts_str_and_bytes_only() -> None:
+def test_from_json_accepts_str_bytes_and_bytes_like_buffers_only() -> None:
     import pytest
 
     text = json.dumps(small_module_dict())
-    assert Module.from_json(text).to_bytes() == Module.from_json(text.encode()).to_bytes()
+    want = Module.from_json(text).to_bytes()
+    assert Module.from_json(text.encode()).to_bytes() == want
+    assert Module.from_json(bytearray(text.encode())).to_bytes() == want
     with pytest.raises(TypeError):
-        Module.from_json(bytearray(text.encode()))  # type: ignore[arg-type]
+        Module.from_json([text])  # type: ignore[arg-type]
 
 
 def test_module_properties() -> None:

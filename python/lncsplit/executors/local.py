@@ -22,7 +22,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, 
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from lncsplit._job import FileResult, Job, Unit, call_job
+from lncsplit._job import FileResult, Job, Unit, call_job, prefetch
 from lncsplit.executors import OnLost, OnResult
 
 
@@ -30,10 +30,15 @@ def run_threads(units: list[Unit], job: Job, jobs: int, on_result: OnResult) -> 
     """Run ``job`` on every unit on a pool of ``jobs`` threads (inline when ``jobs == 1``)."""
     if jobs <= 1 or len(units) == 1:
         for i, unit in enumerate(units):
-            on_result(i, call_job(job, unit))
+            on_result(i, _call_prefetching(job, unit, units[i + 1 : i + 2]))
         return
     pool = ThreadPoolExecutor(max_workers=min(jobs, len(units)), thread_name_prefix="lncsplit")
-    futs = {pool.submit(call_job, job, unit): i for i, unit in enumerate(units)}
+    # The pool starts units in order: unit i + jobs is the one this worker
+    # (or the next one free) takes after unit i.
+    futs = {
+        pool.submit(_call_prefetching, job, unit, units[i + jobs : i + jobs + 1]): i
+        for i, unit in enumerate(units)
+    }
     reported: set[int] = set()
     try:
         # as_completed waits on every future once; a wait(FIRST_COMPLETED) loop
@@ -48,6 +53,15 @@ def run_threads(units: list[Unit], job: Job, jobs: int, on_result: OnResult) -> 
         raise
     finally:
         pool.shutdown(wait=True)
+
+
+def _call_prefetching(job: Job, unit: Unit, after: list[Unit]) -> FileResult:
+    """Run ``job`` on ``unit`` after asking the kernel to read the unit that
+    comes ``after`` it: reading the next file overlaps splitting this one."""
+    for nxt in after:
+        for path in nxt.sources:
+            prefetch(path)
+    return call_job(job, unit)
 
 
 def _report_finished(futs: dict[Future[Any], Any], reported: set[int], emit: Any) -> None:
@@ -78,7 +92,7 @@ def _process_chunk(chunk: list[tuple[int, Unit]], job: Job) -> list[tuple[int, F
     for i, unit in chunk:
         if _STOP is not None and _STOP.is_set():
             break  # interrupted: the rest of the chunk is not started
-        out.append((i, call_job(job, unit)))
+        out.append((i, _call_prefetching(job, unit, [u for k, u in chunk if k == i + 1])))
     return out
 
 

@@ -267,3 +267,42 @@ fn generated_modules_and_their_splits_are_fixed_points() {
         }
     }
 }
+
+/// Equal unknown-key maps of scalars are loaded once and shared; a map with
+/// the same keys in another order is not (it writes its own order back).
+#[test]
+fn equal_unknown_key_maps_are_shared_in_key_order() {
+    let mut v = small_module();
+    let insts = v["functions"][0]["basic_blocks"][0]["instructions"]
+        .as_array_mut()
+        .unwrap();
+    insts[0]["weird"] = json!("x");
+    insts[0]["origin"] = json!("Penguin");
+    let body = insts[1]["blocks"][0]["instructions"][0].as_object_mut().unwrap();
+    body.insert("weird".into(), json!("x"));
+    body.insert("origin".into(), json!("Penguin"));
+    let mut text = serde_json::to_string(&v).unwrap();
+    // A third instruction with the same keys in the other order.
+    let third = r#"{"name": "c", "opcode": "NoOp", "origin": "Penguin", "weird": "x"}"#;
+    text = text.replacen(r#"{"name":"l","#, &format!("{third}, {{\"name\":\"l\","), 1);
+    let m = load_module(text.as_bytes()).unwrap();
+    let top = &m.functions[0].basic_blocks[0].instructions;
+    let OpFields::Loop { blocks, .. } = &top[2].op else {
+        panic!("a loop")
+    };
+    let (a, c, b) = (&top[0].extra, &top[1].extra, &blocks[0].instructions[0].extra);
+    assert!(
+        Arc::ptr_eq(a.as_ref().unwrap(), b.as_ref().unwrap()),
+        "equal maps are shared"
+    );
+    assert!(
+        !Arc::ptr_eq(a.as_ref().unwrap(), c.as_ref().unwrap()),
+        "another key order is another map"
+    );
+    let out = String::from_utf8(dump_module(&m, 2).unwrap()).unwrap();
+    assert!(out.contains(r#""origin":"Penguin","weird":"x"}"#) && out.contains(r#""weird":"x","origin":"Penguin""#));
+    assert_eq!(
+        dump_module(&load_module(out.as_bytes()).unwrap(), 2).unwrap(),
+        out.as_bytes()
+    );
+}

@@ -69,7 +69,32 @@ impl PyBirModule {
     }
 }
 
-/// Borrow `str` or `bytes` input as bytes without copying.
+thread_local! {
+    /// The bytes of a buffer input (`bytearray`, `memoryview`), copied out of
+    /// Python so parsing runs without the GIL; kept for the thread's next
+    /// input (a corpus job reads file after file into one buffer).
+    static INPUT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A buffer input larger than this is not kept for the next one.
+const KEEP_INPUT_BUFFER: usize = 64 << 20;
+
+/// Copy a buffer-protocol input into the thread's reused buffer and run `f` on it.
+fn with_buffer_input<T>(py: Python<'_>, buf: &pyo3::buffer::PyBuffer<u8>, f: impl FnOnce(&[u8]) -> T) -> PyResult<T> {
+    INPUT.with_borrow_mut(|v| {
+        v.clear();
+        v.resize(buf.len_bytes(), 0);
+        buf.copy_to_slice(py, v)?;
+        let out = f(v);
+        if v.capacity() > KEEP_INPUT_BUFFER {
+            *v = Vec::new();
+        }
+        Ok(out)
+    })
+}
+
+/// Borrow `str` or `bytes` input as bytes without copying (a buffer such as
+/// `bytearray` or `memoryview` is copied once, into a reused buffer).
 fn with_input_bytes<T>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> T) -> PyResult<T> {
     if let Ok(s) = data.cast::<PyString>() {
         return Ok(f(s.to_str()?.as_bytes()));
@@ -82,8 +107,11 @@ fn with_input_bytes<T>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> T) -> P
         let text = data.py().import("json")?.call_method1("dumps", (data,))?;
         return Ok(f(text.cast::<PyString>()?.to_str()?.as_bytes()));
     }
+    if let Ok(buf) = pyo3::buffer::PyBuffer::<u8>::get(data) {
+        return with_buffer_input(data.py(), &buf, f);
+    }
     Err(PyTypeError::new_err(format!(
-        "Module.from_json expects str, bytes or dict, got {}",
+        "Module.from_json expects str, bytes or dict (or a bytes-like buffer), got {}",
         data.get_type().name()?
     )))
 }

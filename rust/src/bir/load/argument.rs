@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::expr::ExprK;
 use super::instruction::Src;
-use super::seed::{extra, val, visit, DeResult, KeySeed, Kind, Seed, SharedStrK, ValueK, Visit, I64K};
+use super::seed::{inline_seq, val, visit, DeResult, KeySeed, Kind, Seed, SharedStrK, ValueK, Visit, I64K};
 use super::{Seg, State};
 use crate::bir::argument::{Addrs, Ap, Argument, PhysicalAp, SymbolicAp};
 use crate::pelican::ExprId;
@@ -108,7 +108,7 @@ fn build<E: de::Error>(st: &mut State, kind: ArgKind, kind_s: Arc<str>, acc: Arg
                 tile_addrs: acc.tile_addrs,
                 block_addrs: acc.block_addrs,
                 access_shape: acc.access_shape.map(crate::bir::share::kept),
-                extra: extra(acc.rest),
+                extra: st.extras.get(acc.rest),
             })
         }
         ArgKind::Physical => {
@@ -121,7 +121,7 @@ fn build<E: de::Error>(st: &mut State, kind: ArgKind, kind_s: Arc<str>, acc: Arg
                 dtype: acc.dtype,
                 memref: acc.memref,
                 memsetref: acc.memsetref,
-                extra: extra(acc.rest),
+                extra: st.extras.get(acc.rest),
             })
         }
         ArgKind::Imm => {
@@ -131,7 +131,7 @@ fn build<E: de::Error>(st: &mut State, kind: ArgKind, kind_s: Arc<str>, acc: Arg
             Argument::Imm {
                 dtype: acc.dtype,
                 value,
-                extra: extra(acc.rest),
+                extra: st.extras.get(acc.rest),
             }
         }
         ArgKind::Other => Argument::Other {
@@ -188,7 +188,7 @@ impl<'de> Visitor<'de> for Visit<'_, ArgK> {
     }
 }
 
-/// `addrs`: one expression per `ap` dim, straight into the inline vector.
+/// `addrs`: one expression per `ap` dim.
 struct AddrsK;
 
 impl Kind for AddrsK {
@@ -203,27 +203,12 @@ impl<'de> Visitor<'de> for Visit<'_, AddrsK> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<Addrs, A::Error> {
-        let st = self.0;
-        st.enter()?;
-        let mut out = Addrs::new();
-        loop {
-            match seq.next_element_seed(Seed::<ExprK>::new(st)) {
-                Ok(Some(e)) => out.push(e),
-                Ok(None) => break,
-                Err(e) => {
-                    st.unwind.push(Seg::Index(out.len()));
-                    return Err(e);
-                }
-            }
-        }
-        out.shrink_to_fit();
-        st.leave();
-        Ok(out)
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> DeResult<Addrs, A::Error> {
+        inline_seq::<ExprK, A, 4>(self.0, seq)
     }
 }
 
-/// `[[step, num], …]`, straight into the inline vector.
+/// `[[step, num], …]`.
 struct ApK;
 
 impl Kind for ApK {
@@ -238,23 +223,8 @@ impl<'de> Visitor<'de> for Visit<'_, ApK> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array of [step, num] pairs")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<Ap, A::Error> {
-        let st = self.0;
-        st.enter()?;
-        let mut out = Ap::new();
-        loop {
-            match seq.next_element_seed(Seed::<PairK>::new(st)) {
-                Ok(Some(p)) => out.push(p),
-                Ok(None) => break,
-                Err(e) => {
-                    st.unwind.push(Seg::Index(out.len()));
-                    return Err(e);
-                }
-            }
-        }
-        out.shrink_to_fit();
-        st.leave();
-        Ok(out)
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> DeResult<Ap, A::Error> {
+        inline_seq::<PairK, A, 3>(self.0, seq)
     }
 }
 

@@ -431,7 +431,7 @@ impl InstRead {
             return Err(st.bir("a Loop instruction is missing required key \"axis\""));
         }
         self.inst.op = self.acc.into_op(self.inst.opcode);
-        self.inst.extra = extra(self.rest);
+        self.inst.extra = st.extras.get(self.rest);
         Ok(self.inst)
     }
 }

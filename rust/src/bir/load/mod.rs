@@ -41,7 +41,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use self::expr::ExprCache;
-use self::seed::{Kind, Seed, Strings};
+use self::seed::{Extras, Kind, Seed, Strings};
 use super::module::Module;
 use crate::error::{Error, Result};
 use crate::pelican::{AxisId, Context};
@@ -173,6 +173,8 @@ struct State {
     ctx: Context,
     depth: u32,
     strings: Strings,
+    /// Unknown-key maps of scalars, shared.
+    extras: Extras,
     /// Dependency kinds seen (a handful: `"Flow"`, …), shared.
     values: Vec<Arc<Value>>,
     /// Index of the function being read (counted in the order of the text).
@@ -201,6 +203,7 @@ impl State {
             ctx: Context::with_capacity(1024),
             depth: 0,
             strings: Strings::default(),
+            extras: Extras::default(),
             values: Vec::new(),
             function: 0,
             locate,

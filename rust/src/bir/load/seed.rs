@@ -4,7 +4,7 @@
 //! shared-string table.
 
 use std::fmt;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -143,6 +143,65 @@ impl Strings {
     }
 }
 
+/// Unknown-key maps of scalars (`{"origin": "Penguin"}` on every
+/// instruction of a module) allocated once per distinct content and shared:
+/// each kept map is five allocations, about a fifth of a loaded instruction.
+/// Keys are compared in order (a shared map writes the same bytes).
+#[derive(Default)]
+pub(super) struct Extras {
+    table: HashTable<Arc<Map<String, Value>>>,
+}
+
+/// The hash of a map of scalars, in key order; None for a map holding an
+/// array, an object or a long string (rarely repeated: not shared).
+fn hash_scalars(m: &Map<String, Value>) -> Option<u64> {
+    let mut h = foldhash::fast::FixedState::with_seed(0x0065_7874_7261).build_hasher();
+    for (k, v) in m {
+        h.write(k.as_bytes());
+        match v {
+            Value::String(s) if s.len() <= Strings::MAX_LEN => {
+                h.write_u8(1);
+                h.write(s.as_bytes());
+            }
+            Value::Number(n) => {
+                h.write_u8(2);
+                h.write(n.as_str().as_bytes());
+            }
+            Value::Bool(b) => h.write_u8(3 + u8::from(*b)),
+            Value::Null => h.write_u8(5),
+            _ => return None,
+        }
+    }
+    Some(h.finish())
+}
+
+fn same_in_order(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|((ka, va), (kb, vb))| ka == kb && va == vb)
+}
+
+impl Extras {
+    /// Distinct maps remembered per module.
+    const MAX_ENTRIES: usize = 256;
+
+    pub(super) fn get(&mut self, m: Map<String, Value>) -> Extra {
+        if m.is_empty() {
+            return None;
+        }
+        let Some(h) = hash_scalars(&m) else {
+            return Some(Arc::new(m));
+        };
+        if let Some(a) = self.table.find(h, |a| same_in_order(a, &m)) {
+            return Some(a.clone());
+        }
+        let a = Arc::new(m);
+        if self.table.len() < Self::MAX_ENTRIES {
+            self.table
+                .insert_unique(h, a.clone(), |a| hash_scalars(a).unwrap_or_default());
+        }
+        Some(a)
+    }
+}
+
 // ------------------------------------------------------------ scalars
 
 /// Declare a scalar kind: `name, output type, expecting text, deserialize
@@ -237,26 +296,39 @@ impl<'de, K: Kind> Visitor<'de> for Visit<'_, SeqK<K>> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<Self::Value, A::Error> {
-        let st = self.0;
-        st.enter()?;
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> DeResult<Self::Value, A::Error> {
         // serde_json gives no length hint: short arrays (most of them) are
         // collected on the stack and moved into a vector of exactly their
         // length, so a loaded module carries no growth slack.
-        let mut out: SmallVec<[K::Out; 4]> = SmallVec::new();
-        loop {
-            match seq.next_element_seed(Seed::<K>::new(st)) {
-                Ok(Some(x)) => out.push(x),
-                Ok(None) => break,
-                Err(e) => {
-                    st.unwind.push(Seg::Index(out.len()));
-                    return Err(e);
-                }
+        inline_seq::<K, A, 4>(self.0, seq).map(exact_vec)
+    }
+}
+
+/// Read an array of `K` straight into an inline vector (`addrs`, `ap`):
+/// short arrays never touch the heap, and an error passing through gets the
+/// segment `[i]`.
+pub(super) fn inline_seq<'de, K: Kind, A: SeqAccess<'de>, const N: usize>(
+    st: &mut State,
+    mut seq: A,
+) -> DeResult<SmallVec<[K::Out; N]>, A::Error>
+where
+    [K::Out; N]: smallvec::Array<Item = K::Out>,
+{
+    st.enter()?;
+    let mut out = SmallVec::new();
+    loop {
+        match seq.next_element_seed(Seed::<K>::new(st)) {
+            Ok(Some(x)) => out.push(x),
+            Ok(None) => break,
+            Err(e) => {
+                st.unwind.push(Seg::Index(out.len()));
+                return Err(e);
             }
         }
-        st.leave();
-        Ok(exact_vec(out))
     }
+    out.shrink_to_fit();
+    st.leave();
+    Ok(out)
 }
 
 /// The items as a vector with no spare capacity.

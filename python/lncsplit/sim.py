@@ -138,7 +138,9 @@ class SimResult:
 
     ``outputs[core][(function, set)]`` is the final array of every Output
     set; ``races`` the dynamic races; ``steps`` the instruction instances
-    executed over all cores (Loop headers excluded).
+    executed over all cores (Loop headers excluded); ``elements`` the element
+    accesses they made (every point read or written — the simulator's work,
+    what its speed is measured in besides steps).
     """
 
     lnc: int
@@ -146,6 +148,7 @@ class SimResult:
     outputs: list[dict[tuple[str, str], Array]]
     races: list[DynamicRace]
     steps: int
+    elements: int = 0
     _writers: dict[tuple[int, str, str], Array] = field(default_factory=dict, repr=False)
     _names: list[Writer] = field(default_factory=list, repr=False)
 
@@ -343,7 +346,16 @@ def _result(res: dict[str, Any], specs: list[SetSpec]) -> SimResult:
         for r in res["races"]
     ]
     names = [Writer(int(c), str(w)) for c, w in res["writers"]]
-    return SimResult(n, bool(res["symbolic"]), outputs, races, int(res["steps"]), writers, names)
+    return SimResult(
+        n,
+        bool(res["symbolic"]),
+        outputs,
+        races,
+        int(res["steps"]),
+        int(res.get("elements", 0)),
+        _writers=writers,
+        _names=names,
+    )
 
 
 def _shape_ids(spec: SetSpec, ids: npt.NDArray[np.uint32]) -> Array:

@@ -56,7 +56,7 @@ fn writer_tuple(w: &Option<Writer>) -> Option<(usize, String)> {
 
 /// Run the simulator. `inputs`: `(core, function, set, bytes)` with the
 /// set's bytes partition-major. Returns a dict with `lnc`, `symbolic`,
-/// `steps`, `outputs` (`(core, function, set, esize, bytes, writers)`, the
+/// `steps`, `elements`, `outputs` (`(core, function, set, esize, bytes, writers)`, the
 /// writers a little-endian u32 per element), `writers` (`(core, name)` of
 /// writer id k+1) and `races` (dicts).
 #[pyfunction]
@@ -82,6 +82,7 @@ pub(crate) fn sim_run<'py>(
     d.set_item("lnc", r.lnc)?;
     d.set_item("symbolic", r.symbolic)?;
     d.set_item("steps", r.steps)?;
+    d.set_item("elements", r.elements)?;
     let outputs = PyList::empty(py);
     for o in &r.outputs {
         let w: Vec<u8> = o.writers.iter().flat_map(|w| w.to_le_bytes()).collect();

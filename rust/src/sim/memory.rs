@@ -127,12 +127,17 @@ impl Memory {
 
     /// Append the bytes of `span` in AP order to `out`.
     pub fn gather(&self, span: &Span, out: &mut Vec<u8>) {
+        out.reserve(span.byte_len());
+        self.for_each_slice(span, |b| out.extend_from_slice(b));
+    }
+
+    /// Call `f` on the bytes of `span`, run by run, in AP order.
+    pub fn for_each_slice(&self, span: &Span, mut f: impl FnMut(&[u8])) {
         let buf = &self.bufs[span.loc as usize].bytes;
         let es = span.esize as usize;
-        out.reserve(span.byte_len());
         for_each_run(&span.points, |e, n| {
             let s = e as usize * es;
-            out.extend_from_slice(&buf[s..s + n * es]);
+            f(&buf[s..s + n * es]);
         });
     }
 

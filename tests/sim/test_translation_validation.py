@@ -127,14 +127,15 @@ def test_generated_modules_symbolic_equals_the_pipeline_output(seed: int, n: int
 
 
 @pytest.mark.skipif(not HAS_LINKER, reason="link / unlink not in this build yet")
-@gen_props
+@settings(gen_props, max_examples=6)
 @given(seed=seeds, n=lncs)
 def test_generated_cores_equal_unlink_of_link(seed: int, n: int) -> None:
     m = generated(seed, n)
     cores = lncsplit.run_pipeline([m], lncsplit.PassOptions(lnc_size=n))
     linked = lncsplit.link(cores)  # type: ignore[attr-defined]
-    assert_equivalent(cores, lncsplit.unlink(linked))  # type: ignore[attr-defined]
-    assert_equivalent(cores, linked)
+    ran = sim.run(cores)  # one run of the cores for both comparisons
+    assert_equivalent(ran, lncsplit.unlink(linked))  # type: ignore[attr-defined]
+    assert_equivalent(ran, linked)
 
 
 @settings(max_examples=60, deadline=None)

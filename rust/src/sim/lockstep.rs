@@ -114,6 +114,19 @@ impl<'m> Engine<'m> {
         None
     }
 
+    /// Function-local writer ids as indices into `result.writers` plus one
+    /// (in place; runs of one writer are looked up once).
+    fn global_writers(&mut self, mut ids: Vec<u32>) -> Vec<u32> {
+        let mut last = (NO_WRITER, NO_WRITER);
+        for id in ids.iter_mut() {
+            if *id != last.0 {
+                last = (*id, self.global_writer(*id));
+            }
+            *id = last.1;
+        }
+        ids
+    }
+
     /// A function-local writer id as an index into `result.writers` plus one.
     fn global_writer(&mut self, id: u32) -> u32 {
         if id == NO_WRITER {
@@ -248,7 +261,9 @@ impl<'m> Engine<'m> {
                         ));
                     }
                 }
-                let id = self.mem.allocate(r.phys, layout.partition_bytes(), len.max(0) as usize);
+                let id = self
+                    .mem
+                    .allocate(r.phys, layout.partition_bytes(), layout.esize, len.max(0) as usize);
                 locs.insert((set as *const _ as usize, li), id);
             }
         }
@@ -315,21 +330,36 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// The final bytes and writers of every Output set. The memory is done
+    /// with: a location's buffers are moved out at its last reader, cloned
+    /// before (a shared Output location is every core's).
     fn collect_outputs(&mut self, views: &[CoreView<'m>]) {
+        let mut readers: HashMap<LocId, usize> = HashMap::new();
+        for v in views {
+            for s in Self::output_sets(v) {
+                if let Some(id) = self.output_location(v, s) {
+                    *readers.entry(id).or_default() += 1;
+                }
+            }
+        }
         for v in views {
             for s in Self::output_sets(v) {
                 let Some(id) = self.output_location(v, s) else {
                     continue;
                 };
-                let buf = &self.mem.bufs[id as usize];
+                let last = readers.get_mut(&id).is_some_and(|r| {
+                    *r -= 1;
+                    *r == 0
+                });
                 let esize = crate::bir::dtype::dtype_size(&s.dtype).unwrap_or(1).max(1);
-                let local: Vec<u32> = buf
-                    .writers
-                    .as_ref()
-                    .map(|w| w.iter().step_by(esize as usize).copied().collect())
-                    .unwrap_or_default();
-                let bytes = buf.bytes.clone();
-                let writers = local.into_iter().map(|id| self.global_writer(id)).collect();
+                let buf = &mut self.mem.bufs[id as usize];
+                let (bytes, local) = if last {
+                    (std::mem::take(&mut buf.bytes), buf.writers.take().unwrap_or_default())
+                } else {
+                    (buf.bytes.clone(), buf.writers.clone().unwrap_or_default())
+                };
+                let local = per_element(local, buf.esize, esize, bytes.len());
+                let writers = self.global_writers(local);
                 self.result.outputs.push(SimOutput {
                     core: v.core,
                     function: v.index.function.name.clone(),
@@ -508,6 +538,18 @@ impl<'m> Engine<'m> {
             .find(|e| e.span.loc == loc && covers(&e.span, byte))?;
         self.writer(e.writer)
     }
+}
+
+/// Writer ids tracked per `tracked`-byte element, as one per `esize`-byte
+/// element of the set read (the writer of its first byte).
+fn per_element(ids: Vec<u32>, tracked: i64, esize: i64, bytes: usize) -> Vec<u32> {
+    if tracked == esize || ids.is_empty() {
+        return ids;
+    }
+    let (t, e) = (tracked.max(1) as usize, esize.max(1) as usize);
+    (0..bytes / e)
+        .map(|k| ids.get(k * e / t).copied().unwrap_or(NO_WRITER))
+        .collect()
 }
 
 fn covers(span: &Span, byte: i64) -> bool {

@@ -38,7 +38,7 @@ SEED = 7
 #: The small-AP premise: 8 partitions × 16 elements per access pattern.
 SMALL_AP = {"ap_partitions": 8, "ap_columns": 16}
 #: The default-AP module (informational) is this many instructions.
-DEFAULT_AP_INSTRUCTIONS = 400
+DEFAULT_AP_INSTRUCTIONS = 100
 
 
 def _module(instructions: int, caps: dict[str, int]) -> lncsplit.Module:

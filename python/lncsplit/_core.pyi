@@ -288,6 +288,8 @@ def generate_module(
     arch: str | None = None,
     index: int = 0,
     racy: bool = False,
+    ap_partitions: int | None = None,
+    ap_columns: int | None = None,
 ) -> Module: ...
 def generate_corpus(
     dir: str | PathLike[str],
@@ -296,6 +298,8 @@ def generate_corpus(
     lnc: int = 2,
     seed: int = 0,
     racy: bool = False,
+    ap_partitions: int | None = None,
+    ap_columns: int | None = None,
 ) -> list[Path]: ...
 def describe_module(module: Module) -> dict[str, Any]:
     """The ``lncsplit info`` description, read from the typed model."""

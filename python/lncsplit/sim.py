@@ -72,7 +72,7 @@ class SetSpec:
         moved = np.moveaxis(arr, self.partition_dim, 0) if arr.ndim else arr
         return np.ascontiguousarray(moved).astype(f"<u{self.esize}", copy=False).tobytes()
 
-    def from_bytes(self, data: bytes) -> Array:
+    def from_bytes(self, data: bytes | npt.NDArray[np.uint8]) -> Array:
         """The set's array (its shape, ``uint<8·esize>``) from partition-major bytes."""
         flat = np.frombuffer(data, dtype=f"<u{self.esize}").astype(f"=u{self.esize}")
         if not self.shape:
@@ -138,7 +138,9 @@ class SimResult:
 
     ``outputs[core][(function, set)]`` is the final array of every Output
     set; ``races`` the dynamic races; ``steps`` the instruction instances
-    executed over all cores (Loop headers excluded).
+    executed over all cores (Loop headers excluded); ``elements`` the element
+    accesses they made (every point read or written — the simulator's work,
+    what its speed is measured in besides steps).
     """
 
     lnc: int
@@ -146,6 +148,7 @@ class SimResult:
     outputs: list[dict[tuple[str, str], Array]]
     races: list[DynamicRace]
     steps: int
+    elements: int = 0
     _writers: dict[tuple[int, str, str], Array] = field(default_factory=dict, repr=False)
     _names: list[Writer] = field(default_factory=list, repr=False)
 
@@ -250,7 +253,22 @@ def _check_array(spec: SetSpec, arr: Any) -> Array:
     return arr
 
 
-def _drawn(spec: SetSpec) -> bytes:
+#: Drawn inputs an ``equivalent`` call shares between its two runs (the same
+#: (function, set, core, size) draws the same bytes on both sides).
+_DrawCache = dict[tuple[str, str, int, int], bytes]
+
+
+def _drawn(spec: SetSpec, cache: _DrawCache | None = None) -> bytes:
+    ck = (spec.function, spec.set, spec.core, spec.nbytes)
+    if cache is not None and ck in cache:
+        return cache[ck]
+    data = _draw(spec)
+    if cache is not None:
+        cache[ck] = data
+    return data
+
+
+def _draw(spec: SetSpec) -> bytes:
     key = f"{spec.function}/{spec.set}/{spec.core}".encode()
     seed = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") ^ SEED
     return np.random.default_rng(seed).bytes(spec.nbytes)
@@ -274,7 +292,7 @@ def _per_core(spec_key: tuple[str, str], value: Any, lnc: int) -> list[Any]:
 
 
 def _input_bytes(
-    specs: list[SetSpec], inputs: Inputs | None, lnc: int
+    specs: list[SetSpec], inputs: Inputs | None, lnc: int, cache: _DrawCache | None = None
 ) -> list[tuple[int, str, str, bytes]]:
     wanted = {(s.core, s.function, s.set): s for s in specs if s.kind == "Input"}
     known = {(s.function, s.set): s for s in specs}
@@ -292,7 +310,7 @@ def _input_bytes(
                 given[(core, key[0], key[1])] = arr
     out = []
     for k, spec in wanted.items():
-        data = spec.to_bytes(_check_array(spec, given[k])) if k in given else _drawn(spec)
+        data = spec.to_bytes(_check_array(spec, given[k])) if k in given else _drawn(spec, cache)
         out.append((spec.core, spec.function, spec.set, data))
     return out
 
@@ -306,10 +324,16 @@ def run(modules: Modules, inputs: Inputs | None = None, lnc: int | None = None) 
     simulator cannot run), 9402 (cores reach different sync points), 9403
     (wrong inputs).
     """
+    return _run(modules, inputs, lnc, None)
+
+
+def _run(
+    modules: Modules, inputs: Inputs | None, lnc: int | None, cache: _DrawCache | None
+) -> SimResult:
     mods = _modules(modules)
     n, _symbolic, raw = _core.sim_plan(mods, lnc)
     specs = [SetSpec(c, f, s, k, d, tuple(sh), p, e) for (c, f, s, k, d, sh, p, e) in raw]
-    data = _input_bytes(specs, inputs, n)
+    data = _input_bytes(specs, inputs, n, cache)
     res = _core.sim_run(mods, data, lnc)
     return _result(res, specs)
 
@@ -326,7 +350,7 @@ def _result(res: dict[str, Any], specs: list[SetSpec]) -> SimResult:
     for core, function, name, _esize, data, wbytes in res["outputs"]:
         spec = by_key[(core, function, name)]
         outputs[core][(function, name)] = spec.from_bytes(data)
-        ids = np.frombuffer(wbytes, dtype="<u4")
+        ids = np.asarray(wbytes, dtype=np.uint32)
         writers[(core, function, name)] = _shape_ids(spec, ids)
     races = [
         DynamicRace(
@@ -343,7 +367,16 @@ def _result(res: dict[str, Any], specs: list[SetSpec]) -> SimResult:
         for r in res["races"]
     ]
     names = [Writer(int(c), str(w)) for c, w in res["writers"]]
-    return SimResult(n, bool(res["symbolic"]), outputs, races, int(res["steps"]), writers, names)
+    return SimResult(
+        n,
+        bool(res["symbolic"]),
+        outputs,
+        races,
+        int(res["steps"]),
+        int(res.get("elements", 0)),
+        _writers=writers,
+        _names=names,
+    )
 
 
 def _shape_ids(spec: SetSpec, ids: npt.NDArray[np.uint32]) -> Array:
@@ -395,10 +428,11 @@ def equivalent(
     ra = a if isinstance(a, SimResult) else None
     rb = b if isinstance(b, SimResult) else None
     n = lnc or _cores_of(b) or _cores_of(a)
+    cache: _DrawCache = {}
     if ra is None:
-        ra = run(a, inputs, None if _cores_of(a) else n)  # type: ignore[arg-type]
+        ra = _run(a, inputs, None if _cores_of(a) else n, cache)  # type: ignore[arg-type]
     if rb is None:
-        rb = run(b, inputs, None if _cores_of(b) else n)  # type: ignore[arg-type]
+        rb = _run(b, inputs, None if _cores_of(b) else n, cache)  # type: ignore[arg-type]
     return Equivalence(_first_difference(ra, rb), ra, rb)
 
 

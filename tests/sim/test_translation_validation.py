@@ -85,11 +85,57 @@ def test_cores_equal_unlink_of_link(seed: int, n: int) -> None:
     assert_equivalent(cores, linked)
 
 
+# Generated modules with small access patterns (`lncsplit gen --ap-partitions 4
+# --ap-columns 8`): every generator feature, at a size simulated in milliseconds.
+# The default AP size (128 partitions × columns/(2N)) moves ~70k elements per
+# instance; one example of it per N keeps the big-tile paths covered.
+SMALL_AP = {"ap_partitions": 4, "ap_columns": 8}
+
+
+def generated(seed: int, n: int, instructions: int = 200, **caps: int) -> lncsplit.Module:
+    kw = caps or SMALL_AP
+    return _core.generate_module(seed=seed, instructions=instructions, lnc=n, **kw)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(("seed", "n"), [(1, 2), (2, 4), (3, 8), (4, 2), (5, 1)])
 def test_generated_modules_symbolic_equals_split(seed: int, n: int) -> None:
-    m = _core.generate_module(seed=seed, instructions=300, lnc=n)
+    m = generated(seed, n, 300)
     lncsplit.expand_replication(m)
     assert_equivalent(m, lncsplit.split([m.clone()], n))
+
+
+@pytest.mark.parametrize(("seed", "n"), [(0, 1), (1, 2), (2, 4), (3, 8)])
+def test_generated_modules_with_default_aps_symbolic_equals_split(seed: int, n: int) -> None:
+    m = _core.generate_module(seed=seed, instructions=40, lnc=n)
+    lncsplit.expand_replication(m)
+    assert_equivalent(m, lncsplit.split([m.clone()], n))
+
+
+gen_props = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@gen_props
+@given(seed=seeds, n=lncs)
+def test_generated_modules_symbolic_equals_the_pipeline_output(seed: int, n: int) -> None:
+    """Every generator feature (loops, replication, shared DRAM, every collective kind)
+    through every pass: collectives lowered, lifetimes extended, shared DRAM placed."""
+    m = generated(seed, n)
+    cores = lncsplit.run_pipeline([m.clone()], lncsplit.PassOptions(lnc_size=n))
+    if n > 1:  # with N == 1 the pipeline passes the module through untouched
+        lncsplit.expand_replication(m)
+    assert_equivalent(m, cores)
+
+
+@pytest.mark.skipif(not HAS_LINKER, reason="link / unlink not in this build yet")
+@settings(gen_props, max_examples=6)
+@given(seed=seeds, n=lncs)
+def test_generated_cores_equal_unlink_of_link(seed: int, n: int) -> None:
+    m = generated(seed, n)
+    cores = lncsplit.run_pipeline([m], lncsplit.PassOptions(lnc_size=n))
+    linked = lncsplit.link(cores)  # type: ignore[attr-defined]
+    ran = sim.run(cores)  # one run of the cores for both comparisons
+    assert_equivalent(ran, lncsplit.unlink(linked))  # type: ignore[attr-defined]
+    assert_equivalent(ran, linked)
 
 
 @settings(max_examples=60, deadline=None)

@@ -36,6 +36,20 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="plant known races (racy_<n> instructions) for tests of lncsplit racecheck",
     )
+    g.add_argument(
+        "--ap-partitions",
+        type=positive,
+        default=None,
+        metavar="P",
+        help="at most P partitions (rows) per access pattern (default: every partition)",
+    )
+    g.add_argument(
+        "--ap-columns",
+        type=positive,
+        default=None,
+        metavar="C",
+        help="at most C elements per partition per access pattern (default: columns/(2*lnc))",
+    )
     g.set_defaults(run=run)
 
 
@@ -47,7 +61,9 @@ def run(a: argparse.Namespace) -> int:
     if gen is None:
         raise UsageError("this build of lncsplit has no generator (_core.generate_corpus)")
     try:
-        paths = gen(a.dir, a.modules, a.instructions, a.lnc, a.seed, racy=a.racy)
+        caps = {"ap_partitions": a.ap_partitions, "ap_columns": a.ap_columns}
+        given = {k: v for k, v in caps.items() if v is not None}
+        paths = gen(a.dir, a.modules, a.instructions, a.lnc, a.seed, racy=a.racy, **given)
     except Exception as e:  # noqa: BLE001
         err(f"{a.dir}: {describe_error(e)}")
         return EXIT_FAILED

@@ -90,6 +90,42 @@ pub struct GenOptions {
     pub index: usize,
     /// Plant known races (`racy_<n>` instructions) for tests of the checker.
     pub racy: bool,
+    /// The size of access patterns: at most this many partitions (rows) per
+    /// AP. None: the default sizes (every partition of the set; DRAM: the
+    /// core's rows). See [`ApSize`].
+    pub ap_partitions: Option<i64>,
+    /// At most this many elements per partition (columns) per AP. None: the
+    /// default (columns / (2·lnc)).
+    pub ap_columns: Option<i64>,
+}
+
+/// The AP size caps of [`GenOptions`] (contract §3.8: "APs in the generator
+/// are small" is the premise of the simulator's speed figure). A cap shrinks
+/// every compute, DMA, Memset, Matmult, GPSIMDSB2SB and racy access from the
+/// start of its window, both sides of a copy alike, so every guarantee holds
+/// (equal copy counts, windows inside each core's slice). Collectives keep
+/// counts that fit their kind: their per-core unit of columns is
+/// `min(default, max(4, ap_columns / lnc))` (SendRecv on SB: twice that), so
+/// an AllReduce's dim stays ≥ 4 and divisible by N. Two kinds of
+/// instruction keep their full size, being one per set per function: the
+/// `shared_init_<k>` writers (a core's whole slice) and the `ifmap_load_<k>`
+/// replicated-set writers; a replicated Matmult's read keeps its rows (the
+/// replication's rows), only its columns are capped. The caps draw no random numbers: a module with
+/// caps has the same instructions, names and addresses' shapes as without.
+#[derive(Clone, Copy, Debug, Default)]
+struct ApSize {
+    partitions: Option<i64>,
+    columns: Option<i64>,
+}
+
+impl ApSize {
+    fn rows(&self, n: i64) -> i64 {
+        self.partitions.map_or(n, |p| n.min(p))
+    }
+
+    fn cols(&self, n: i64) -> i64 {
+        self.columns.map_or(n, |c| n.min(c))
+    }
 }
 
 impl Default for GenOptions {
@@ -101,6 +137,8 @@ impl Default for GenOptions {
             arch: None,
             index: 0,
             racy: false,
+            ap_partitions: None,
+            ap_columns: None,
         }
     }
 }
@@ -179,6 +217,7 @@ struct Gen {
     names: Vec<Arc<str>>,
     counter: usize,
     barrier_id: i64,
+    ap: ApSize,
     /// PSUM partitions of the target arch (64 on inferentia, 128 elsewhere).
     psum_partitions: i64,
     axis_counter: usize,
@@ -231,6 +270,7 @@ impl Gen {
             names: Vec::new(),
             counter: 0,
             barrier_id: 0,
+            ap: ApSize::default(),
             psum_partitions: 128,
             axis_counter: 0,
             axes: Vec::new(),
@@ -507,6 +547,7 @@ impl Gen {
         } else {
             parts
         };
+        let (p_num, num) = (self.ap.rows(p_num), self.ap.cols(num));
         let f_addr = self.free_addr(free, num, window);
         let mut x = Map::new();
         if out && self.rng.random_bool(0.05) {
@@ -795,7 +836,7 @@ impl Gen {
         let (rr, rs, rn) = match &repl {
             Some(set) => {
                 let (r, shift, rows) = set.repl.unwrap_or((1, 0, 0));
-                let num = set.shape[1] / 2;
+                let num = self.ap.cols(set.shape[1] / 2);
                 i.ins.push(Argument::Symbolic(SymbolicAp {
                     pwap: false,
                     ap: smallvec::smallvec![[set.shape[1], rows], [1, num]],
@@ -884,20 +925,26 @@ impl Gen {
         let kind = CC_KINDS[self.cc_counter % CC_KINDS.len()];
         self.cc_counter += 1;
         let m = *self.pick(&[1i64, 2, 4]);
-        let (n_in, n_out) = match kind {
-            "SendRecv" if !self.cc_sb.is_empty() => (64 * m, 64 * m),
-            "AllReduce" => (32 * m * lnc, 32 * m * lnc),
-            "AllGather" => (32 * m, 32 * m * lnc),
-            "ReduceScatter" => (32 * m * lnc, 32 * m),
-            _ => (32 * m, 32 * m),
+        // The per-core unit of columns (ApSize: small APs keep counts that fit).
+        let u = match self.ap.columns {
+            Some(c) => (32 * m).min((c / lnc).max(4)),
+            None => 32 * m,
         };
+        let (n_in, n_out) = match kind {
+            "SendRecv" if !self.cc_sb.is_empty() => (2 * u, 2 * u),
+            "AllReduce" => (u * lnc, u * lnc),
+            "AllGather" => (u, u * lnc),
+            "ReduceScatter" => (u * lnc, u),
+            _ => (u, u),
+        };
+        let rows = self.ap.rows(128);
         let bufs = if kind == "SendRecv" && !self.cc_sb.is_empty() {
             self.cc_sb.clone()
         } else {
             self.cc_dram.clone()
         };
-        i.ins.push(self.plain_ap(&bufs[0], self.zero, 128, n_in));
-        i.outs.push(self.plain_ap(&bufs[1], self.zero, 128, n_out));
+        i.ins.push(self.plain_ap(&bufs[0], self.zero, rows, n_in));
+        i.outs.push(self.plain_ap(&bufs[1], self.zero, rows, n_out));
         // recv = (shard + 1) mod lnc, send = (shard + lnc - 1) mod lnc.
         let up = self.aff(&[(self.shard, 1)], 1);
         let down = self.aff(&[(self.shard, 1)], lnc - 1);
@@ -1098,6 +1145,11 @@ pub fn generate_module(opts: &GenOptions) -> Result<Module> {
     if opts.lnc < 1 {
         return Err(Error::bir(format!("lnc must be ≥ 1, got {}", opts.lnc), "$"));
     }
+    for (name, cap) in [("ap_partitions", opts.ap_partitions), ("ap_columns", opts.ap_columns)] {
+        if let Some(c) = cap.filter(|&c| c < 1) {
+            return Err(Error::bir(format!("{name} must be ≥ 1, got {c}"), "$"));
+        }
+    }
     let mut g = Gen::new(
         opts.seed ^ (opts.index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         opts.lnc,
@@ -1110,6 +1162,10 @@ pub fn generate_module(opts: &GenOptions) -> Result<Module> {
         g.psum_partitions = 64;
     }
     g.racy = opts.racy;
+    g.ap = ApSize {
+        partitions: opts.ap_partitions,
+        columns: opts.ap_columns,
+    };
     let second = opts.instructions >= 50 && g.rng.random_bool(0.3);
     let aux_budget = if second {
         (opts.instructions / 50).clamp(1, 200)

@@ -270,7 +270,8 @@ pub(crate) fn dump(py: Python<'_>, module: PyRef<'_, PyBirModule>, path: PathBuf
 
 /// A seeded synthetic symbolic module (`lncsplit gen`).
 #[pyfunction]
-#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false))]
+#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_module(
     py: Python<'_>,
     seed: u64,
@@ -279,6 +280,8 @@ pub(crate) fn generate_module(
     arch: Option<String>,
     index: usize,
     racy: bool,
+    ap_partitions: Option<i64>,
+    ap_columns: Option<i64>,
 ) -> PyResult<PyBirModule> {
     let opts = GenOptions {
         seed,
@@ -287,6 +290,8 @@ pub(crate) fn generate_module(
         arch,
         index,
         racy,
+        ap_partitions,
+        ap_columns,
     };
     let m = py.detach(|| crate::bir::generate_module(&opts))?;
     Ok(PyBirModule::new(m))
@@ -294,7 +299,8 @@ pub(crate) fn generate_module(
 
 /// Write a synthetic corpus `dir/gen_0000.json …`; returns the paths.
 #[pyfunction]
-#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false))]
+#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_corpus(
     py: Python<'_>,
     dir: PathBuf,
@@ -303,12 +309,16 @@ pub(crate) fn generate_corpus(
     lnc: i64,
     seed: u64,
     racy: bool,
+    ap_partitions: Option<i64>,
+    ap_columns: Option<i64>,
 ) -> PyResult<Vec<PathBuf>> {
     let opts = GenOptions {
         seed,
         instructions,
         lnc,
         racy,
+        ap_partitions,
+        ap_columns,
         ..Default::default()
     };
     Ok(py.detach(|| crate::bir::generate_corpus_with(&dir, modules, &opts))?)

@@ -2,9 +2,10 @@
 //! numpy arrays into partition-major bytes and back; these calls plan a run
 //! and run it with the GIL released.
 
+use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyDict, PyList};
 
 use super::module::PyBirModule;
 use crate::bir::Module;
@@ -50,8 +51,9 @@ fn writer_tuple(w: &Option<Writer>) -> Option<(usize, String)> {
 
 /// Run the simulator. `inputs`: `(core, function, set, bytes)` with the
 /// set's bytes partition-major. Returns a dict with `lnc`, `symbolic`,
-/// `steps`, `outputs` (`(core, function, set, esize, bytes, writers)`, the
-/// writers a little-endian u32 per element), `writers` (`(core, name)` of
+/// `steps`, `elements`, `outputs` (`(core, function, set, esize, bytes, writers)`:
+/// the bytes a uint8 array, the writers a uint32 array per element — both
+/// moved, not copied), `writers` (`(core, name)` of
 /// writer id k+1) and `races` (dicts).
 #[pyfunction]
 #[pyo3(signature = (modules, inputs, lnc = None))]
@@ -71,21 +73,21 @@ pub(crate) fn sim_run<'py>(
             bytes: bytes.to_vec(),
         })
         .collect();
-    let r = py.detach(|| sim::run(&refs, lnc, &inputs))?;
+    let mut r = py.detach(|| sim::run(&refs, lnc, &inputs))?;
     let d = PyDict::new(py);
     d.set_item("lnc", r.lnc)?;
     d.set_item("symbolic", r.symbolic)?;
     d.set_item("steps", r.steps)?;
+    d.set_item("elements", r.elements)?;
     let outputs = PyList::empty(py);
-    for o in &r.outputs {
-        let w: Vec<u8> = o.writers.iter().flat_map(|w| w.to_le_bytes()).collect();
+    for o in std::mem::take(&mut r.outputs) {
         outputs.append((
             o.core,
             &*o.function,
             &*o.set,
             o.esize,
-            PyBytes::new(py, &o.bytes),
-            PyBytes::new(py, &w),
+            PyArray1::from_vec(py, o.bytes),
+            PyArray1::from_vec(py, o.writers),
         ))?;
     }
     d.set_item("outputs", outputs)?;

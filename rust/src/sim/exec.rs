@@ -90,6 +90,14 @@ pub struct Op {
 }
 
 impl Op {
+    /// Element accesses this op makes: what it reads (first locations) and
+    /// writes (every location).
+    pub fn elements(&self) -> u64 {
+        let r = self.reads.iter().filter_map(|a| a.spans.first()).map(Span::count);
+        let w = self.writes.iter().flat_map(|a| a.spans.iter()).map(Span::count);
+        r.chain(w).map(|c| c as u64).sum()
+    }
+
     pub fn writes_anything(&self) -> bool {
         self.writes.iter().any(|a| a.spans.iter().any(|s| s.count() > 0))
     }
@@ -475,9 +483,7 @@ pub fn execute(op: &Op, mem: &mut Memory, log: &mut StoreLog<'_>, s: &mut Scratc
             let ins = op.reads.iter().filter(|a| a.list == ArgList::Ins);
             let ind = op.reads.iter().filter(|a| a.list == ArgList::IndirectionIns);
             for arg in ins.chain(ind) {
-                s.a.clear();
-                mem.gather(arg.first(), &mut s.a);
-                h.input(&s.a);
+                h.input_span(mem, arg.first());
             }
             let h = h.finish();
             for arg in &op.writes {

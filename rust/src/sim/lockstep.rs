@@ -4,12 +4,16 @@
 //! list) — the cores must reach the same sync point (9402) — then the
 //! collective, if it is one, runs over all cores.
 //!
-//! Every interval runs in both core orders. The forward run (0…N−1) logs the
-//! bytes it overwrites; when two or more cores wrote, its final bytes are
-//! saved, the interval is undone and replayed from its compiled ops in the
-//! reverse order (N−1…0), the two final states are compared on every byte
-//! written, and the forward state is restored. A byte that ends different is
-//! a dynamic race: the cores' order decided it.
+//! Every interval runs in both core orders. With several cores an interval is
+//! first compiled on every core (an op's footprint does not depend on memory),
+//! then checked: when no byte one core writes is read or written by another
+//! ([`conflict`]), both orders provably end the same and the interval runs
+//! once, forward, without logging. Otherwise the forward run (0…N−1) logs the
+//! bytes it overwrites, its final bytes are saved, the interval is undone and
+//! replayed from its compiled ops in the reverse order (N−1…0), the two final
+//! states are compared on every byte written, and the forward state is
+//! restored. A byte that ends different is a dynamic race: the cores' order
+//! decided it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,6 +21,7 @@ use std::sync::Arc;
 use hashbrown::HashMap;
 
 use super::collective::{self, Part};
+use super::conflict;
 use super::exec::{cannot_run, execute, CoreView, Env, Op, Scratch, LOCATION};
 use super::memory::{for_each_run, Journal, LocId, Memory, Span, StoreLog, NO_WRITER};
 use super::{DynRace, Plan, SimInput, SimOutput, SimResult, Writer};
@@ -50,9 +55,11 @@ pub struct Engine<'m> {
     offset: Vec<u64>,
     /// Function-local writer id → index in `result.writers` plus one.
     global: HashMap<u32, u32>,
-    /// Per location, the cores that read / wrote it in the current interval.
-    touched: Vec<u64>,
-    written: Vec<u64>,
+    /// What the core-order check and the replay reuse between intervals.
+    conflicts: conflict::Scratch,
+    journal: Journal,
+    reverse: Journal,
+    fwd_final: Vec<u8>,
     result: SimResult,
     scratch: Scratch,
 }
@@ -65,8 +72,10 @@ impl<'m> Engine<'m> {
             order: Vec::new(),
             offset: Vec::new(),
             global: HashMap::new(),
-            touched: Vec::new(),
-            written: Vec::new(),
+            conflicts: conflict::Scratch::default(),
+            journal: Journal::default(),
+            reverse: Journal::default(),
+            fwd_final: Vec::new(),
             result: SimResult {
                 lnc: plan.lnc,
                 symbolic: plan.symbolic,
@@ -103,6 +112,19 @@ impl<'m> Engine<'m> {
             k -= insts.len() as u64;
         }
         None
+    }
+
+    /// Function-local writer ids as indices into `result.writers` plus one
+    /// (in place; runs of one writer are looked up once).
+    fn global_writers(&mut self, mut ids: Vec<u32>) -> Vec<u32> {
+        let mut last = (NO_WRITER, NO_WRITER);
+        for id in ids.iter_mut() {
+            if *id != last.0 {
+                last = (*id, self.global_writer(*id));
+            }
+            *id = last.1;
+        }
+        ids
     }
 
     /// A function-local writer id as an index into `result.writers` plus one.
@@ -160,24 +182,17 @@ impl<'m> Engine<'m> {
         let mut cursors: Vec<WalkCursor<'m>> = (0..n)
             .map(|c| WalkCursor::new(functions[c], self.shard(c), limit))
             .collect();
-        let mut journal = Journal::default();
         let mut ops: Vec<Vec<Op>> = (0..n).map(|_| Vec::new()).collect();
         let mut k = 0usize;
         loop {
-            journal.clear();
             ops.iter_mut().for_each(Vec::clear);
-            self.touched.clear();
-            self.touched.resize(self.mem.bufs.len(), 0);
-            self.written.clear();
-            self.written.resize(self.mem.bufs.len(), 0);
             let mut syncs = Vec::with_capacity(n);
             for c in 0..n {
-                let log = (n > 1).then_some(&mut journal);
-                syncs.push(self.run_to_sync(cores, &mut views[c], &mut cursors[c], &mut ops[c], log)?);
+                syncs.push(self.run_to_sync(cores, &mut views[c], &mut cursors[c], &mut ops[c])?);
             }
             let sync_name = agree(name, k, &syncs)?;
             if n > 1 {
-                self.compare_orders(&ops, &journal, name, k, sync_name.clone());
+                self.run_interval(&ops, name, k, sync_name.clone());
             }
             let Some(first) = syncs.first().and_then(|s| s.as_ref()) else {
                 break;
@@ -246,7 +261,9 @@ impl<'m> Engine<'m> {
                         ));
                     }
                 }
-                let id = self.mem.allocate(r.phys, layout.partition_bytes(), len.max(0) as usize);
+                let id = self
+                    .mem
+                    .allocate(r.phys, layout.partition_bytes(), layout.esize, len.max(0) as usize);
                 locs.insert((set as *const _ as usize, li), id);
             }
         }
@@ -312,21 +329,36 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// The final bytes and writers of every Output set. The memory is done
+    /// with: a location's buffers are moved out at its last reader, cloned
+    /// before (a shared Output location is every core's).
     fn collect_outputs(&mut self, views: &[CoreView<'m>]) {
+        let mut readers: HashMap<LocId, usize> = HashMap::new();
+        for v in views {
+            for s in Self::output_sets(v) {
+                if let Some(id) = self.output_location(v, s) {
+                    *readers.entry(id).or_default() += 1;
+                }
+            }
+        }
         for v in views {
             for s in Self::output_sets(v) {
                 let Some(id) = self.output_location(v, s) else {
                     continue;
                 };
-                let buf = &self.mem.bufs[id as usize];
+                let last = readers.get_mut(&id).is_some_and(|r| {
+                    *r -= 1;
+                    *r == 0
+                });
                 let esize = crate::bir::dtype::dtype_size(&s.dtype).unwrap_or(1).max(1);
-                let local: Vec<u32> = buf
-                    .writers
-                    .as_ref()
-                    .map(|w| w.iter().step_by(esize as usize).copied().collect())
-                    .unwrap_or_default();
-                let bytes = buf.bytes.clone();
-                let writers = local.into_iter().map(|id| self.global_writer(id)).collect();
+                let buf = &mut self.mem.bufs[id as usize];
+                let (bytes, local) = if last {
+                    (std::mem::take(&mut buf.bytes), buf.writers.take().unwrap_or_default())
+                } else {
+                    (buf.bytes.clone(), buf.writers.clone().unwrap_or_default())
+                };
+                let local = per_element(local, buf.esize, esize, bytes.len());
+                let writers = self.global_writers(local);
                 self.result.outputs.push(SimOutput {
                     core: v.core,
                     function: v.index.function.name.clone(),
@@ -339,15 +371,16 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// Run core `view.core` to its next sync point (None: the function ended),
-    /// executing and (with several cores) keeping every compiled op.
+    /// Run core `view.core` to its next sync point (None: the function ended).
+    /// One core executes each op as it is compiled (there is no other order);
+    /// with several, the ops that write something are kept in `ops` for
+    /// [`Self::run_interval`].
     fn run_to_sync(
         &mut self,
         cores: Cores<'m>,
         view: &mut CoreView<'m>,
         cursor: &mut WalkCursor<'m>,
         ops: &mut Vec<Op>,
-        mut journal: Option<&mut Journal>,
     ) -> Result<Option<SyncAt<'m>>> {
         let n = self.plan.lnc;
         let fname = view.index.function.name.clone();
@@ -382,61 +415,52 @@ impl<'m> Engine<'m> {
                 }));
             }
             let op = view.compile(&env, i, inst.pos, inst.bindings, writer)?;
-            let mut log = StoreLog {
-                journal: journal.as_deref_mut(),
-                writer,
-                track: true,
-            };
-            execute(&op, &mut self.mem, &mut log, &mut self.scratch);
-            if n > 1 {
-                self.note_locations(view.core, &op);
-                if op.writes_anything() {
-                    ops.push(op);
-                }
+            self.result.elements += op.elements();
+            if n == 1 {
+                let mut log = StoreLog {
+                    journal: None,
+                    writer,
+                    track: true,
+                };
+                execute(&op, &mut self.mem, &mut log, &mut self.scratch);
+            } else if op.writes_anything() {
+                ops.push(op);
             }
         }
         Ok(None)
     }
 
-    fn note_locations(&mut self, core: usize, op: &Op) {
-        let bit = 1u64.checked_shl(core as u32).unwrap_or(0);
-        for a in op.reads.iter().chain(op.writes.iter()) {
-            for s in &a.spans {
-                self.touched[s.loc as usize] |= bit;
-            }
+    /// Run one interval's ops forward (core 0 first); when the core order can
+    /// matter, also in the reverse order, reporting the bytes that differ.
+    fn run_interval(&mut self, ops: &[Vec<Op>], function: &str, k: usize, sync: Option<Arc<str>>) {
+        let replay = conflict::cores_conflict(&mut self.conflicts, ops, self.mem.bufs.len());
+        let mut journal = std::mem::take(&mut self.journal);
+        journal.clear();
+        for op in ops.iter().flatten() {
+            let mut log = StoreLog {
+                journal: replay.then_some(&mut journal),
+                writer: op.writer,
+                track: true,
+            };
+            execute(op, &mut self.mem, &mut log, &mut self.scratch);
         }
-        for a in &op.writes {
-            for s in &a.spans {
-                self.written[s.loc as usize] |= bit;
-            }
+        if replay {
+            self.compare_orders(ops, &journal, function, k, sync);
         }
-    }
-
-    /// Whether the core order can matter: some location one core wrote was
-    /// touched by another (cores meet only in shared, proxy and partner
-    /// locations; with no such location both orders end the same).
-    fn cores_meet(&self) -> bool {
-        if self.plan.lnc > 64 {
-            return true;
-        }
-        self.written
-            .iter()
-            .zip(&self.touched)
-            .any(|(&w, &t)| w != 0 && (t & !w != 0 || w.count_ones() > 1))
+        self.journal = journal;
     }
 
     /// Replay the interval in the reverse core order and report the bytes
     /// that end different; leave the forward state in memory.
     fn compare_orders(&mut self, ops: &[Vec<Op>], fwd: &Journal, function: &str, k: usize, sync: Option<Arc<str>>) {
-        if ops.iter().filter(|o| !o.is_empty()).count() < 2 || !self.cores_meet() {
-            return;
-        }
-        let mut fwd_final = Vec::with_capacity(fwd.old.len());
+        let mut fwd_final = std::mem::take(&mut self.fwd_final);
+        fwd_final.clear();
         for e in &fwd.entries {
             self.mem.gather(&e.span, &mut fwd_final);
         }
         self.mem.undo(fwd);
-        let mut rev = Journal::default();
+        let mut rev = std::mem::take(&mut self.reverse);
+        rev.clear();
         for core_ops in ops.iter().rev() {
             for op in core_ops {
                 let mut log = StoreLog {
@@ -473,6 +497,8 @@ impl<'m> Engine<'m> {
                 reverse: self.last_writer(&rev, loc, least),
             });
         }
+        self.fwd_final = fwd_final;
+        self.reverse = rev;
     }
 
     /// Per location: the least differing byte offset and how many differ.
@@ -511,6 +537,18 @@ impl<'m> Engine<'m> {
             .find(|e| e.span.loc == loc && covers(&e.span, byte))?;
         self.writer(e.writer)
     }
+}
+
+/// Writer ids tracked per `tracked`-byte element, as one per `esize`-byte
+/// element of the set read (the writer of its first byte).
+fn per_element(ids: Vec<u32>, tracked: i64, esize: i64, bytes: usize) -> Vec<u32> {
+    if tracked == esize || ids.is_empty() {
+        return ids;
+    }
+    let (t, e) = (tracked.max(1) as usize, esize.max(1) as usize);
+    (0..bytes / e)
+        .map(|k| ids.get(k * e / t).copied().unwrap_or(NO_WRITER))
+        .collect()
 }
 
 fn covers(span: &Span, byte: i64) -> bool {

@@ -8,8 +8,9 @@
 //! `memcpy` per run: the generator's and the front end's APs have a unit-step
 //! inner dim). A store can log the bytes it overwrites to a [`Journal`] (so an
 //! interval can be undone and run again in the other core order) and record
-//! its instruction as the last writer of each byte of an Output location (so
-//! `equivalent` can name who wrote a differing byte).
+//! its instruction as the last writer of each element of an Output location
+//! (so `equivalent` can name who wrote a differing element; one u32 per
+//! element of the owner's layout, not per byte).
 
 use hashbrown::HashMap;
 
@@ -28,8 +29,12 @@ pub struct Buffer {
     pub phys: PhysLoc,
     /// Bytes per partition of the owner's layout (for (partition, byte) coordinates).
     pub partition_bytes: i64,
+    /// Element size of the owner's layout: the granularity of `writers`.
+    pub esize: i64,
     pub bytes: Vec<u8>,
-    /// The last writer of every byte, on locations some core reads as an Output set.
+    /// The last writer of every element (`esize` bytes), on locations some
+    /// core reads as an Output set. A store covering part of an element
+    /// names its writer for the whole element.
     pub writers: Option<Vec<u32>>,
 }
 
@@ -103,7 +108,7 @@ impl Memory {
     }
 
     /// The buffer of `phys`, allocated zeroed with `len` bytes on first use.
-    pub fn allocate(&mut self, phys: PhysLoc, partition_bytes: i64, len: usize) -> LocId {
+    pub fn allocate(&mut self, phys: PhysLoc, partition_bytes: i64, esize: i64, len: usize) -> LocId {
         if let Some(&id) = self.index.get(&phys) {
             return id;
         }
@@ -112,6 +117,7 @@ impl Memory {
         self.bufs.push(Buffer {
             phys,
             partition_bytes,
+            esize: esize.max(1),
             bytes: vec![0; len],
             writers: None,
         });
@@ -121,18 +127,24 @@ impl Memory {
     pub fn track_writers(&mut self, loc: LocId) {
         let b = &mut self.bufs[loc as usize];
         if b.writers.is_none() {
-            b.writers = Some(vec![NO_WRITER; b.bytes.len()]);
+            let elements = b.bytes.len().div_ceil(b.esize as usize);
+            b.writers = Some(vec![NO_WRITER; elements]);
         }
     }
 
     /// Append the bytes of `span` in AP order to `out`.
     pub fn gather(&self, span: &Span, out: &mut Vec<u8>) {
+        out.reserve(span.byte_len());
+        self.for_each_slice(span, |b| out.extend_from_slice(b));
+    }
+
+    /// Call `f` on the bytes of `span`, run by run, in AP order.
+    pub fn for_each_slice(&self, span: &Span, mut f: impl FnMut(&[u8])) {
         let buf = &self.bufs[span.loc as usize].bytes;
         let es = span.esize as usize;
-        out.reserve(span.byte_len());
         for_each_run(&span.points, |e, n| {
             let s = e as usize * es;
-            out.extend_from_slice(&buf[s..s + n * es]);
+            f(&buf[s..s + n * es]);
         });
     }
 
@@ -150,6 +162,7 @@ impl Memory {
         }
         let b = &mut self.bufs[span.loc as usize];
         let es = span.esize as usize;
+        let wes = b.esize as usize;
         let mut k = 0usize;
         for_each_run(&span.points, |e, n| {
             let s = e as usize * es;
@@ -162,7 +175,7 @@ impl Memory {
             }
             if log.track {
                 if let Some(w) = b.writers.as_mut() {
-                    w[s..s + len].fill(log.writer);
+                    w[s / wes..(s + len).div_ceil(wes)].fill(log.writer);
                 }
             }
             k += len;

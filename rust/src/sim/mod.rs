@@ -10,6 +10,7 @@
 //! - `collective`: `CollectiveCompute` by its reference meaning
 //! - `value`: a Memset's immediate as element bits
 //! - `lockstep`: cores between sync points, both core orders, dynamic races
+//! - `conflict`: whether the core order can matter in an interval (else no replay)
 //!
 //! The Python layer (`lncsplit.sim`) turns numpy arrays into the
 //! partition-major bytes [`SimInput`] carries and back.
@@ -24,6 +25,7 @@ use crate::passes::core_list::{self, CORES_MESSAGE};
 use crate::tail::location::PhysLoc;
 
 pub mod collective;
+pub mod conflict;
 pub mod exec;
 pub mod lockstep;
 pub mod memory;
@@ -94,6 +96,9 @@ pub struct SimResult {
     pub races: Vec<DynRace>,
     /// Instruction instances executed (Loop headers excluded), all cores.
     pub steps: u64,
+    /// Element accesses of those instances (every point read or written,
+    /// every location of a written set; collectives excluded): the work.
+    pub elements: u64,
     pub writers: Vec<Writer>,
 }
 

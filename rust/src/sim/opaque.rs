@@ -31,6 +31,7 @@ use blake2::digest::{Update, VariableOutput};
 use blake2::Blake2bVar;
 use serde_json::Value;
 
+use super::memory::{Memory, Span};
 use crate::bir::argument::Argument;
 use crate::bir::dump::argument_to_value;
 use crate::bir::instruction::{Instruction, IntOrExpr, OpFields};
@@ -69,6 +70,16 @@ impl Prefix {
     /// Absorb one `in` field: the bytes an argument reads, in AP order.
     pub fn input(&mut self, bytes: &[u8]) {
         field(&mut self.0, "in", bytes);
+    }
+
+    /// Absorb one `in` field straight from memory: the same bytes as
+    /// [`Prefix::input`] of the span gathered, without the copy.
+    pub fn input_span(&mut self, mem: &Memory, span: &Span) {
+        let tag = "in";
+        self.0.update(&(tag.len() as u32).to_le_bytes());
+        self.0.update(tag.as_bytes());
+        self.0.update(&(span.byte_len() as u64).to_le_bytes());
+        mem.for_each_slice(span, |bytes| self.0.update(bytes));
     }
 
     pub fn finish(self) -> u64 {

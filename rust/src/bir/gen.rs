@@ -935,7 +935,7 @@ impl Gen {
         self.axis_counter += 1;
         let trip = *self.pick(&[2i64, 4, 8, 16]);
         let axis_name = format!("i{}", self.axis_counter);
-        let axis = self.ctx.add_axis(&axis_name, 0, trip, 1).unwrap_or(0);
+        let axis = self.ctx.add_axis(&axis_name, 0, trip, 1).unwrap_or(AxisId(0));
         let iv = self.ctx.affine_iv(axis).unwrap_or(self.zero);
         self.axes.push((axis, iv, trip));
         let mut left = budget.saturating_sub(1).max(1);

@@ -69,7 +69,7 @@ pub fn clone_module(src: &Module, mode: CloneMode) -> Result<Module> {
 /// Every ShardId bound in the module must admit core ids 0…lnc−1; checked
 /// before anything is mutated so a bad module fails cleanly.
 fn check_shard_bounds(m: &Module, lnc: usize) -> Result<()> {
-    for id in 0..m.ctx.len() as ExprId {
+    for id in (0..m.ctx.len() as u32).map(ExprId) {
         if let Node::ShardId { ub } = m.ctx.node(id) {
             if (*ub as i128) < lnc as i128 {
                 return Err(Error::pelican(

@@ -76,7 +76,7 @@ impl Context {
         while row < n {
             let resolve = |out: &Vec<u32>, ctx: &Context, r: i64, at: usize| -> Result<ExprId> {
                 if r >= 0 {
-                    let id = u32::try_from(r).map_err(|_| bad(at, format!("unknown expression id {r}")))?;
+                    let id = ExprId(u32::try_from(r).map_err(|_| bad(at, format!("unknown expression id {r}")))?);
                     if !ctx.contains(id) {
                         return Err(bad(at, format!("unknown expression id {r}")));
                     }
@@ -90,7 +90,7 @@ impl Context {
                     if id == NO_ID {
                         return Err(bad(at, format!("reference {r} names an argument row")));
                     }
-                    Ok(id)
+                    Ok(ExprId(id))
                 }
             };
             let (ai, bi, ci) = (a[row], b[row], c[row]);
@@ -124,7 +124,7 @@ impl Context {
                         self.sum(&ids)
                     }
                     .map_err(|e| row_err(row, e))?;
-                    out.push(id);
+                    out.push(id.0);
                     out.extend(std::iter::repeat_n(NO_ID, k));
                     row += k + 1;
                     continue;
@@ -153,7 +153,7 @@ impl Context {
                 op => return Err(bad(row, format!("unsupported op code {op}"))),
             }
             .map_err(|e| row_err(row, e))?;
-            out.push(id);
+            out.push(id.0);
             row += 1;
         }
         Ok(out)

@@ -11,6 +11,7 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use hashbrown::HashTable;
+use smallvec::SmallVec;
 
 use super::kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
 use crate::error::{Error, Result};
@@ -45,9 +46,9 @@ pub fn trip_count(lo: i64, ub: i64, step: i64) -> i64 {
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-struct Meta {
+pub(super) struct Meta {
     /// Content digest (see `order.rs`): what terms are sorted by.
-    digest: u32,
+    pub(super) digest: u32,
     /// At most [`MAX_DEPTH`].
     depth: u16,
     /// The ExprKind code (the content order compares it first, and the
@@ -105,7 +106,7 @@ impl Context {
         self.nodes.reserve(n);
         self.meta.reserve(n);
         let nodes = &self.nodes;
-        self.index.reserve(n, |&i| hash_node(&nodes[i as usize]));
+        self.index.reserve(n, |&i| hash_node(&nodes[i.index()]));
     }
 
     /// Number of interned nodes.
@@ -120,42 +121,48 @@ impl Context {
     /// The node behind an id. Panics only on an id that this context never
     /// issued, which the bindings rule out by checking ids first.
     pub fn node(&self, id: ExprId) -> &Node {
-        &self.nodes[id as usize]
+        &self.nodes[id.index()]
     }
 
     pub fn contains(&self, id: ExprId) -> bool {
-        (id as usize) < self.nodes.len()
+        (id.index()) < self.nodes.len()
     }
 
     pub fn kind(&self, id: ExprId) -> ExprKind {
-        self.nodes[id as usize].kind()
+        self.nodes[id.index()].kind()
     }
 
     /// True when a ShardId occurs anywhere below `id` (computed at intern time,
     /// so `update_shard_id` skips shard-free subtrees in O(1)).
     pub fn has_shard(&self, id: ExprId) -> bool {
-        self.meta[id as usize].has_shard
+        self.meta[id.index()].has_shard
     }
 
     /// True when a runtime value (CCGetRank, IndirectArg, IntRuntimeValue,
     /// OpaqueFn) occurs below `id`.
     pub fn has_runtime(&self, id: ExprId) -> bool {
-        self.meta[id as usize].has_runtime
+        self.meta[id.index()].has_runtime
     }
 
     pub fn depth(&self, id: ExprId) -> u32 {
-        self.meta[id as usize].depth as u32
+        self.meta[id.index()].depth as u32
     }
 
     /// The content digest of a node: equal in every context holding an
     /// equal expression (ids play no part in it).
     pub fn digest(&self, id: ExprId) -> u32 {
-        self.meta[id as usize].digest
+        self.meta[id.index()].digest
+    }
+
+    /// The metadata of an interned node.
+    #[inline]
+    pub(super) fn meta_at(&self, id: ExprId) -> &Meta {
+        &self.meta[id.index()]
     }
 
     /// `(kind code, content digest)` of a node, from the metadata alone.
     pub(super) fn kind_and_digest(&self, id: ExprId) -> (u8, u32) {
-        let m = &self.meta[id as usize];
+        let m = &self.meta[id.index()];
         (m.kind, m.digest)
     }
 
@@ -170,7 +177,7 @@ impl Context {
                 "AffineIndices.h:171",
             ));
         }
-        let id = self.axes.len() as AxisId;
+        let id = AxisId(self.axes.len() as u32);
         self.axes.push(Axis {
             name: Arc::from(name),
             lo,
@@ -181,7 +188,7 @@ impl Context {
     }
 
     pub fn axis(&self, id: AxisId) -> &Axis {
-        &self.axes[id as usize]
+        &self.axes[id.index()]
     }
 
     pub fn axes(&self) -> &[Axis] {
@@ -189,7 +196,7 @@ impl Context {
     }
 
     pub fn register_name(&self, id: RegId) -> &str {
-        &self.registers[id as usize]
+        &self.registers[id.index()]
     }
 
     /// Intern a register (or opaque-function) name.
@@ -197,7 +204,7 @@ impl Context {
         if let Some(&id) = self.reg_index.get(name) {
             return id;
         }
-        let id = self.registers.len() as RegId;
+        let id = RegId(self.registers.len() as u32);
         let name: Arc<str> = Arc::from(name);
         self.registers.push(name.clone());
         self.reg_index.insert(name, id);
@@ -220,9 +227,9 @@ impl Context {
         let mut bad = false;
         node.for_each_child(|c| bad |= !self.contains(c));
         bad |= match &node {
-            Node::AffineIV { axis } => *axis as usize >= self.axes.len(),
-            Node::IntRuntimeValue { reg } => *reg as usize >= self.registers.len(),
-            Node::OpaqueFn { name, .. } => *name as usize >= self.registers.len(),
+            Node::AffineIV { axis } => axis.index() >= self.axes.len(),
+            Node::IntRuntimeValue { reg } => reg.index() >= self.registers.len(),
+            Node::OpaqueFn { name, .. } => name.index() >= self.registers.len(),
             _ => false,
         };
         if bad {
@@ -236,12 +243,13 @@ impl Context {
         }
         let meta = self.meta_of(&node)?;
         let id = u32::try_from(self.nodes.len())
+            .map(ExprId)
             .map_err(|_| Error::pelican("too many expression nodes in one context", "lncsplit"))?;
         let hash = hash_node(&node);
         self.nodes.push(node);
         self.meta.push(meta);
         let nodes = &self.nodes;
-        self.index.insert_unique(hash, id, |&i| hash_node(&nodes[i as usize]));
+        self.index.insert_unique(hash, id, |&i| hash_node(&nodes[i.index()]));
         Ok(id)
     }
 
@@ -252,7 +260,7 @@ impl Context {
     pub fn lookup(&self, node: &Node) -> Option<ExprId> {
         let nodes = &self.nodes;
         self.index
-            .find(hash_node(node), |&id| nodes[id as usize] == *node)
+            .find(hash_node(node), |&id| nodes[id.index()] == *node)
             .copied()
     }
 
@@ -261,22 +269,23 @@ impl Context {
     fn intern(&mut self, node: Node) -> Result<ExprId> {
         let hash = hash_node(&node);
         let nodes = &self.nodes;
-        if let Some(&id) = self.index.find(hash, |&id| nodes[id as usize] == node) {
+        if let Some(&id) = self.index.find(hash, |&id| nodes[id.index()] == node) {
             return Ok(id);
         }
         let meta = self.meta_of(&node)?;
         let id = u32::try_from(self.nodes.len())
+            .map(ExprId)
             .map_err(|_| Error::pelican("too many expression nodes in one context", "lncsplit"))?;
         self.nodes.push(node);
         self.meta.push(meta);
         let nodes = &self.nodes;
-        self.index.insert_unique(hash, id, |&i| hash_node(&nodes[i as usize]));
+        self.index.insert_unique(hash, id, |&i| hash_node(&nodes[i.index()]));
         Ok(id)
     }
 
     fn meta_of(&self, node: &Node) -> Result<Meta> {
         let mut m = Meta {
-            digest: self.content_digest(node),
+            digest: 0,
             kind: node.kind() as u8,
             has_shard: matches!(node, Node::ShardId { .. }),
             has_runtime: matches!(
@@ -288,8 +297,8 @@ impl Context {
             ),
             depth: 1,
         };
-        node.for_each_child(|c| {
-            let cm = self.meta[c as usize];
+        // one walk over the children: their digests, depths and flags
+        m.digest = self.content_digest(node, |cm| {
             m.has_shard |= cm.has_shard;
             m.has_runtime |= cm.has_runtime;
             m.depth = m.depth.max(cm.depth.saturating_add(1));
@@ -343,7 +352,7 @@ impl Context {
 
     /// The AffineIV of a loop axis (one node per axis).
     pub fn affine_iv(&mut self, axis: AxisId) -> Result<ExprId> {
-        if axis as usize >= self.axes.len() {
+        if axis.index() >= self.axes.len() {
             return Err(Error::pelican(
                 format!("unknown loop axis id {axis}"),
                 "lncsplit/pelican",
@@ -451,7 +460,8 @@ impl Context {
     /// zero coefficients dropped, terms in content order (`order.rs`). No other rewriting: an
     /// AffExpr `1·i + 0` stays an AffExpr.
     pub fn aff_expr(&mut self, terms: &[(ExprId, i64)], c: i64) -> Result<ExprId> {
-        let mut t: Vec<(ExprId, i64)> = Vec::with_capacity(terms.len());
+        // scratch on the stack; the node gets one exact-size allocation
+        let mut t: SmallVec<[(ExprId, i64); 8]> = SmallVec::with_capacity(terms.len());
         for &(idx, coeff) in terms {
             self.check_id(idx)?;
             let k = self.kind(idx);
@@ -484,7 +494,7 @@ impl Context {
         t.truncate(w);
         t.retain(|x| x.1 != 0);
         self.intern(Node::AffExpr {
-            terms: t.into_boxed_slice(),
+            terms: Box::from(&t[..]),
             c,
         })
     }

@@ -1,12 +1,52 @@
 //! ExprKind codes (neuronx-facts §1.2) and the payload of every node kind.
 
-/// Index of an interned node in its [`super::Context`] arena.
-pub type ExprId = u32;
-/// Index of a loop axis in its context (one per `Loop` instruction, or per
-/// `axes` entry given to `Context.from_json`).
-pub type AxisId = u32;
-/// Index of an interned register name in its context.
-pub type RegId = u32;
+/// Typed `u32` indices into a [`super::Context`]: distinct types so an
+/// expression id cannot be passed where an axis or register id is meant.
+/// `#[repr(transparent)]` and a derived `Hash` of the one field keep layout,
+/// hashes and written bytes exactly those of the plain `u32`; `Debug` and
+/// `Display` print the bare number, as before.
+macro_rules! id_newtype {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[repr(transparent)]
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The id as an index into the context's table.
+            #[inline]
+            pub const fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(&self.0, f)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Display::fmt(&self.0, f)
+            }
+        }
+    };
+}
+
+id_newtype!(
+    /// Index of an interned node in its [`super::Context`] arena.
+    ExprId
+);
+id_newtype!(
+    /// Index of a loop axis in its context (one per `Loop` instruction, or per
+    /// `axes` entry given to `Context.from_json`).
+    AxisId
+);
+id_newtype!(
+    /// Index of an interned register name in its context.
+    RegId
+);
 
 /// The ExprKind ordinal stored at `Expr+0x10` in the compiler.
 #[repr(u8)]

@@ -21,7 +21,7 @@
 
 use std::cmp::Ordering;
 
-use super::context::Context;
+use super::context::{Context, Meta};
 use super::kinds::{ExprId, Node};
 
 // A digest defined here (not a library hasher) so the written order can never
@@ -75,9 +75,15 @@ fn is_field_ordered(kind: u8) -> bool {
 impl Context {
     /// The content digest of a node about to be interned: its kind, fields
     /// and the digests of its children (already interned). Equal content
-    /// gives an equal digest in every context.
-    pub(super) fn content_digest(&self, node: &Node) -> u32 {
-        let d = |id: ExprId| self.digest(id) as u64;
+    /// gives an equal digest in every context. `child` sees the metadata of
+    /// every child as it is read, so the caller folds depth and flags in the
+    /// same walk (one read of each child's metadata per interned node).
+    pub(super) fn content_digest(&self, node: &Node, mut child: impl FnMut(&Meta)) -> u32 {
+        let mut d = |id: ExprId| {
+            let m = self.meta_at(id);
+            child(m);
+            m.digest as u64
+        };
         let h = mix(0, node.kind() as u64);
         let h = match node {
             Node::CCGetRank {
@@ -98,7 +104,7 @@ impl Context {
                 inner,
             } => {
                 let h = mix(mix(mix(mix(h, *lo as u64), *ub as u64), *step as u64), *stride as u64);
-                mix(h, inner.map_or(0, d))
+                mix(h, inner.map_or(0, &mut d))
             }
             Node::TiledAPIndex {
                 child,

@@ -924,7 +924,7 @@ fn intern_batch_rows_and_refs() {
     let sum = c.sum(&[a, m]).unwrap();
     let mu = c.mult(sum, 2).unwrap();
     let cd = c.cc_div(mu, 4, 1).unwrap();
-    assert_eq!(ids, vec![s, a, NO_ID, NO_ID, m, sum, NO_ID, NO_ID, mu, cd]);
+    assert_eq!(ids, vec![s.0, a.0, NO_ID, NO_ID, m.0, sum.0, NO_ID, NO_ID, mu.0, cd.0]);
 }
 
 #[test]
@@ -1003,4 +1003,68 @@ fn max_depth_expression_fits_a_small_stack() {
         })
         .unwrap();
     assert!(h.join().is_ok());
+}
+
+/// The rows of `benches/bench_pelican_ratios.py::intern_rows(n)`: per group an
+/// AffExpr over the shard and a SymbolicIdx, a Modulo, a FloorDiv, a Mult, a
+/// Sum and a CCDiv (11 rows); constants repeat so many nodes are duplicates.
+fn bench_intern_rows(n: usize) -> [Vec<i64>; 4] {
+    let groups = (n / 6).max(1) as i64;
+    let (mut ops, mut a, mut b, mut c) = (vec![13, 12], vec![4, 0], vec![0, 64], vec![0, 1]);
+    let r = |row: i64| -(row + 1);
+    for k in 0..groups {
+        let r0 = 2 + 11 * k;
+        let rows: [(i64, i64, i64, i64); 11] = [
+            (17, 2, 0, k % 10_000),
+            (0, r(0), k % 7 + 1, 0),
+            (0, r(1), k % 5, 0),
+            (26, r(r0), 2 + k % 9, 0),
+            (25, r(r0), 3, 0),
+            (23, r(r0 + 3), 2 + k % 3, 0),
+            (18, 3, 0, 0),
+            (0, r(r0 + 4), 0, 0),
+            (0, r(r0 + 5), 0, 0),
+            (0, r(r0), 0, 0),
+            (27, r(r0 + 6), 4, 1),
+        ];
+        for (o, x, y, z) in rows {
+            ops.push(o);
+            a.push(x);
+            b.push(y);
+            c.push(z);
+        }
+    }
+    [ops, a, b, c]
+}
+
+/// The interning benchmark's Rust side, for callgrind and wall-time A/B:
+/// `LNCSPLIT_INTERN_N=1000000 cargo test --release intern_bench_rows -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn intern_bench_rows() {
+    let n = std::env::var("LNCSPLIT_INTERN_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200_000);
+    let reps: usize = std::env::var("LNCSPLIT_INTERN_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let [ops, a, b, c] = bench_intern_rows(n);
+    let ops: Vec<u8> = ops.iter().map(|&o| o as u8).collect();
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t = std::time::Instant::now();
+        let mut ctx = Context::new();
+        let ids = ctx.intern_batch(&ops, &a, &b, &c).unwrap();
+        assert_eq!(ids.len(), ops.len());
+        drop(ctx);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    let nodes = ops.iter().filter(|&&o| o != 0).count();
+    println!(
+        "intern {nodes} nodes: best {:.1} ms, {:.1} ns/node",
+        best * 1e3,
+        best * 1e9 / nodes as f64
+    );
 }

@@ -61,7 +61,10 @@ impl Scope for ContextScope<'_> {
         if let Some(&(_, lo, ub, step)) = self.axes.iter().find(|a| a.0 == name) {
             return ctx.free_axis(name, lo, ub, step).ok();
         }
-        ctx.axes().iter().rposition(|a| &*a.name == name).map(|i| i as AxisId)
+        ctx.axes()
+            .iter()
+            .rposition(|a| &*a.name == name)
+            .map(|i| AxisId(i as u32))
     }
     fn register(&mut self, _name: &str) -> bool {
         true
@@ -251,7 +254,7 @@ impl Context {
             .iter()
             .position(|a| &*a.name == name && a.lo == lo && a.ub == ub && a.step == step)
         {
-            return Ok(i as AxisId);
+            return Ok(AxisId(i as u32));
         }
         self.add_axis(name, lo, ub, step)
     }

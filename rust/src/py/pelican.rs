@@ -232,7 +232,10 @@ impl Context {
 
     /// The expression with id `id`.
     fn expr(slf: &Bound<'_, Self>, id: i64) -> PyResult<Expr> {
-        let ok = u32::try_from(id).ok().filter(|&i| slf.borrow().inner.contains(i));
+        let ok = u32::try_from(id)
+            .ok()
+            .map(ExprId)
+            .filter(|&i| slf.borrow().inner.contains(i));
         match ok {
             Some(i) => Ok(new_expr(slf.py(), Self::owner(slf), i)),
             None => Err(pelican_err(format!("unknown expression id {id}"))),
@@ -427,7 +430,7 @@ impl Expr {
 impl Expr {
     #[getter]
     fn id(&self) -> u32 {
-        self.id
+        self.id.0
     }
 
     #[getter]
@@ -630,7 +633,7 @@ fn predicate_owner(py: Python<'_>, preds: &[Bound<'_, Predicate>]) -> PyResult<O
 
 /// The largest expression id of a predicate list (they share one owner).
 fn max_expr(preds: &[AffinePredicate]) -> ExprId {
-    preds.iter().map(|p| p.expr).max().unwrap_or(0)
+    preds.iter().map(|p| p.expr).max().unwrap_or(ExprId(0))
 }
 
 /// Conjunction of the predicates under `bindings`: 0 iff one is false.

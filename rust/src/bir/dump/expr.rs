@@ -44,7 +44,7 @@ impl<'c> ExprWriter<'c> {
 
     /// Write `id` in wire v2.
     pub fn write(&mut self, o: &mut Out, id: ExprId) -> Result<()> {
-        let i = id as usize;
+        let i = id.index();
         if let Some(&(off, len)) = self.spans.get(i) {
             if len != 0 {
                 let off = off as usize;

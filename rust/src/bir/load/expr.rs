@@ -125,7 +125,7 @@ impl Kind for ExprK {
         }
         let raw = <&RawValue as de::Deserialize>::deserialize(d)?;
         let text = raw.get();
-        let scope = st.axes.last().map_or(0, |a| a.1 + 1);
+        let scope = st.axes.last().map_or(0, |(_, axis)| axis.0 + 1);
         if let Some(id) = st.exprs.get(text, scope) {
             return Ok(id);
         }

@@ -93,7 +93,7 @@ impl OpAcc {
     fn into_op(self, opcode: Opcode) -> OpFields {
         match opcode {
             Opcode::LOOP => OpFields::Loop {
-                axis: self.loop_axis.unwrap_or(0),
+                axis: self.loop_axis.unwrap_or(AxisId(0)),
                 axis_extra: self.axis_extra,
                 blocks: self.blocks,
             },

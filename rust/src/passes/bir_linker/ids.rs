@@ -67,12 +67,12 @@ impl IdMap {
 
     #[inline]
     fn expr(&self, e: ExprId) -> ExprId {
-        self.exprs.get(e)
+        ExprId(self.exprs.get(e.0))
     }
 
     #[inline]
     fn axis(&self, a: AxisId) -> AxisId {
-        self.axes.get(a)
+        AxisId(self.axes.get(a.0))
     }
 }
 
@@ -311,16 +311,17 @@ pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<()> {
     for a in src.axes() {
         dst.add_axis(&a.name, a.lo, a.ub, a.step)?;
     }
-    let regs: Vec<RegId> = (0..src.register_count() as RegId)
+    let regs: Vec<RegId> = (0..src.register_count() as u32)
+        .map(RegId)
         .map(|r| dst.intern_name(src.register_name(r)))
         .collect();
     dst.reserve(src.len());
-    for id in 0..src.len() as ExprId {
+    for id in (0..src.len() as u32).map(ExprId) {
         let node = map_node(
             src.node(id),
-            |c| c + eoff,
-            |a| a + aoff,
-            |r| regs.get(r as usize).copied().unwrap_or(r),
+            |c| ExprId(c.0 + eoff),
+            |a| AxisId(a.0 + aoff),
+            |r| regs.get(r.index()).copied().unwrap_or(r),
         );
         dst.insert_canonical(node, false)?;
     }
@@ -336,7 +337,7 @@ fn reached(src: &Context, fns: &[&Function]) -> (Vec<ExprId>, Vec<AxisId>) {
         f.walk(&mut |i| {
             held_ids(i, &mut |h| match h {
                 Held::Axis(a) => {
-                    if let Some(x) = axes.get_mut(a as usize) {
+                    if let Some(x) = axes.get_mut(a.index()) {
                         *x = true;
                     }
                 }
@@ -345,13 +346,13 @@ fn reached(src: &Context, fns: &[&Function]) -> (Vec<ExprId>, Vec<AxisId>) {
             while let Some(e) = stack.pop() {
                 // An id outside the arena cannot come from a loaded module;
                 // it is skipped rather than trusted.
-                match nodes.get_mut(e as usize) {
+                match nodes.get_mut(e.index()) {
                     Some(seen) if !*seen => *seen = true,
                     _ => continue,
                 }
                 let node = src.node(e);
                 if let Node::AffineIV { axis } = node {
-                    if let Some(x) = axes.get_mut(*axis as usize) {
+                    if let Some(x) = axes.get_mut(axis.index()) {
                         *x = true;
                     }
                 }
@@ -360,7 +361,11 @@ fn reached(src: &Context, fns: &[&Function]) -> (Vec<ExprId>, Vec<AxisId>) {
         });
     }
     let ids = |v: Vec<bool>| -> Vec<u32> { (0..v.len() as u32).filter(|&i| v[i as usize]).collect() };
-    (ids(nodes), ids(axes))
+    let (nodes, axes) = (ids(nodes), ids(axes));
+    (
+        nodes.into_iter().map(ExprId).collect(),
+        axes.into_iter().map(AxisId).collect(),
+    )
 }
 
 /// A fresh context holding what `fns` reach in `src`, and the map from
@@ -414,8 +419,8 @@ fn slice_of(src: &Context, fns: &[&Function]) -> Option<Slice> {
     for f in fns {
         f.walk(&mut |i| {
             held_ids(i, &mut |h| match h {
-                Held::Expr(e) => nodes.add(e),
-                Held::Axis(a) => axes.add(a),
+                Held::Expr(e) => nodes.add(e.0),
+                Held::Axis(a) => axes.add(a.0),
             })
         });
     }
@@ -428,10 +433,10 @@ fn slice_of(src: &Context, fns: &[&Function]) -> Option<Slice> {
     let mut id = nodes.1;
     while id > nodes.0 {
         id -= 1;
-        let node = src.node(id);
-        node.for_each_child(|c| nodes.0 = nodes.0.min(c));
+        let node = src.node(ExprId(id));
+        node.for_each_child(|c| nodes.0 = nodes.0.min(c.0));
         if let Node::AffineIV { axis } = node {
-            axes.add(*axis);
+            axes.add(axis.0);
         }
     }
     if axes.0 > axes.1 {
@@ -458,12 +463,12 @@ fn slice_of(src: &Context, fns: &[&Function]) -> Option<Slice> {
 fn copy_slice(src: &Context, r: Slice) -> Result<Option<(Context, IdMap)>> {
     let mut ctx = Context::with_capacity((r.hi - r.lo) as usize);
     for a in r.alo..r.ahi {
-        let ax = src.axis(a);
+        let ax = src.axis(AxisId(a));
         ctx.add_axis(&ax.name, ax.lo, ax.ub, ax.step)?;
     }
     let mut regs: HashMap<RegId, RegId> = HashMap::new();
     for id in r.lo..r.hi {
-        let node = src.node(id);
+        let node = src.node(ExprId(id));
         if let Node::IntRuntimeValue { reg } | Node::OpaqueFn { name: reg, .. } = node {
             if !regs.contains_key(reg) {
                 regs.insert(*reg, ctx.intern_name(src.register_name(*reg)));
@@ -471,11 +476,11 @@ fn copy_slice(src: &Context, r: Slice) -> Result<Option<(Context, IdMap)>> {
         }
         let mapped = map_node(
             node,
-            |c| c - r.lo,
-            |a| a - r.alo,
+            |c| ExprId(c.0 - r.lo),
+            |a| AxisId(a.0 - r.alo),
             |g| regs.get(&g).copied().unwrap_or(g),
         );
-        if ctx.insert_canonical(mapped, true)? != id - r.lo {
+        if ctx.insert_canonical(mapped, true)? != ExprId(id - r.lo) {
             return Ok(None);
         }
     }
@@ -492,7 +497,7 @@ fn copy_reached(src: &Context, nodes: &[ExprId], axes: &[AxisId]) -> Result<(Con
     let mut axis_map = vec![UNMAPPED; src.axes().len()];
     for &a in axes {
         let ax = src.axis(a);
-        axis_map[a as usize] = ctx.add_axis(&ax.name, ax.lo, ax.ub, ax.step)?;
+        axis_map[a.index()] = ctx.add_axis(&ax.name, ax.lo, ax.ub, ax.step)?.0;
     }
     let mut regs: HashMap<RegId, RegId> = HashMap::new();
     let mut expr_map = vec![UNMAPPED; src.len()];
@@ -505,11 +510,11 @@ fn copy_reached(src: &Context, nodes: &[ExprId], axes: &[AxisId]) -> Result<(Con
         }
         let mapped = map_node(
             node,
-            |c| expr_map[c as usize],
-            |a| axis_map[a as usize],
+            |c| ExprId(expr_map[c.index()]),
+            |a| AxisId(axis_map[a.index()]),
             |r| regs.get(&r).copied().unwrap_or(r),
         );
-        expr_map[id as usize] = ctx.insert_canonical(mapped, true)?;
+        expr_map[id.index()] = ctx.insert_canonical(mapped, true)?.0;
     }
     let map = IdMap {
         exprs: Ids::Table(expr_map),

@@ -89,6 +89,19 @@ def test_the_subgraph_id_names_the_barriers() -> None:
     assert layout(cores[0])[2][1][-1] == "cb_sg7_end_0"
 
 
+@pytest.mark.parametrize("bad", ["7", -1, 1.5, None])
+def test_a_subgraph_id_that_is_not_an_integer_of_at_least_zero_is_refused_not_read_as_0(
+    bad: object,
+) -> None:
+    cores = split(kernel(2, {"subgraph_id": bad}), 2)
+    before = [m.to_json() for m in cores]
+    with pytest.raises(lncsplit.BirJsonError) as e:
+        lncsplit.extend_shared_lifetimes(cores)
+    assert e.value.path == "$.attributes.subgraph_id"
+    assert "subgraph_id must be an integer >= 0" in e.value.message
+    assert [m.to_json() for m in cores] == before
+
+
 def test_a_second_run_changes_nothing_and_one_core_is_untouched() -> None:
     cores = lncsplit.extend_shared_lifetimes(split(kernel(), 2))
     once = [m.to_bytes() for m in cores]

@@ -81,6 +81,12 @@ def test_concretize_renames_nc_symbolic_to_two_digit_core() -> None:
     assert [m.name for m in out] == ["x_nc00_y", "x_nc01_y"]
 
 
+def test_every_nc_symbolic_in_the_name_becomes_the_core() -> None:
+    # A decision (docs/passes.md, lnc_splitter): no symbolic marker is left in a core's name.
+    out = lncsplit.split([two_core_module("a_nc_symbolic/b_nc_symbolic")], 2)
+    assert [m.name for m in out] == ["a_nc00/b_nc00", "a_nc01/b_nc01"]
+
+
 def test_name_without_nc_symbolic_is_unchanged() -> None:
     out = lncsplit.split([two_core_module("plain")], 2)
     assert [m.name for m in out] == ["plain", "plain"]

@@ -19,6 +19,8 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 
+from lncsplit.errors import LncsplitError
+
 from .hlo import HloInstruction
 from .reshard import ReshardPlan, plan_default_action, plan_reshard
 from .sharding import HloSharding
@@ -62,7 +64,7 @@ AWS_NEURON_CUSTOM_CALL_TARGETS: frozenset[str] = frozenset(
 )
 
 
-class CustomCallCheckError(ValueError):
+class CustomCallCheckError(LncsplitError, ValueError):
     """An ``AwsNeuron*`` custom call the front-end verifier rejects."""
 
     def __init__(self, message: str, target: str = "", instruction: str = "") -> None:

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from lncsplit.errors import LncsplitError
+
 from .sharding import HloSharding, HloShardingError
 
 __all__ = [
@@ -67,7 +69,7 @@ _DTYPE_BYTES = {
 }
 
 
-class HloParseError(ValueError):
+class HloParseError(LncsplitError, ValueError):
     """Raised only for text that is not HLO at all (e.g. a shape string that cannot be read)."""
 
 

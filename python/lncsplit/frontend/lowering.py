@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lncsplit.errors import LncsplitError
+
 from .config import canonical_arch
 from .custom_calls import LNC_SHARDING_CONSTRAINT, CustomCallCheckError, check_custom_call
 from .hlo import HloInstruction, HloModule
@@ -86,7 +88,7 @@ _DTYPE_SIZE = {
 }
 
 
-class LoweringError(ValueError):
+class LoweringError(LncsplitError, ValueError):
     """An HLO module that cannot be lowered (bad sharding, tuple shape, unknown dtype, ...)."""
 
 

@@ -16,6 +16,8 @@ from typing import cast
 
 import numpy as np
 
+from lncsplit.errors import LncsplitError
+
 from .sharding import HloSharding, ShapeLike, _dims_of
 from .tile_assignment import IntArray, TileAssignment
 
@@ -40,7 +42,7 @@ STEP_KINDS = (
 )
 
 
-class ReshardError(ValueError):
+class ReshardError(LncsplitError, ValueError):
     """A reshard XLA would reject (CHECK failure) or that lncsplit does not model."""
 
 

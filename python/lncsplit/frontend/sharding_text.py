@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from lncsplit.errors import LncsplitError
+
 from .tile_assignment import TileAssignment
 
 if TYPE_CHECKING:  # the printer reads the model; the model imports this module
@@ -56,7 +58,7 @@ _METADATA_ORDER = (
 )
 
 
-class HloShardingError(ValueError):
+class HloShardingError(LncsplitError, ValueError):
     """Base error for sharding misuse (XLA CHECK failures surface as this)."""
 
 

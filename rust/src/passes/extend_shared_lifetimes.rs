@@ -289,7 +289,7 @@ fn in_place(block: &Block, name: &str, at_start: bool) -> bool {
 /// changes nothing); one taken elsewhere is 9203.
 type Inserts = (Vec<Vec<Instruction>>, Vec<Vec<Instruction>>);
 
-fn prepare(f: &Function, core: usize, sg: i64, n: usize, list: &[Bracket]) -> Result<Inserts> {
+fn prepare(f: &Function, core: usize, sg: u64, n: usize, list: &[Bracket]) -> Result<Inserts> {
     let mut names: HashSet<Arc<str>> = HashSet::new();
     f.walk(&mut |i| {
         names.insert(i.name.clone());
@@ -334,6 +334,24 @@ fn insert(f: &mut Function, (fronts, backs): Inserts) {
     }
 }
 
+/// The module attribute `subgraph_id` (contract §1.1, default 0) that names the
+/// barriers `cb_sg<sg>_…`: an integer ≥ 0. Anything else is refused rather than
+/// read as 0, so two subgraphs never get the same barrier names by accident.
+fn subgraph_id(m: &Module) -> Result<u64> {
+    match m.attributes.as_ref().and_then(|a| a.get("subgraph_id")) {
+        None => Ok(0),
+        Some(v) => v.as_u64().ok_or_else(|| {
+            Error::bir(
+                format!(
+                    "module {}: attribute subgraph_id must be an integer >= 0, got {v}",
+                    m.name
+                ),
+                "$.attributes.subgraph_id",
+            )
+        }),
+    }
+}
+
 /// Bracket every shared location's lifetime on the kernel's N core modules,
 /// in place. Skipped when N == 1. Returns what was bracketed.
 pub fn extend_shared_lifetimes(cores: &mut [Module]) -> Result<Vec<Extended>> {
@@ -344,12 +362,7 @@ pub fn extend_shared_lifetimes(cores: &mut [Module]) -> Result<Vec<Extended>> {
         return Ok(Vec::new());
     }
     check_spmd(cores)?;
-    let sg = cores[0]
-        .attributes
-        .as_ref()
-        .and_then(|a| a.get("subgraph_id"))
-        .and_then(|v| v.as_i64())
-        .unwrap_or(0);
+    let sg = subgraph_id(&cores[0])?;
     let fnames: Vec<Arc<str>> = written_order(&cores[0].functions)
         .into_iter()
         .map(|i| cores[0].functions[i].name.clone())

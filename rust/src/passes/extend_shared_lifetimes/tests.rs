@@ -227,3 +227,24 @@ fn proxies_made_by_lowering_are_not_shared() {
     crate::passes::lower_local_collectives::lower_local_collectives(&mut cores, &Default::default()).unwrap();
     assert!(extend_shared_lifetimes(&mut cores).unwrap().is_empty());
 }
+
+#[test]
+fn a_subgraph_id_that_is_not_an_integer_of_at_least_zero_is_refused_not_read_as_0() {
+    for bad in [json!("3"), json!(-1), json!(1.5), json!(null)] {
+        let mut m = kernel(2);
+        m.attributes
+            .get_or_insert_with(Default::default)
+            .insert("subgraph_id".into(), bad.clone());
+        let mut cores = split_n(m, 2);
+        let before: Vec<Vec<u8>> = cores.iter().map(|m| dump_module(m, 2).unwrap()).collect();
+        match extend_shared_lifetimes(&mut cores) {
+            Err(Error::BirJson { message, path }) => {
+                assert_eq!(path, "$.attributes.subgraph_id");
+                assert!(message.contains("subgraph_id must be an integer >= 0"), "{message}");
+            }
+            other => panic!("subgraph_id {bad}: expected a BirJsonError, got {other:?}"),
+        }
+        let after: Vec<Vec<u8>> = cores.iter().map(|m| dump_module(m, 2).unwrap()).collect();
+        assert_eq!(before, after, "a refused kernel is left untouched");
+    }
+}

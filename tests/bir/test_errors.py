@@ -236,6 +236,8 @@ WRONG: list[tuple[str, Any, str, str]] = [
     (f"{I0}/opcode", "Frobnicate", f"{INST0}.opcode", "Unknown opcode"),
     (f"{I0}/opcode", 32, f"{INST0}.opcode", "expected a string"),
     (f"{I0}/mode", "Scatter", f"{INST0}.mode", "Unknown DMACopy mode"),
+    (f"{I0}/accumulate", "bogus", f"{INST0}.accumulate", "Unknown accumulate"),
+    (f"{I0}/accumulate", 3, f"{INST0}.accumulate", "(add, max or min)"),
     (f"{I0}/outs/0/kind", "weird_ap", f"{INST0}.outs[0].kind", "Unsupported argument kind"),
     (f"{I0}/outs/0/ap", [[1, 2, 3]], f"{INST0}.outs[0].ap[0]", "[step, num]"),
     (f"{I0}/outs/0/addrs", {"a": 1}, f"{INST0}.outs[0].addrs", "expected an array"),
@@ -407,3 +409,30 @@ def test_deep_nesting_is_an_error_not_a_crash(where: str) -> None:
 def test_every_error_is_an_lncsplit_error() -> None:
     assert issubclass(BirJsonError, LncsplitError)
     assert issubclass(PelicanWireError, BirJsonError)
+
+
+@pytest.mark.parametrize("value", ["x", 1.5, None, [1]])
+def test_a_memset_value_that_is_not_an_integer_is_refused_with_its_path(value: Any) -> None:
+    d = small_module_dict()
+    _insts(d)[0].update(opcode="Memset", value=value, ins=[])
+    e = _raises(d)
+    assert e.path == f"{INST0}.value" and "64-bit integer" in str(e)
+
+
+def test_accumulate_and_memset_value_are_kept_as_written() -> None:
+    d = small_module_dict()
+    _insts(d)[0]["accumulate"] = "max"
+    assert (
+        json.loads(Module.from_json(d).to_json())["functions"][0]["basic_blocks"][0][
+            "instructions"
+        ][0]["accumulate"]
+        == "max"
+    )
+    _insts(d)[0].update(opcode="Memset", value=-7, ins=[])
+    _insts(d)[0].pop("accumulate")
+    assert (
+        json.loads(Module.from_json(d).to_json())["functions"][0]["basic_blocks"][0][
+            "instructions"
+        ][0]["value"]
+        == -7
+    )

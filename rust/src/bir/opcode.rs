@@ -120,6 +120,7 @@ pub struct Opcode(pub u8);
 
 impl Opcode {
     pub const MATMULT: Opcode = Opcode(8);
+    pub const MEMSET: Opcode = Opcode(10);
     pub const MATMULT_SPARSE: Opcode = Opcode(9);
     pub const DMA_COPY: Opcode = Opcode(32);
     pub const GPSIMD_SB2SB: Opcode = Opcode(33);

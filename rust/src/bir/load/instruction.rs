@@ -232,6 +232,28 @@ fn inst_key<'de, A: MapAccess<'de>>(
             }
             acc.mode = Some(s);
         }
+        // Modelled keys kept as written (contract §1.4), checked here so that every tool
+        // (split, racecheck, sim) agrees on them rather than the first that reads them failing.
+        "accumulate" => {
+            let v = src.read_owned::<ValueK>(st, key)?;
+            if !matches!(v.as_str(), Some("add" | "max" | "min")) {
+                return Err(st.bir_at(
+                    "accumulate",
+                    format!("Unknown accumulate {} (add, max or min)", compact(&v)),
+                ));
+            }
+            rest.insert(key.to_string(), v);
+        }
+        "value" if op == Opcode::MEMSET => {
+            let v = src.read_owned::<ValueK>(st, key)?;
+            if !(v.is_i64() || v.is_u64()) {
+                return Err(st.bir_at(
+                    "value",
+                    format!("\"value\" must be a 64-bit integer, got {}", compact(&v)),
+                ));
+            }
+            rest.insert(key.to_string(), v);
+        }
         _ => {
             let v = src.read_owned::<ValueK>(st, key)?;
             rest.insert(key.to_string(), v);

@@ -344,18 +344,7 @@ struct InstRead {
 impl InstRead {
     fn new() -> Self {
         InstRead {
-            inst: Instruction {
-                name: Arc::from(""),
-                opcode: Opcode(0),
-                engine: None,
-                ins: Vec::new(),
-                outs: Vec::new(),
-                indirection_ins: None,
-                predicates: Vec::new(),
-                dependencies: None,
-                op: OpFields::None,
-                extra: None,
-            },
+            inst: Instruction::bare("", Opcode(0), OpFields::None),
             has_name: false,
             opcode_seen: false,
             axis: None,

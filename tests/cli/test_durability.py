@@ -52,3 +52,22 @@ def test_fsync_option_splits_the_same_outputs(tmp_path: Path) -> None:
     for name in ("nc00.json", "nc01.json"):
         a = (tmp_path / "a" / src.stem / name).read_bytes()
         assert a == (tmp_path / "b" / src.stem / name).read_bytes()
+
+
+def test_a_dask_batch_is_durable_only_for_the_run_that_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lncsplit._job import FileResult, Unit
+    from lncsplit.executors.dask import process_batch
+
+    monkeypatch.delenv(_atomic.FSYNC_ENV, raising=False)
+    seen: list[bool] = []
+
+    def job(unit: Unit) -> FileResult:
+        seen.append(_atomic.durable())
+        return FileResult(input=unit.path, status="ok")
+
+    unit = Unit(path=str(tmp_path / "m.json"), rel="m")
+    process_batch([(0, unit)], job, fsync=True)
+    process_batch([(0, unit)], job)
+    assert seen == [True, False] and not _atomic.durable()

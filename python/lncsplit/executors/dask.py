@@ -70,12 +70,16 @@ def _import_distributed() -> Any:
 Batch = list[tuple[int, Unit]]
 
 
-def process_batch(batch: Batch, job: Job, durable: bool = False) -> list[tuple[int, FileResult]]:
+def process_batch(batch: Batch, job: Job, fsync: bool = False) -> list[tuple[int, FileResult]]:
     """Run ``job`` on ``(index, unit)`` items: the function every Dask task executes.
-    ``durable``: the client's ``--fsync`` (workers do not share its environment)."""
-    if durable:
-        set_durable(True)
-    return [(i, call_job(job, unit)) for i, unit in batch]
+    ``fsync``: the client's ``--fsync`` (workers do not share its environment); set for
+    this batch only, so a long-lived worker does not keep one run's choice for the next."""
+    before = durable()
+    set_durable(fsync or before)
+    try:
+        return [(i, call_job(job, unit)) for i, unit in batch]
+    finally:
+        set_durable(before)
 
 
 def batch_items(units: list[Unit], batch_size: int | None, workers: int) -> list[Batch]:

@@ -28,6 +28,25 @@ pub struct MemoryLocation {
     pub extra: Extra,
 }
 
+impl MemoryLocation {
+    /// A location with only its name and memory type: not placed, no flags, no
+    /// unknown keys (builders fill the rest with struct update syntax).
+    pub fn unplaced(name: impl Into<Arc<str>>, mem_type: impl Into<Arc<str>>) -> MemoryLocation {
+        MemoryLocation {
+            name: name.into(),
+            mem_type: mem_type.into(),
+            addr: None,
+            bank: None,
+            base: None,
+            allocated: None,
+            is_shared_post_dram_alloc: None,
+            written_by_another_core: None,
+            remote_local_target: None,
+            extra: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryLocationSet {
     pub name: Arc<str>,

@@ -1,7 +1,6 @@
 //! Memory location sets and memory locations.
 
 use std::fmt;
-use std::sync::Arc;
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
@@ -129,18 +128,7 @@ impl<'de> Visitor<'de> for Visit<'_, LocK> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> DeResult<Self::Value, A::Error> {
         let st = self.0;
         st.enter()?;
-        let mut loc = MemoryLocation {
-            name: Arc::from(""),
-            mem_type: Arc::from(""),
-            addr: None,
-            bank: None,
-            base: None,
-            allocated: None,
-            is_shared_post_dram_alloc: None,
-            written_by_another_core: None,
-            remote_local_target: None,
-            extra: None,
-        };
+        let mut loc = MemoryLocation::unplaced("", "");
         let (mut has_name, mut has_type) = (false, false);
         let mut rest = Map::new();
         while let Some(k) = map.next_key_seed(KeySeed)? {

@@ -243,18 +243,7 @@ fn stage_set(names: &Names, dtype: &Arc<str>, count: i64) -> MemoryLocationSet {
         tensor_shape: vec![1, count],
         partition_dim: Some(0),
         addr_space: None,
-        locations: vec![MemoryLocation {
-            name: names.stage_loc(),
-            mem_type: Arc::from("DRAM"),
-            addr: None,
-            bank: None,
-            base: None,
-            allocated: None,
-            is_shared_post_dram_alloc: None,
-            written_by_another_core: None,
-            remote_local_target: None,
-            extra: None,
-        }],
+        locations: vec![MemoryLocation::unplaced(names.stage_loc(), "DRAM")],
         extra: None,
     }
 }
@@ -276,19 +265,19 @@ fn stage_arg(ctx: &mut Context, set: &Arc<str>, dtype: &Arc<str>, count: i64) ->
 
 fn proxy_set(target: &MemoryLocationSet, core: usize) -> MemoryLocationSet {
     let loc = |name: &str, l: Option<&MemoryLocation>| MemoryLocation {
-        name: remote(name, core),
-        mem_type: l.map_or_else(|| Arc::from("DRAM"), |l| l.mem_type.clone()),
         addr: l.and_then(|l| l.addr),
         bank: l.and_then(|l| l.bank),
         base: l.and_then(|l| l.base),
         allocated: l.and_then(|l| l.allocated),
-        is_shared_post_dram_alloc: None,
-        written_by_another_core: None,
         remote_local_target: Some(RemoteLocalTarget {
             name: Arc::from(name),
             core: core as i64,
         }),
         extra: l.and_then(|l| l.extra.clone()),
+        ..MemoryLocation::unplaced(
+            remote(name, core),
+            l.map_or_else(|| Arc::from("DRAM"), |l| l.mem_type.clone()),
+        )
     };
     let locations = if target.locations.is_empty() {
         vec![loc(&target.name, None)]

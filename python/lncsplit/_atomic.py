@@ -146,7 +146,7 @@ def durable() -> bool:
     or ``LNCSPLIT_FSYNC=1`` turns it on; the variable reaches worker processes, and the
     Dask executor passes it to its tasks.
     """
-    return os.environ.get(FSYNC_ENV, "") not in ("", "0")
+    return bool(_thread.fsync) or os.environ.get(FSYNC_ENV, "") not in ("", "0")
 
 
 def set_durable(on: bool = True) -> None:
@@ -155,6 +155,27 @@ def set_durable(on: bool = True) -> None:
         os.environ[FSYNC_ENV] = "1"
     else:
         os.environ.pop(FSYNC_ENV, None)
+
+
+class _ThreadDurability(threading.local):
+    fsync = False
+
+
+#: A per-thread request for durable writes (a Dask task of a ``--fsync`` run), so
+#: that concurrent tasks of other runs on the same worker are not affected.
+_thread = _ThreadDurability()
+
+
+@contextlib.contextmanager
+def durable_in_this_thread(on: bool) -> Iterator[None]:
+    """Within the block, this thread's writes are durable when ``on`` (or when the
+    process asks for it anyway)."""
+    before = _thread.fsync
+    _thread.fsync = on
+    try:
+        yield
+    finally:
+        _thread.fsync = before
 
 
 def fsync_dir(path: str) -> None:
@@ -493,6 +514,7 @@ __all__ = [
     "core_index",
     "FSYNC_ENV",
     "durable",
+    "durable_in_this_thread",
     "fsync_dir",
     "is_within",
     "locked_dir",

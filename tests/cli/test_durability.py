@@ -61,13 +61,20 @@ def test_a_dask_batch_is_durable_only_for_the_run_that_asked(
     from lncsplit.executors.dask import process_batch
 
     monkeypatch.delenv(_atomic.FSYNC_ENV, raising=False)
+    import threading
+
     seen: list[bool] = []
+    other_thread: list[bool] = []
 
     def job(unit: Unit) -> FileResult:
         seen.append(_atomic.durable())
+        t = threading.Thread(target=lambda: other_thread.append(_atomic.durable()))
+        t.start()
+        t.join()
         return FileResult(input=unit.path, status="ok")
 
     unit = Unit(path=str(tmp_path / "m.json"), rel="m")
     process_batch([(0, unit)], job, fsync=True)
     process_batch([(0, unit)], job)
     assert seen == [True, False] and not _atomic.durable()
+    assert other_thread == [False, False]  # another run's task on the same worker

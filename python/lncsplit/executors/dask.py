@@ -36,7 +36,7 @@ from collections import deque
 from dataclasses import replace
 from typing import Any
 
-from lncsplit._atomic import durable, set_durable
+from lncsplit._atomic import durable, durable_in_this_thread
 from lncsplit._job import FileResult, Job, Unit, call_job
 from lncsplit.errors import LncsplitError
 from lncsplit.executors import OnLost, OnResult
@@ -72,14 +72,10 @@ Batch = list[tuple[int, Unit]]
 
 def process_batch(batch: Batch, job: Job, fsync: bool = False) -> list[tuple[int, FileResult]]:
     """Run ``job`` on ``(index, unit)`` items: the function every Dask task executes.
-    ``fsync``: the client's ``--fsync`` (workers do not share its environment); set for
-    this batch only, so a long-lived worker does not keep one run's choice for the next."""
-    before = durable()
-    set_durable(fsync or before)
-    try:
+    ``fsync``: the client's ``--fsync`` (workers do not share its environment); it holds
+    for this batch's thread only, so other runs' tasks on a long-lived worker keep theirs."""
+    with durable_in_this_thread(fsync):
         return [(i, call_job(job, unit)) for i, unit in batch]
-    finally:
-        set_durable(before)
 
 
 def batch_items(units: list[Unit], batch_size: int | None, workers: int) -> list[Batch]:

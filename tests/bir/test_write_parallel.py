@@ -8,6 +8,7 @@ through the sequential writer: the reference here.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 
@@ -57,3 +58,35 @@ def test_the_cores_written_at_once_equal_each_core_written_alone(
 
 def test_no_modules_write_no_bytes() -> None:
     assert _core.to_bytes_all([]) == []
+
+
+def _renamed(m: lncsplit.Module, name: str) -> lncsplit.Module:
+    d = json.loads(m.to_json())
+    d["name"] = name
+    return lncsplit.Module.from_json(json.dumps(d, ensure_ascii=False))
+
+
+def test_a_non_ascii_module_is_written_as_the_same_text_and_utf8_bytes() -> None:
+    m = _renamed(generate_module(5, 40000, 2), "ядро-é-核")
+    ref = _streamed(m)
+    assert "ядро-é-核".encode() in ref
+    assert m.to_bytes() == ref
+    text = m.to_json()
+    assert text == ref.decode()
+    assert not text.isascii()
+    assert json.loads(text)["name"] == "ядро-é-核"
+
+
+def test_the_written_str_is_an_ordinary_ascii_str() -> None:
+    m = generate_module(6, 40000, 2)
+    text = m.to_json()
+    assert text.isascii()
+    assert len(text) == len(m.to_bytes())
+    assert hash(text) == hash(text.encode().decode())
+    assert text.encode() == m.to_bytes()
+    assert text[-1] == "}" and text[0] == "{"
+
+
+def test_a_small_module_is_written_as_str_and_bytes() -> None:
+    m = generate_module(7, 1, 2)
+    assert m.to_json().encode() == m.to_bytes() == _streamed(m)

@@ -35,6 +35,12 @@ mod _core {
     #[pymodule_export]
     const NO_ID: u32 = crate::pelican::NO_ID;
 
+    #[pymodule_init]
+    fn init(_m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+        super::alloc::tune();
+        Ok(())
+    }
+
     // pelican
     #[pymodule_export]
     use super::pelican::{eval_mask, eval_mask_batch, Context, Expr, Predicate};

@@ -93,6 +93,12 @@ impl Chunks {
         self.len() == 0
     }
 
+    /// Whether every byte is ASCII (checked on rayon's pool).
+    pub fn is_ascii(&self) -> bool {
+        use rayon::prelude::*;
+        self.0.par_iter().all(|c| c.par_chunks(8 << 20).all(<[u8]>::is_ascii))
+    }
+
     /// Pair every chunk with its place in `dst` (exactly [`Chunks::len`]
     /// bytes), in pieces of at most `max` bytes: copies that threads can
     /// share.
@@ -759,6 +765,25 @@ mod tests {
             3,
             "one run per empty block"
         );
+    }
+
+    /// A buffer sized far too small is sealed into chunks at instruction
+    /// boundaries instead of growing: same bytes, several chunks.
+    #[test]
+    fn a_short_size_estimate_seals_chunks_with_the_same_bytes() {
+        let o = GenOptions {
+            seed: 9,
+            instructions: 400,
+            lnc: 2,
+            ..GenOptions::default()
+        };
+        let m = generate_module(&o).unwrap();
+        let seq = dump_module(&m, 2).unwrap();
+        let mut out = Out::memory(16);
+        Writer::new(&m.ctx, 2).module(&mut out, &m).unwrap();
+        let chunks = out.into_chunks();
+        assert!(chunks.len() > 1, "the 16-byte estimate was sealed");
+        assert_eq!(Chunks(chunks).concat(), seq);
     }
 
     #[test]

@@ -12,6 +12,13 @@ use serde_json::{Map, Value};
 /// Buffered bytes handed to the sink (if any) at the next object boundary.
 pub const FLUSH_AT: usize = 1 << 20;
 
+/// In memory, a buffer with less room than this left at an object boundary
+/// is sealed as a chunk (larger than any one instruction of a real module).
+const SEAL_SLACK: usize = 64 << 10;
+
+/// The size of the buffer that follows a sealed one.
+const SEAL_NEXT: usize = 4 << 20;
+
 /// Whether byte `b` must be escaped inside a JSON string (serde_json escapes
 /// exactly `"`, `\` and the control characters below 0x20).
 #[inline]
@@ -46,13 +53,30 @@ impl<'w> Out<'w> {
         }
     }
 
-    /// Hand the buffered bytes to the sink once there are enough of them.
+    /// Between two objects: a sink gets the buffered bytes once there are
+    /// enough of them; in memory, a buffer about to fill up is kept as a
+    /// chunk and writing goes on in a new one, so the estimate being short
+    /// never costs a `realloc` that copies (and page-faults) everything
+    /// written so far.
     #[inline]
     pub fn boundary(&mut self) -> std::io::Result<()> {
-        if self.buf.len() >= FLUSH_AT {
-            self.flush()?;
+        if self.sink.is_some() {
+            if self.buf.len() >= FLUSH_AT {
+                self.flush()?;
+            }
+        } else if self.buf.capacity() - self.buf.len() < SEAL_SLACK {
+            self.seal();
         }
         Ok(())
+    }
+
+    #[cold]
+    fn seal(&mut self) {
+        let next = Vec::with_capacity(SEAL_NEXT);
+        let full = std::mem::replace(&mut self.buf, next);
+        if !full.is_empty() {
+            self.done.push(full);
+        }
     }
 
     /// Hand every buffered byte to the sink (no-op in memory).

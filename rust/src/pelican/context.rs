@@ -55,9 +55,14 @@ pub(super) struct Meta {
     /// The ExprKind code (the content order compares it first, and the
     /// metadata is denser in cache than the nodes).
     kind: u8,
-    has_shard: bool,
-    has_runtime: bool,
+    /// [`SHARD`] and [`RUNTIME`] (bits, so the metadata stays 8 bytes a node).
+    flags: u8,
 }
+
+/// A ShardId occurs below the node.
+const SHARD: u8 = 1;
+/// A runtime value occurs below the node.
+const RUNTIME: u8 = 2;
 
 #[derive(Clone)]
 pub struct Context {
@@ -211,13 +216,13 @@ impl Context {
     /// True when a ShardId occurs anywhere below `id` (computed at intern time,
     /// so `update_shard_id` skips shard-free subtrees in O(1)).
     pub fn has_shard(&self, id: ExprId) -> bool {
-        self.meta[id.index()].has_shard
+        self.meta[id.index()].flags & SHARD != 0
     }
 
     /// True when a runtime value (CCGetRank, IndirectArg, IntRuntimeValue,
     /// OpaqueFn) occurs below `id`.
     pub fn has_runtime(&self, id: ExprId) -> bool {
-        self.meta[id.index()].has_runtime
+        self.meta[id.index()].flags & RUNTIME != 0
     }
 
     pub fn depth(&self, id: ExprId) -> u32 {
@@ -390,20 +395,19 @@ impl Context {
         let mut m = Meta {
             digest: 0,
             kind: node.kind() as u8,
-            has_shard: matches!(node, Node::ShardId { .. }),
-            has_runtime: matches!(
-                node,
+            flags: match node {
+                Node::ShardId { .. } => SHARD,
                 Node::CCGetRank { .. }
-                    | Node::IndirectArg { .. }
-                    | Node::IntRuntimeValue { .. }
-                    | Node::OpaqueFn { .. }
-            ),
+                | Node::IndirectArg { .. }
+                | Node::IntRuntimeValue { .. }
+                | Node::OpaqueFn { .. } => RUNTIME,
+                _ => 0,
+            },
             depth: 1,
         };
         // one walk over the children: their digests, depths and flags
         m.digest = self.content_digest(node, |cm| {
-            m.has_shard |= cm.has_shard;
-            m.has_runtime |= cm.has_runtime;
+            m.flags |= cm.flags;
             m.depth = m.depth.max(cm.depth.saturating_add(1));
         });
         if m.depth as u32 > MAX_DEPTH {
@@ -580,7 +584,7 @@ impl Context {
             }
             t.push((idx, coeff));
         }
-        t.sort_unstable_by(|x, y| self.order(x.0, y.0));
+        self.sort_by_content(&mut t[..], |x| x.0);
         // merge repeated indices in place, then drop zero coefficients
         let mut w = 0;
         for r in 0..t.len() {
@@ -621,7 +625,7 @@ impl Context {
             self.check_id(t)?;
         }
         let mut t: SmallVec<[ExprId; 8]> = SmallVec::from_slice(terms);
-        t.sort_unstable_by(|&x, &y| self.order(x, y));
+        self.sort_by_content(&mut t[..], |&x| x);
         self.intern_by(
             sum_hash(&t),
             t.iter().map(|x| x.0).max(),

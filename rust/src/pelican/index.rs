@@ -97,6 +97,9 @@ impl Table {
 pub(super) struct Index {
     main: Table,
     recent: Table,
+    /// The hashes of the ids in `recent`, in id order (`watermark`, `watermark + 1`, …):
+    /// a merge reads them in order instead of scanning `recent`'s slots.
+    recent_hashes: Vec<u32>,
     watermark: u32,
     /// One past the largest id stored (ids are issued in order).
     next: u32,
@@ -125,25 +128,35 @@ impl Index {
     /// Make room for `extra` more entries in `main` (where every entry ends up).
     pub(super) fn reserve(&mut self, extra: usize) {
         self.main.reserve(self.recent.len.saturating_add(extra));
+        // a large batch fills `recent` anyway: size it once instead of doubling
+        let recent_max = RECENT_SLOTS / MAX_LOAD_DEN * MAX_LOAD_NUM;
+        self.recent
+            .reserve(extra.min(recent_max - self.recent.len.min(recent_max)));
     }
 
-    /// Make room for one more entry in `recent`: grow it up to its limit,
-    /// then move its entries to `main`.
+    /// Make room for one more entry in `recent`.
     #[inline]
     fn room_for_one(&mut self) {
-        if self.recent.has_room(1) {
-            return;
+        if !self.recent.has_room(1) {
+            self.make_room();
         }
+    }
+
+    /// Grow `recent` up to its limit, then move its entries to `main`.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self) {
         if self.recent.slots.len() < RECENT_SLOTS {
             self.recent.reserve(1);
             return;
         }
         self.main.reserve(self.recent.len);
-        for &s in self.recent.slots.iter().filter(|&&s| s != 0) {
-            self.main.put(s);
+        for (id, &h) in (self.watermark..).zip(&self.recent_hashes) {
+            self.main.put((h as u64) << 32 | (id as u64 + 1));
         }
         self.recent.slots.fill(0);
         self.recent.len = 0;
+        self.recent_hashes.clear();
         self.watermark = self.next;
     }
 
@@ -174,9 +187,11 @@ impl Index {
     /// ids are issued in order; it must be below `u32::MAX`).
     #[inline]
     pub(super) fn fill(&mut self, slot: usize, h: u32, id: u32) {
-        debug_assert!(self.recent.slots[slot] == 0 && id < u32::MAX && id >= self.next);
+        // ids are issued in order: `recent_hashes` is indexed by `id - watermark`
+        debug_assert!(self.recent.slots[slot] == 0 && id < u32::MAX && id == self.next);
         self.recent.slots[slot] = (h as u64) << 32 | (id as u64 + 1);
         self.recent.len += 1;
+        self.recent_hashes.push(h);
         self.next = id + 1;
     }
 

@@ -1109,3 +1109,34 @@ fn sort_by_content_matches_the_content_order() {
         }
     }
 }
+
+/// Hash-consing holds across the index's merges of its recent table into
+/// the main one (tens of thousands of nodes): re-interning every expression
+/// — over old children and over children interned since — gives back the
+/// same ids, and nothing new is added.
+#[test]
+fn interning_is_idempotent_across_index_merges() {
+    let mut c = Context::new();
+    let s = c.shard_id(4).unwrap();
+    let y = c.symbolic_idx(0, 64, 1, 0).unwrap();
+    let build = |c: &mut Context, k: i64| -> Vec<ExprId> {
+        let a = c.aff_expr(&[(s, k % 7 + 1), (y, k % 5)], k % 10_000).unwrap();
+        let m = c.modulo(a, 2 + k % 9).unwrap();
+        let f = c.floor_div(a, 3).unwrap();
+        let x = c.mult(m, 2 + k % 3).unwrap();
+        let u = c.sum(&[f, x, a]).unwrap();
+        vec![a, m, f, x, u, c.cc_div(u, 4, 1).unwrap()]
+    };
+    let first: Vec<Vec<ExprId>> = (0..40_000).map(|k| build(&mut c, k)).collect();
+    let n = c.len();
+    assert!(n > 100_000, "enough nodes for several merges: {n}");
+    for (k, ids) in first.iter().enumerate() {
+        assert_eq!(&build(&mut c, k as i64), ids);
+    }
+    assert_eq!(c.len(), n);
+    let iv = c.add_axis("i", 0, 8, 1).unwrap();
+    let iv = c.affine_iv(iv).unwrap();
+    assert_eq!(c.lookup(&Node::AffineIV { axis: AxisId(0) }), Some(iv));
+    let old = c.node(first[7][3]).clone();
+    assert_eq!(c.lookup(&old), Some(first[7][3]));
+}

@@ -1,18 +1,19 @@
 //! The PelicanContext: a per-module arena of expression nodes with hash-consing.
 //!
-//! Nodes live in a `Vec`, identified by `u32` ids; a `hashbrown::HashTable<u32>`
-//! holds only ids (hash = foldhash of the canonical node, eq = compare with the
-//! arena), so keys are never stored twice. Every factory canonicalizes before it
+//! Nodes live in a `Vec`, identified by `u32` ids; the [`Index`] holds only
+//! ids beside 32 bits of their node's hash (a hand-written word hash of the canonical node),
+//! so keys are never stored twice and the arena is read only on a hash match.
+//! AffExpr and Sum are looked up by their borrowed terms: a duplicate costs
+//! no allocation. Every factory canonicalizes before it
 //! interns (MLIR's "simplify in the builder, then unique"), which makes
 //! structural equality the same as id equality. Cloning a context is a few
 //! `Vec` copies, which is what makes the per-core module clone cheap.
 
-use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use hashbrown::HashTable;
 use smallvec::SmallVec;
 
+use super::index::{hash32, Index, Probe};
 use super::kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
 use crate::error::{Error, Result};
 
@@ -54,15 +55,20 @@ pub(super) struct Meta {
     /// The ExprKind code (the content order compares it first, and the
     /// metadata is denser in cache than the nodes).
     kind: u8,
-    has_shard: bool,
-    has_runtime: bool,
+    /// [`SHARD`] and [`RUNTIME`] (bits, so the metadata stays 8 bytes a node).
+    flags: u8,
 }
+
+/// A ShardId occurs below the node.
+const SHARD: u8 = 1;
+/// A runtime value occurs below the node.
+const RUNTIME: u8 = 2;
 
 #[derive(Clone)]
 pub struct Context {
     nodes: Vec<Node>,
     meta: Vec<Meta>,
-    index: HashTable<ExprId>,
+    index: Index,
     axes: Vec<Axis>,
     registers: Vec<Arc<str>>,
     reg_index: hashbrown::HashMap<Arc<str>, RegId>,
@@ -80,9 +86,85 @@ impl std::fmt::Debug for Context {
     }
 }
 
-fn hash_node(node: &Node) -> u64 {
-    // A fixed seed keeps hashing deterministic across runs and threads.
-    foldhash::fast::FixedState::with_seed(0x6c6e_6373_706c_6974).hash_one(node)
+// The index hash: a multiply-rotate step per field word and a final
+// avalanche (the index keeps the upper 32 bits). Fixed constants keep it
+// deterministic; it never shows in any output (ids are issued in order).
+// Hand-written rather than the derived `Hash` through foldhash: that fed the
+// discriminant, slice lengths and every tuple field separately (~100
+// instructions for a two-term AffExpr against ~20 here).
+#[inline]
+fn mix(h: u64, x: u64) -> u64 {
+    (h ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
+}
+
+#[inline]
+fn finish(h: u64) -> u32 {
+    hash32((h ^ (h >> 31)).wrapping_mul(0xD6E8_FEB8_6659_FD93))
+}
+
+/// The index hash of a node. AffExpr and Sum hash their parts exactly as
+/// [`aff_hash`] and [`sum_hash`] do from borrowed terms, so their factories
+/// look up before they allocate.
+fn hash_node(node: &Node) -> u32 {
+    let k = node.kind() as u64;
+    let h = match *node {
+        Node::AffExpr { ref terms, c } => return aff_hash(terms, c),
+        Node::Sum { ref terms } => return sum_hash(terms),
+        Node::OpaqueFn { name, ref args } => args.iter().fold(mix(k, name.0 as u64), |h, a| mix(h, a.0 as u64)),
+        Node::CCGetRank {
+            iteration_id,
+            channel_id,
+        } => mix(mix(k, iteration_id as u64), channel_id as u64),
+        Node::IndirectArg { arg_id } => mix(k, arg_id as u64),
+        Node::AffineIV { axis } => mix(k, axis.0 as u64),
+        Node::IntRuntimeValue { reg } => mix(k, reg.0 as u64),
+        Node::APIndex {
+            lo,
+            ub,
+            step,
+            stride,
+            inner,
+        } => {
+            let h = mix(mix(mix(mix(k, lo as u64), ub as u64), step as u64), stride as u64);
+            mix(h, inner.map_or(0, |i| i.0 as u64 + 1))
+        }
+        Node::TiledAPIndex {
+            child,
+            tile_pos_flags,
+            tile_size,
+            is_partition,
+        } => mix(
+            mix(mix(mix(k, child.0 as u64), tile_pos_flags as u64), tile_size as u64),
+            is_partition as u64,
+        ),
+        Node::SymbolicIdx { lo, ub, step, offset } => {
+            mix(mix(mix(mix(k, lo as u64), ub as u64), step as u64), offset as u64)
+        }
+        Node::ShardId { ub } => mix(k, ub as u64),
+        Node::ICmp { op, lhs, rhs } => mix(mix(mix(k, op as u64), lhs.0 as u64), rhs.0 as u64),
+        Node::Mult { var, scale } => mix(mix(k, var.0 as u64), scale as u64),
+        Node::FloorDiv { numer, denom } | Node::Modulo { numer, denom } => mix(mix(k, numer.0 as u64), denom as u64),
+        Node::CCDiv {
+            numer,
+            denom,
+            replica_groups_id,
+        }
+        | Node::CCMod {
+            numer,
+            denom,
+            replica_groups_id,
+        } => mix(mix(mix(k, numer.0 as u64), denom as u64), replica_groups_id),
+    };
+    finish(h)
+}
+
+fn aff_hash(terms: &[(ExprId, i64)], c: i64) -> u32 {
+    let h = mix(ExprKind::AffExpr as u64, c as u64);
+    finish(terms.iter().fold(h, |h, &(i, k)| mix(mix(h, i.0 as u64), k as u64)))
+}
+
+fn sum_hash(terms: &[ExprId]) -> u32 {
+    finish(terms.iter().fold(ExprKind::Sum as u64, |h, t| mix(h, t.0 as u64)))
 }
 
 impl Context {
@@ -94,7 +176,7 @@ impl Context {
         Context {
             nodes: Vec::with_capacity(n),
             meta: Vec::with_capacity(n),
-            index: HashTable::with_capacity(n),
+            index: Index::with_capacity(n),
             axes: Vec::new(),
             registers: Vec::new(),
             reg_index: hashbrown::HashMap::new(),
@@ -105,8 +187,7 @@ impl Context {
     pub fn reserve(&mut self, n: usize) {
         self.nodes.reserve(n);
         self.meta.reserve(n);
-        let nodes = &self.nodes;
-        self.index.reserve(n, |&i| hash_node(&nodes[i.index()]));
+        self.index.reserve(n);
     }
 
     /// Number of interned nodes.
@@ -135,13 +216,13 @@ impl Context {
     /// True when a ShardId occurs anywhere below `id` (computed at intern time,
     /// so `update_shard_id` skips shard-free subtrees in O(1)).
     pub fn has_shard(&self, id: ExprId) -> bool {
-        self.meta[id.index()].has_shard
+        self.meta[id.index()].flags & SHARD != 0
     }
 
     /// True when a runtime value (CCGetRank, IndirectArg, IntRuntimeValue,
     /// OpaqueFn) occurs below `id`.
     pub fn has_runtime(&self, id: ExprId) -> bool {
-        self.meta[id.index()].has_runtime
+        self.meta[id.index()].flags & RUNTIME != 0
     }
 
     pub fn depth(&self, id: ExprId) -> u32 {
@@ -242,15 +323,21 @@ impl Context {
             return self.intern(node);
         }
         let meta = self.meta_of(&node)?;
-        let id = u32::try_from(self.nodes.len())
-            .map(ExprId)
-            .map_err(|_| Error::pelican("too many expression nodes in one context", "lncsplit"))?;
+        let id = self.next_id()?;
         let hash = hash_node(&node);
         self.nodes.push(node);
         self.meta.push(meta);
-        let nodes = &self.nodes;
-        self.index.insert_unique(hash, id, |&i| hash_node(&nodes[i.index()]));
+        self.index.insert(hash, id.0);
         Ok(id)
+    }
+
+    /// The id the next node gets (`u32::MAX` stays free: the index stores `id + 1`).
+    fn next_id(&self) -> Result<ExprId> {
+        u32::try_from(self.nodes.len())
+            .ok()
+            .filter(|&i| i < u32::MAX)
+            .map(ExprId)
+            .ok_or_else(|| Error::pelican("too many expression nodes in one context", "lncsplit"))
     }
 
     // ------------------------------------------------------------ interning
@@ -260,26 +347,47 @@ impl Context {
     pub fn lookup(&self, node: &Node) -> Option<ExprId> {
         let nodes = &self.nodes;
         self.index
-            .find(hash_node(node), |&id| nodes[id.index()] == *node)
-            .copied()
+            .find(hash_node(node), |id| nodes[id as usize] == *node)
+            .map(ExprId)
     }
 
     /// Intern an already-canonical node: return the existing id of a
     /// structurally equal node, or append it.
     fn intern(&mut self, node: Node) -> Result<ExprId> {
-        let hash = hash_node(&node);
+        let mut newest = None;
+        node.for_each_child(|c| newest = newest.max(Some(c.0)));
+        self.intern_by(hash_node(&node), newest, node, |k, n| k == n, |k| k)
+    }
+
+    /// Intern the node `make(key)` by its key: `eq(key, n)` recognises an
+    /// equal stored node, and `make` runs only when there is none (so AffExpr
+    /// and Sum allocate their terms only for a new node). `hash` must be
+    /// [`hash_node`] of the node `make` returns, `newest` its largest child id.
+    fn intern_by<K>(
+        &mut self,
+        hash: u32,
+        newest: Option<u32>,
+        key: K,
+        eq: impl Fn(&K, &Node) -> bool,
+        make: impl FnOnce(K) -> Node,
+    ) -> Result<ExprId> {
         let nodes = &self.nodes;
-        if let Some(&id) = self.index.find(hash, |&id| nodes[id.index()] == node) {
-            return Ok(id);
+        match self.index.probe(hash, newest, |id| eq(&key, &nodes[id as usize])) {
+            Probe::Found(id) => Ok(ExprId(id)),
+            Probe::Vacant(slot) => self.push_new(Some(slot), hash, make(key)),
         }
+    }
+
+    /// Append a node no stored node equals, into the index slot a probe found.
+    fn push_new(&mut self, slot: Option<usize>, hash: u32, node: Node) -> Result<ExprId> {
         let meta = self.meta_of(&node)?;
-        let id = u32::try_from(self.nodes.len())
-            .map(ExprId)
-            .map_err(|_| Error::pelican("too many expression nodes in one context", "lncsplit"))?;
+        let id = self.next_id()?;
         self.nodes.push(node);
         self.meta.push(meta);
-        let nodes = &self.nodes;
-        self.index.insert_unique(hash, id, |&i| hash_node(&nodes[i.index()]));
+        match slot {
+            Some(slot) => self.index.fill(slot, hash, id.0),
+            None => self.index.insert(hash, id.0),
+        }
         Ok(id)
     }
 
@@ -287,20 +395,19 @@ impl Context {
         let mut m = Meta {
             digest: 0,
             kind: node.kind() as u8,
-            has_shard: matches!(node, Node::ShardId { .. }),
-            has_runtime: matches!(
-                node,
+            flags: match node {
+                Node::ShardId { .. } => SHARD,
                 Node::CCGetRank { .. }
-                    | Node::IndirectArg { .. }
-                    | Node::IntRuntimeValue { .. }
-                    | Node::OpaqueFn { .. }
-            ),
+                | Node::IndirectArg { .. }
+                | Node::IntRuntimeValue { .. }
+                | Node::OpaqueFn { .. } => RUNTIME,
+                _ => 0,
+            },
             depth: 1,
         };
         // one walk over the children: their digests, depths and flags
         m.digest = self.content_digest(node, |cm| {
-            m.has_shard |= cm.has_shard;
-            m.has_runtime |= cm.has_runtime;
+            m.flags |= cm.flags;
             m.depth = m.depth.max(cm.depth.saturating_add(1));
         });
         if m.depth as u32 > MAX_DEPTH {
@@ -477,7 +584,7 @@ impl Context {
             }
             t.push((idx, coeff));
         }
-        t.sort_unstable_by(|x, y| self.order(x.0, y.0));
+        self.sort_by_content(&mut t[..], |x| x.0);
         // merge repeated indices in place, then drop zero coefficients
         let mut w = 0;
         for r in 0..t.len() {
@@ -493,16 +600,22 @@ impl Context {
         }
         t.truncate(w);
         t.retain(|x| x.1 != 0);
-        self.intern(Node::AffExpr {
-            terms: Box::from(&t[..]),
-            c,
-        })
+        self.intern_aff(&t, c)
+    }
+
+    fn intern_aff(&mut self, t: &[(ExprId, i64)], c: i64) -> Result<ExprId> {
+        self.intern_by(
+            aff_hash(t, c),
+            t.iter().map(|x| x.0 .0).max(),
+            t,
+            |t, n| matches!(n, Node::AffExpr { terms, c: k } if *k == c && **terms == **t),
+            |t| Node::AffExpr { terms: t.into(), c },
+        )
     }
 
     /// A constant: the AffExpr with no terms.
     pub fn constant(&mut self, c: i64) -> ExprId {
-        self.intern(Node::AffExpr { terms: Box::new([]), c })
-            .expect("a constant always interns")
+        self.intern_aff(&[], c).expect("a constant always interns")
     }
 
     /// createNArySum: terms in content order (so a+b ≡ b+a, and the written
@@ -511,11 +624,15 @@ impl Context {
         for &t in terms {
             self.check_id(t)?;
         }
-        let mut t = terms.to_vec();
-        t.sort_unstable_by(|&x, &y| self.order(x, y));
-        self.intern(Node::Sum {
-            terms: t.into_boxed_slice(),
-        })
+        let mut t: SmallVec<[ExprId; 8]> = SmallVec::from_slice(terms);
+        self.sort_by_content(&mut t[..], |&x| x);
+        self.intern_by(
+            sum_hash(&t),
+            t.iter().map(|x| x.0).max(),
+            &t[..],
+            |t, n| matches!(n, Node::Sum { terms } if **terms == **t),
+            |t| Node::Sum { terms: t.into() },
+        )
     }
 
     pub fn mult(&mut self, var: ExprId, scale: i64) -> Result<ExprId> {

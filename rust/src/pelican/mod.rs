@@ -12,6 +12,7 @@ pub mod context;
 pub mod display;
 pub mod eval;
 pub mod free_vars;
+mod index;
 pub mod kinds;
 pub mod legality;
 mod order;

@@ -60,16 +60,16 @@ fn mix_str(mut h: u64, s: &str) -> u64 {
 /// ShardId).
 fn is_field_ordered(kind: u8) -> bool {
     use super::kinds::ExprKind as K;
-    [
-        K::CCGetRank,
-        K::IndirectArg,
-        K::AffineIV,
-        K::IntRuntimeValue,
-        K::SymbolicIdx,
-        K::ShardId,
-    ]
-    .iter()
-    .any(|k| *k as u8 == kind)
+    const CCGETRANK: u8 = K::CCGetRank as u8;
+    const INDIRECTARG: u8 = K::IndirectArg as u8;
+    const AFFINEIV: u8 = K::AffineIV as u8;
+    const INTRUNTIMEVALUE: u8 = K::IntRuntimeValue as u8;
+    const SYMBOLICIDX: u8 = K::SymbolicIdx as u8;
+    const SHARDID: u8 = K::ShardId as u8;
+    matches!(
+        kind,
+        CCGETRANK | INDIRECTARG | AFFINEIV | INTRUNTIMEVALUE | SYMBOLICIDX | SHARDID
+    )
 }
 
 impl Context {
@@ -146,6 +146,41 @@ impl Context {
         };
         let h = finish(h);
         (h ^ (h >> 32)) as u32
+    }
+
+    /// Sort items by [`Context::order`] of their ids, exactly as
+    /// `sort_unstable_by(|x, y| self.order(id(x), id(y)))` does, reading each
+    /// item's metadata once: the order begins with the kind, then (for kinds
+    /// not ordered by their fields) the digest, so a key of the two decides
+    /// every pair whose keys differ and the full order runs only on ties.
+    pub(super) fn sort_by_content<T: Copy>(&self, items: &mut [T], id: impl Fn(&T) -> ExprId) {
+        let key = |x: &T| {
+            let (kind, digest) = self.kind_and_digest(id(x));
+            let digest = if is_field_ordered(kind) { 0 } else { digest };
+            (kind as u64) << 32 | digest as u64
+        };
+        let before = |(ka, a): (u64, &T), (kb, b): (u64, &T)| ka < kb || (ka == kb && self.order(id(a), id(b)).is_lt());
+        if items.len() > 16 {
+            let mut keyed: Vec<(u64, T)> = items.iter().map(|x| (key(x), *x)).collect();
+            keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| self.order(id(&a.1), id(&b.1))));
+            for (slot, (_, x)) in items.iter_mut().zip(keyed) {
+                *slot = x;
+            }
+            return;
+        }
+        // insertion sort of the few terms a node has, keys alongside
+        let mut keys = [0u64; 16];
+        for i in 0..items.len() {
+            let (k, x) = (key(&items[i]), items[i]);
+            let mut j = i;
+            while j > 0 && before((k, &x), (keys[j - 1], &items[j - 1])) {
+                keys[j] = keys[j - 1];
+                items[j] = items[j - 1];
+                j -= 1;
+            }
+            keys[j] = k;
+            items[j] = x;
+        }
     }
 
     /// The total order AffExpr terms and Sum operands are kept in: content

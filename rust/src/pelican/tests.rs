@@ -1068,3 +1068,75 @@ fn intern_bench_rows() {
         best * 1e9 / nodes as f64
     );
 }
+
+/// `sort_by_content` (the keyed sort the AffExpr and Sum factories use) puts
+/// terms in exactly the order of `Context::order`, ties of equal content
+/// (two loops with the same name and bounds) and equal digests included.
+#[test]
+fn sort_by_content_matches_the_content_order() {
+    let mut c = Context::new();
+    let ax = [
+        c.add_axis("i", 0, 8, 1),
+        c.add_axis("i", 0, 8, 1),
+        c.add_axis("j", 0, 4, 1),
+    ];
+    let mut ids = Vec::new();
+    for a in ax {
+        ids.push(c.affine_iv(a.unwrap()).unwrap());
+    }
+    ids.push(c.shard_id(4).unwrap());
+    ids.push(c.symbolic_idx(0, 64, 1, 0).unwrap());
+    ids.push(c.int_runtime_value("r").unwrap());
+    for k in 0..6 {
+        let e = c.aff_expr(&[(ids[k % 5], k as i64 + 1)], k as i64).unwrap();
+        ids.push(e);
+        ids.push(c.modulo(e, 3).unwrap());
+        ids.push(c.floor_div(e, 3).unwrap());
+        ids.push(c.mult(e, 2).unwrap());
+    }
+    // every rotation and a reversal of several windows, duplicates included
+    for w in ids.windows(7).step_by(3) {
+        for r in 0..w.len() {
+            let mut v: smallvec::SmallVec<[ExprId; 8]> = w.iter().copied().cycle().skip(r).take(w.len()).collect();
+            v.push(w[r]);
+            let mut want = v.clone();
+            want.sort_unstable_by(|&x, &y| c.order(x, y));
+            c.sort_by_content(&mut v[..], |&x| x);
+            assert_eq!(v, want);
+            v.reverse();
+            c.sort_by_content(&mut v[..], |&x| x);
+            assert_eq!(v, want);
+        }
+    }
+}
+
+/// Hash-consing holds across the index's merges of its recent table into
+/// the main one (tens of thousands of nodes): re-interning every expression
+/// — over old children and over children interned since — gives back the
+/// same ids, and nothing new is added.
+#[test]
+fn interning_is_idempotent_across_index_merges() {
+    let mut c = Context::new();
+    let s = c.shard_id(4).unwrap();
+    let y = c.symbolic_idx(0, 64, 1, 0).unwrap();
+    let build = |c: &mut Context, k: i64| -> Vec<ExprId> {
+        let a = c.aff_expr(&[(s, k % 7 + 1), (y, k % 5)], k % 10_000).unwrap();
+        let m = c.modulo(a, 2 + k % 9).unwrap();
+        let f = c.floor_div(a, 3).unwrap();
+        let x = c.mult(m, 2 + k % 3).unwrap();
+        let u = c.sum(&[f, x, a]).unwrap();
+        vec![a, m, f, x, u, c.cc_div(u, 4, 1).unwrap()]
+    };
+    let first: Vec<Vec<ExprId>> = (0..40_000).map(|k| build(&mut c, k)).collect();
+    let n = c.len();
+    assert!(n > 100_000, "enough nodes for several merges: {n}");
+    for (k, ids) in first.iter().enumerate() {
+        assert_eq!(&build(&mut c, k as i64), ids);
+    }
+    assert_eq!(c.len(), n);
+    let iv = c.add_axis("i", 0, 8, 1).unwrap();
+    let iv = c.affine_iv(iv).unwrap();
+    assert_eq!(c.lookup(&Node::AffineIV { axis: AxisId(0) }), Some(iv));
+    let old = c.node(first[7][3]).clone();
+    assert_eq!(c.lookup(&old), Some(first[7][3]));
+}

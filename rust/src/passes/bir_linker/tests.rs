@@ -465,11 +465,11 @@ fn marked_ranges_cover_the_arena_and_copy_like_the_walk() {
         assert_eq!(w[0].hi, w[1].lo, "core {c}");
         assert_eq!(w[0].ahi, w[1].alo, "core {c}");
     }
-    for c in 0..4 {
+    for (c, core) in cores.iter().enumerate() {
         let tag = format!("nc{c:02}.");
         let fns: Vec<&Function> = linked.functions.iter().filter(|f| f.name.starts_with(&tag)).collect();
         let (mctx, mmap) = ids::marked_context(&linked.ctx, c, 4).unwrap();
-        assert_eq!(mctx.len(), cores[c].ctx.len());
+        assert_eq!(mctx.len(), core.ctx.len());
         let (sctx, smap) = ids::extract_context(&linked.ctx, &fns, usize::MAX).unwrap();
         for f in &fns {
             for b in &f.basic_blocks {

@@ -173,22 +173,22 @@ pub(super) enum Barriers {
     Restore,
 }
 
-/// Arguments copied with their expression ids rewritten as they are cloned.
+/// Arguments cloned straight into the new vector (as `Vec::clone` does, no
+/// move of each argument), then their expression ids rewritten in place
+/// while still in cache.
 fn copy_arguments(args: &[Argument], m: &IdMap) -> Vec<Argument> {
-    args.iter()
-        .map(|a| {
-            let mut a = a.clone();
-            if let Argument::Symbolic(s) = &mut a {
-                for e in s.addrs.iter_mut() {
-                    *e = m.expr(*e);
-                }
-                for e in s.tile_addrs.iter_mut().chain(s.block_addrs.iter_mut()) {
-                    *e = m.expr(*e);
-                }
+    let mut out = args.to_vec();
+    for a in &mut out {
+        if let Argument::Symbolic(s) = a {
+            for e in s.addrs.iter_mut() {
+                *e = m.expr(*e);
             }
-            a
-        })
-        .collect()
+            for e in s.tile_addrs.iter_mut().chain(s.block_addrs.iter_mut()) {
+                *e = m.expr(*e);
+            }
+        }
+    }
+    out
 }
 
 /// The op fields copied: ids rewritten when `remap`, a CoreBarrier's id
@@ -410,14 +410,20 @@ pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<Segment
         .map(RegId)
         .map(|r| dst.intern_name(src.register_name(r)))
         .collect();
-    dst.extend_mapped(src, 0..src.len() as u32, true, |node| {
-        map_node(
-            node,
-            |c| ExprId(c.0 + eoff),
-            |a| AxisId(a.0 + aoff),
-            |r| regs.get(r.index()).copied().unwrap_or(r),
-        )
-    })?;
+    let unmoved = eoff == 0 && aoff == 0 && regs.iter().enumerate().all(|(i, r)| r.index() == i);
+    if unmoved {
+        // Into an empty arena (core 0): every id stays, nodes are cloned.
+        dst.extend_mapped(src, 0..src.len() as u32, true, Node::clone)?;
+    } else {
+        dst.extend_mapped(src, 0..src.len() as u32, true, |node| {
+            map_node(
+                node,
+                |c| ExprId(c.0 + eoff),
+                |a| AxisId(a.0 + aoff),
+                |r| regs.get(r.index()).copied().unwrap_or(r),
+            )
+        })?;
+    }
     Ok(Segment {
         lo: eoff,
         hi: dst.len() as u32,

@@ -35,7 +35,9 @@ use crate::passes::lnc_verifier;
 
 mod ids;
 
-use ids::{append_context, append_map, copy_block, copy_instructions, extract_context, IdMap};
+use ids::{
+    append_context, append_map, copy_block, copy_instructions, extract_context, marked_context, Barriers, IdMap,
+};
 
 /// `cores[i]` must carry `neuron_core_id` i (contract §3.6, passes that take `cores`).
 pub const BAD_CORES: u32 = core_list::BAD_CORE_SET;
@@ -322,7 +324,7 @@ fn link_core(c: usize, n: usize, m: &Module, map: &IdMap, first_barrier: i64) ->
                 };
                 Block {
                     name: b.name.clone(),
-                    instructions: copy_instructions(before, &b.instructions, after, map),
+                    instructions: copy_instructions(before, &b.instructions, after, map, Barriers::Keep),
                     extra: b.extra.clone(),
                 }
             })
@@ -375,12 +377,15 @@ fn core_entry(m: &Module) -> Value {
     Value::Object(o)
 }
 
-/// The linked module's arena: core 0's, then every other core's appended
-/// whole (never shared across cores, see `ids`).
-fn merge_contexts(cores: &[&Module]) -> Result<crate::pelican::Context> {
-    let mut ctx = cores[0].ctx.clone();
-    for m in &cores[1..] {
-        append_context(&mut ctx, &m.ctx)?;
+/// The linked module's arena: every core's appended whole, in core order
+/// (never shared across cores, see `ids`), into one arena sized once. Each
+/// core's range is marked, so `unlink` of this module in memory copies it
+/// back without a walk to find it.
+fn merge_contexts(cores: &[&Module], nodes: usize) -> Result<crate::pelican::Context> {
+    let mut ctx = crate::pelican::Context::with_capacity(nodes);
+    for m in cores {
+        let segment = append_context(&mut ctx, &m.ctx)?;
+        ctx.mark_segment(segment);
     }
     Ok(ctx)
 }
@@ -415,7 +420,7 @@ pub fn link(cores: &[&Module]) -> Result<Module> {
         || lnc_verifier::verify_concretized(cores, n),
         || {
             rayon::join(
-                || merge_contexts(cores),
+                || merge_contexts(cores, nodes),
                 || {
                     cores
                         .par_iter()
@@ -677,16 +682,8 @@ fn without_alias(m: &Module, f: &Function, s: &MemoryLocationSet, shared: &HashS
     Ok(s)
 }
 
-/// Every CoreBarrier takes back its per-core id.
-fn restore_barrier_ids(blocks: &mut [Block]) {
-    for_each_core_barrier_in_blocks_mut(blocks, &mut |i| {
-        if let OpFields::CoreBarrier { id, local_id, .. } = &mut i.op {
-            *id = local_id.take().map(|b| *b);
-        }
-    });
-}
-
-/// A core's `main` without what `link` inserted (checked by `layout`).
+/// A core's `main` without what `link` inserted (checked by `layout`); every
+/// CoreBarrier takes back its per-core id as it is copied.
 fn core_main_blocks(f: &Function, map: &IdMap) -> Vec<Block> {
     let last = f.basic_blocks.len().saturating_sub(1);
     f.basic_blocks
@@ -698,7 +695,13 @@ fn core_main_blocks(f: &Function, map: &IdMap) -> Vec<Block> {
             let hi = if k == last { len.saturating_sub(2) } else { len }.max(lo);
             Block {
                 name: b.name.clone(),
-                instructions: copy_instructions(Vec::new(), &b.instructions[lo..hi], Vec::new(), map),
+                instructions: copy_instructions(
+                    Vec::new(),
+                    &b.instructions[lo..hi],
+                    Vec::new(),
+                    map,
+                    Barriers::Restore,
+                ),
                 extra: b.extra.clone(),
             }
         })
@@ -706,12 +709,14 @@ fn core_main_blocks(f: &Function, map: &IdMap) -> Vec<Block> {
 }
 
 fn unlink_function(m: &Module, f: &Function, name: &str, map: &IdMap, shared: &HashSet<&str>) -> Result<Function> {
-    let mut blocks = if name == "main" {
+    let blocks = if name == "main" {
         core_main_blocks(f, map)
     } else {
-        f.basic_blocks.iter().map(|b| copy_block(b, map)).collect()
+        f.basic_blocks
+            .iter()
+            .map(|b| copy_block(b, map, Barriers::Restore))
+            .collect()
     };
-    restore_barrier_ids(&mut blocks);
     Ok(Function {
         name: Arc::from(name),
         shard_ids: f.shard_ids.clone(),
@@ -728,15 +733,32 @@ fn unlink_function(m: &Module, f: &Function, name: &str, map: &IdMap, shared: &H
 
 fn unlink_core(m: &Module, lay: &Layout<'_>, c: usize) -> Result<Module> {
     let fns: Vec<&Function> = lay.functions[c].iter().map(|&(i, _)| &m.functions[i]).collect();
-    // A core's own id range is about its share of the arena; a larger slice
-    // would drag other cores' nodes along, so the reached nodes are copied.
-    let budget = 2 * m.ctx.len() / lay.cores.len().max(1) + 4096;
-    let (ctx, map) = extract_context(&m.ctx, &fns, budget)?;
-    let functions = fns
-        .iter()
-        .zip(&lay.functions[c])
-        .map(|(f, (_, name))| unlink_function(m, f, name, &map, &lay.shared))
-        .collect::<Result<Vec<_>>>()?;
+    let functions_through = |map: &IdMap| -> Result<Vec<Function>> {
+        fns.iter()
+            .zip(&lay.functions[c])
+            .map(|(f, (_, name))| unlink_function(m, f, name, map, &lay.shared))
+            .collect()
+    };
+    // The range `link` marked for the core (a module it made in memory),
+    // kept only if the core's instructions stay inside it.
+    let mut copied = None;
+    if let Some((ctx, map)) = marked_context(&m.ctx, c, lay.cores.len()) {
+        let functions = functions_through(&map)?;
+        if !map.missed() {
+            copied = Some((ctx, functions));
+        }
+    }
+    let (ctx, functions) = match copied {
+        Some(done) => done,
+        None => {
+            // A core's own id range is about its share of the arena; a larger
+            // slice would drag other cores' nodes along, so the reached nodes
+            // are copied.
+            let budget = 2 * m.ctx.len() / lay.cores.len().max(1) + 4096;
+            let (ctx, map) = extract_context(&m.ctx, &fns, budget)?;
+            (ctx, functions_through(&map)?)
+        }
+    };
     let cf = &lay.cores[c];
     Ok(Module {
         version: cf.version,

@@ -7,6 +7,7 @@
 //! names the module, core and object involved.
 
 use hashbrown::HashSet;
+use rayon::prelude::*;
 
 use crate::bir::{Function, Instruction, Module, Opcode};
 use crate::error::{Error, Result};
@@ -150,18 +151,29 @@ pub fn verify_concretized(mods: &[&Module], lnc: usize) -> Result<()> {
     Ok(())
 }
 
-/// The barriers in the order the module is written (`main` first, contract
-/// §3.6): the i-th is the same barrier on every core.
-fn barriers(m: &Module) -> Vec<&Instruction> {
-    crate::passes::core_barriers::core_barriers(&m.functions)
+/// What the checks count in a core, in one walk (a core is read once, not
+/// once per check): its barriers in the order the module is written (`main`
+/// first, contract §3.6: the i-th is the same barrier on every core) and its
+/// GPSIMDSB2SB instructions.
+struct Counts<'a> {
+    barriers: Vec<&'a Instruction>,
+    sb2sb: usize,
 }
 
-fn sb2sb_count(m: &Module) -> usize {
-    let mut n = 0;
-    for f in &m.functions {
-        f.walk(&mut |i| n += (i.opcode == Opcode::GPSIMD_SB2SB) as usize);
+fn counts(m: &Module) -> Counts<'_> {
+    let mut c = Counts {
+        barriers: Vec::new(),
+        sb2sb: 0,
+    };
+    for i in crate::passes::core_barriers::written_order(&m.functions) {
+        m.functions[i].walk(&mut |inst| {
+            if inst.opcode == Opcode::CORE_BARRIER {
+                c.barriers.push(inst);
+            }
+            c.sb2sb += (inst.opcode == Opcode::GPSIMD_SB2SB) as usize;
+        });
     }
-    n
+    c
 }
 
 /// Addresses of the shared (post-DRAM-alloc) tensors of a module.
@@ -201,8 +213,8 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
         }
     }
     verify_core_set(mods)?;
-    let cb0 = barriers(m0);
-    let sb0 = sb2sb_count(m0);
+    let counts: Vec<Counts<'_>> = mods.par_iter().map(|m| counts(m)).collect();
+    let (cb0, sb0) = (&counts[0].barriers, counts[0].sb2sb);
     let index: Vec<LocIndex<'_>> = mods.iter().map(|m| location_index(m)).collect();
     let shared0 = shared_addresses(m0);
     for (nc, m) in mods.iter().enumerate().skip(1) {
@@ -254,7 +266,7 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
                 }
             }
         }
-        let cb = barriers(m);
+        let cb = &counts[nc].barriers;
         if cb.len() != cb0.len() {
             return Err(fail(
                 1187,
@@ -263,7 +275,7 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
                 format!("core 0 has {} CoreBarriers, core {nc} has {}", cb0.len(), cb.len()),
             ));
         }
-        let sb = sb2sb_count(m);
+        let sb = counts[nc].sb2sb;
         if sb != sb0 {
             return Err(fail(
                 1198,
@@ -274,8 +286,8 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
         }
         verify_remote_targets(mods, nc, &index)?;
     }
-    for (nc, m) in mods.iter().enumerate() {
-        for (index, (b, b0)) in barriers(m).iter().zip(&cb0).enumerate() {
+    for (nc, c) in counts.iter().enumerate() {
+        for (index, (b, b0)) in c.barriers.iter().zip(cb0).enumerate() {
             let id = match &b.op {
                 crate::bir::OpFields::CoreBarrier { id, .. } => *id,
                 _ => None,

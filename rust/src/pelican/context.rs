@@ -63,6 +63,15 @@ pub(super) struct Meta {
 const SHARD: u8 = 1;
 /// A runtime value occurs below the node.
 const RUNTIME: u8 = 2;
+/// Node ids `lo..hi` and axis ids `alo..ahi` of a context that were
+/// appended whole from another one (see [`Context::mark_segment`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub lo: u32,
+    pub hi: u32,
+    pub alo: u32,
+    pub ahi: u32,
+}
 
 #[derive(Clone)]
 pub struct Context {
@@ -72,6 +81,10 @@ pub struct Context {
     axes: Vec<Axis>,
     registers: Vec<Arc<str>>,
     reg_index: hashbrown::HashMap<Arc<str>, RegId>,
+    /// A memo for the linker, not part of the context's value (never
+    /// written or compared): the id ranges appended whole, in order. The
+    /// arena only grows, so a recorded range keeps its nodes.
+    segments: Vec<Segment>,
 }
 
 impl Default for Context {
@@ -180,6 +193,7 @@ impl Context {
             axes: Vec::new(),
             registers: Vec::new(),
             reg_index: hashbrown::HashMap::new(),
+            segments: Vec::new(),
         }
     }
 
@@ -305,15 +319,7 @@ impl Context {
     /// so their relative order — and with it the written order of AffExpr and
     /// Sum terms — survives link and unlink exactly (contract §3.7).
     pub fn insert_canonical(&mut self, node: Node, share: bool) -> Result<ExprId> {
-        let mut bad = false;
-        node.for_each_child(|c| bad |= !self.contains(c));
-        bad |= match &node {
-            Node::AffineIV { axis } => axis.index() >= self.axes.len(),
-            Node::IntRuntimeValue { reg } => reg.index() >= self.registers.len(),
-            Node::OpaqueFn { name, .. } => name.index() >= self.registers.len(),
-            _ => false,
-        };
-        if bad {
+        if !self.refers_to_own_ids(&node) {
             return Err(Error::pelican(
                 "node refers to an id this context does not have",
                 "lncsplit/pelican",
@@ -338,6 +344,72 @@ impl Context {
             .filter(|&i| i < u32::MAX)
             .map(ExprId)
             .ok_or_else(|| Error::pelican("too many expression nodes in one context", "lncsplit"))
+    }
+
+    /// Append the nodes `ids` of `src` (ascending), each rewritten by `map`
+    /// (its child, axis and register ids into this context), as
+    /// [`insert_canonical`](Self::insert_canonical) would one by one, but in
+    /// one transfer: room reserved once, and the metadata copied from `src`
+    /// (the content digest, depth and flags depend on content only, which
+    /// `map` keeps). With `fresh` every node gets a new id; without it the
+    /// transfer stops with `Ok(false)` at the first node equal to one already
+    /// here (the caller wants a one-to-one copy and takes another way).
+    pub fn extend_mapped(
+        &mut self,
+        src: &Context,
+        ids: std::ops::Range<u32>,
+        fresh: bool,
+        map: impl Fn(&Node) -> Node,
+    ) -> Result<bool> {
+        let refused = || Error::pelican("node refers to an id this context does not have", "lncsplit/pelican");
+        let count = ids.end.saturating_sub(ids.start) as usize;
+        if ids.end as usize > src.len() || u32::try_from(self.nodes.len() + count).is_err() {
+            return Err(refused());
+        }
+        self.reserve(count);
+        for id in ids {
+            let node = map(&src.nodes[id as usize]);
+            if !self.refers_to_own_ids(&node) {
+                return Err(refused());
+            }
+            let hash = hash_node(&node);
+            if !fresh && self.lookup(&node).is_some() {
+                return Ok(false);
+            }
+            let new = self.next_id()?;
+            self.nodes.push(node);
+            self.meta.push(src.meta[id as usize]);
+            self.index.insert(hash, new.0);
+        }
+        Ok(true)
+    }
+
+    /// Remember that `s` was appended whole (by [`extend_mapped`](Self::extend_mapped)
+    /// with its axes): the linker marks each core's range, so `unlink` can
+    /// take a core's range back without first walking its instructions to
+    /// find it. Ignored when it is not a range of this context.
+    pub fn mark_segment(&mut self, s: Segment) {
+        if s.lo <= s.hi && s.hi as usize <= self.nodes.len() && s.alo <= s.ahi && s.ahi as usize <= self.axes.len() {
+            self.segments.push(s);
+        }
+    }
+
+    /// The ranges marked by [`mark_segment`](Self::mark_segment), in order.
+    /// A hint: a reader checks that what it copies stays inside.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// Every child, axis and register id of `node` is one of this context's.
+    fn refers_to_own_ids(&self, node: &Node) -> bool {
+        let mut ok = true;
+        node.for_each_child(|c| ok &= self.contains(c));
+        ok && match node {
+            Node::AffineIV { axis } => axis.index() < self.axes.len(),
+            Node::IntRuntimeValue { reg } => reg.index() < self.registers.len(),
+            Node::OpaqueFn { name, .. } => name.index() < self.registers.len(),
+            _ => true,
+        }
     }
 
     // ------------------------------------------------------------ interning

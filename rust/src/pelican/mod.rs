@@ -20,7 +20,7 @@ pub mod predicate;
 pub mod wire;
 
 pub use batch::{NO_ID, OP_ARG};
-pub use context::{Axis, Context, MAX_DEPTH};
+pub use context::{Axis, Context, Segment, MAX_DEPTH};
 pub use eval::Bindings;
 pub use free_vars::FreeVars;
 pub use kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};

@@ -1140,3 +1140,92 @@ fn interning_is_idempotent_across_index_merges() {
     let old = c.node(first[7][3]).clone();
     assert_eq!(c.lookup(&old), Some(first[7][3]));
 }
+
+// ------------------------------------------------ moving nodes between contexts
+
+/// `extend_mapped` appends nodes one to one with the metadata interning them
+/// would give (digest, depth, flags), and they stay findable (`lookup`).
+#[test]
+fn extend_mapped_copies_nodes_with_their_metadata() {
+    let Fx { c: src, i, j, s } = fx();
+    let mut src = src;
+    let e = src.aff_expr(&[(i, 2), (j, 3)], 1).unwrap();
+    let top = src.mult(e, 5).unwrap();
+    let mut dst = Context::new();
+    dst.add_axis("i", 0, 8, 1).unwrap();
+    dst.add_axis("j", 2, 14, 3).unwrap();
+    assert!(dst
+        .extend_mapped(&src, 0..src.len() as u32, true, |n| n.clone())
+        .unwrap());
+    assert_eq!(dst.len(), src.len());
+    for id in [i, j, s, e, top] {
+        assert_eq!(dst.node(id), src.node(id));
+        assert_eq!(dst.digest(id), src.digest(id));
+        assert_eq!(dst.depth(id), src.depth(id));
+        assert_eq!(dst.has_shard(id), src.has_shard(id));
+        assert_eq!(dst.lookup(src.node(id)), Some(id));
+    }
+}
+
+/// Fresh nodes may repeat what is there; a one-to-one copy stops at the
+/// first node the context already holds.
+#[test]
+fn extend_mapped_fresh_repeats_and_checked_stops_at_an_equal_node() {
+    let Fx { c: src, .. } = fx();
+    let mut dst = src.clone();
+    assert!(dst
+        .extend_mapped(&src, 0..src.len() as u32, true, |n| n.clone())
+        .unwrap());
+    assert_eq!(dst.len(), 2 * src.len());
+    let mut dst = src.clone();
+    assert!(!dst
+        .extend_mapped(&src, 0..src.len() as u32, false, |n| n.clone())
+        .unwrap());
+    assert_eq!(dst.len(), src.len());
+}
+
+/// A node naming an id the target does not have is refused, as by
+/// `insert_canonical`.
+#[test]
+fn extend_mapped_refuses_foreign_ids() {
+    let Fx { c: src, .. } = fx();
+    let mut dst = Context::new();
+    let r = dst.extend_mapped(&src, 0..src.len() as u32, true, |n| n.clone());
+    assert!(msg(r).contains("does not have"));
+    assert!(msg(dst.extend_mapped(&src, 0..src.len() as u32 + 1, true, |n| n.clone())).contains("does not have"));
+}
+
+/// Marks name ranges of the context; one that is not is ignored.
+#[test]
+fn mark_segment_keeps_only_ranges_of_the_context() {
+    let Fx { mut c, .. } = fx();
+    let n = c.len() as u32;
+    c.mark_segment(Segment {
+        lo: 0,
+        hi: n,
+        alo: 0,
+        ahi: 2,
+    });
+    c.mark_segment(Segment {
+        lo: 0,
+        hi: n + 1,
+        alo: 0,
+        ahi: 2,
+    });
+    c.mark_segment(Segment {
+        lo: 0,
+        hi: n,
+        alo: 1,
+        ahi: 3,
+    });
+    assert_eq!(
+        c.segments(),
+        &[Segment {
+            lo: 0,
+            hi: n,
+            alo: 0,
+            ahi: 2
+        }]
+    );
+    assert_eq!(c.clone().segments().len(), 1);
+}

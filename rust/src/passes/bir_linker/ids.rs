@@ -7,27 +7,32 @@
 //! ascending order. Both maps are monotone, so every core's expressions are
 //! written with their terms in the same order before and after.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
-use crate::bir::{Argument, Block, Function, Instruction, IntOrExpr, OpFields};
+use crate::bir::{Argument, Block, Function, Instruction, IntOrExpr, OpFields, Opcode};
 use crate::error::Result;
-use crate::pelican::{AxisId, Context, ExprId, Node, RegId};
+use crate::pelican::{AxisId, Context, ExprId, Node, RegId, Segment};
 
 /// Blocks with at least this many instructions are copied on rayon's pool
 /// (as the structural clone does).
 const PAR_BLOCK: usize = 4096;
 
-/// Marks an id a table does not map (never looked up: a table maps every
-/// id the core reaches, and only those are rewritten).
+/// Marks an id a table or window does not map (a table maps every id the
+/// core reaches; a window's misses are recorded, see [`IdMap::missed`]).
 const UNMAPPED: u32 = u32::MAX;
 
 /// One id space mapped into another: up by an offset (link), down by a
-/// shift (unlink of a slice), or a table indexed by the old id.
+/// shift (unlink of a slice), down by a shift with a bound check (unlink of
+/// a range `link` marked, trusted only if every id falls inside), or a table
+/// indexed by the old id.
 #[derive(Clone, Debug)]
 pub(super) enum Ids {
     Offset(u32),
     Shift(u32),
+    Window { lo: u32, len: u32 },
     Table(Vec<u32>),
 }
 
@@ -37,6 +42,10 @@ impl Ids {
         match self {
             Ids::Offset(o) => id.wrapping_add(*o),
             Ids::Shift(s) => id.wrapping_sub(*s),
+            Ids::Window { lo, len } => match id.wrapping_sub(*lo) {
+                x if x < *len => x,
+                _ => UNMAPPED,
+            },
             Ids::Table(t) => t.get(id as usize).copied().unwrap_or(UNMAPPED),
         }
     }
@@ -47,32 +56,53 @@ impl Ids {
 }
 
 /// Where a core's expression and loop-axis ids land in the target context.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(super) struct IdMap {
     exprs: Ids,
     axes: Ids,
+    /// Set when a window met an id outside it (the copy is then discarded).
+    missed: AtomicBool,
 }
 
 impl IdMap {
-    pub(super) fn offset(exprs: u32, axes: u32) -> IdMap {
+    fn new(exprs: Ids, axes: Ids) -> IdMap {
         IdMap {
-            exprs: Ids::Offset(exprs),
-            axes: Ids::Offset(axes),
+            exprs,
+            axes,
+            missed: AtomicBool::new(false),
         }
+    }
+
+    pub(super) fn offset(exprs: u32, axes: u32) -> IdMap {
+        IdMap::new(Ids::Offset(exprs), Ids::Offset(axes))
     }
 
     pub(super) fn is_identity(&self) -> bool {
         self.exprs.is_identity() && self.axes.is_identity()
     }
 
+    /// Did a copy through this map meet an id its window does not hold?
+    pub(super) fn missed(&self) -> bool {
+        self.missed.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn checked(&self, id: u32, ids: &Ids) -> u32 {
+        let x = ids.get(id);
+        if x == UNMAPPED && matches!(ids, Ids::Window { .. }) {
+            self.missed.store(true, Ordering::Relaxed);
+        }
+        x
+    }
+
     #[inline]
     fn expr(&self, e: ExprId) -> ExprId {
-        ExprId(self.exprs.get(e.0))
+        ExprId(self.checked(e.0, &self.exprs))
     }
 
     #[inline]
     fn axis(&self, a: AxisId) -> AxisId {
-        AxisId(self.axes.get(a.0))
+        AxisId(self.checked(a.0, &self.axes))
     }
 }
 
@@ -94,7 +124,7 @@ fn int_or_expr_ids(fields: [&Option<IntOrExpr>; 3], f: &mut impl FnMut(Held)) {
 }
 
 /// Every expression and axis id the instruction's own fields hold. Must
-/// visit exactly the fields [`remap_instruction`] rewrites.
+/// visit exactly the fields [`copy_instruction`] rewrites.
 fn held_ids(i: &Instruction, f: &mut impl FnMut(Held)) {
     for a in i.arguments() {
         if let Argument::Symbolic(s) = a {
@@ -134,52 +164,114 @@ fn remap_int_or_expr(fields: [&mut Option<IntOrExpr>; 3], m: &IdMap) {
     }
 }
 
-/// Rewrite every id of the instruction (nested blocks included) through `m`.
-fn remap_instruction(i: &mut Instruction, m: &IdMap) {
-    for a in i.arguments_mut() {
+/// How a copy changes an instruction besides moving its ids.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Barriers {
+    /// CoreBarriers copied as they are.
+    Keep,
+    /// Every CoreBarrier takes back its per-core id (`local_id`, unlink).
+    Restore,
+}
+
+/// Arguments cloned straight into the new vector (as `Vec::clone` does, no
+/// move of each argument), then their expression ids rewritten in place
+/// while still in cache.
+fn copy_arguments(args: &[Argument], m: &IdMap) -> Vec<Argument> {
+    let mut out = args.to_vec();
+    for a in &mut out {
         if let Argument::Symbolic(s) = a {
-            for e in s.addrs.iter_mut().chain(&mut s.tile_addrs).chain(&mut s.block_addrs) {
+            for e in s.addrs.iter_mut() {
+                *e = m.expr(*e);
+            }
+            for e in s.tile_addrs.iter_mut().chain(s.block_addrs.iter_mut()) {
                 *e = m.expr(*e);
             }
         }
     }
-    for p in &mut i.predicates {
-        p.expr = m.expr(p.expr);
-    }
-    match &mut i.op {
-        OpFields::CollectiveCompute {
-            recv_from_rank,
-            send_to_rank,
-            queue,
-            ..
-        } => remap_int_or_expr([recv_from_rank, send_to_rank, queue], m),
-        OpFields::Matmult {
-            replication_resolution,
-            replication_shift_amnt,
-            replication_num_rows,
-        } => remap_int_or_expr(
-            [replication_resolution, replication_shift_amnt, replication_num_rows],
-            m,
-        ),
-        OpFields::Loop { axis, blocks, .. } => {
-            *axis = m.axis(*axis);
-            for b in blocks {
-                for j in &mut b.instructions {
-                    remap_instruction(j, m);
+    out
+}
+
+/// The op fields copied: ids rewritten when `remap`, a CoreBarrier's id
+/// restored, a Loop's body copied the same way (not cloned, then walked).
+fn copy_op(i: &Instruction, m: &IdMap, remap: bool, barriers: Barriers) -> OpFields {
+    match &i.op {
+        OpFields::Loop {
+            axis,
+            axis_extra,
+            blocks,
+        } => OpFields::Loop {
+            axis: if remap { m.axis(*axis) } else { *axis },
+            axis_extra: axis_extra.clone(),
+            blocks: blocks
+                .iter()
+                .map(|b| Block {
+                    name: b.name.clone(),
+                    instructions: b
+                        .instructions
+                        .iter()
+                        .map(|j| copy_instruction(j, m, barriers))
+                        .collect(),
+                    extra: b.extra.clone(),
+                })
+                .collect(),
+        },
+        op => {
+            let mut op = op.clone();
+            match &mut op {
+                OpFields::CoreBarrier { id, local_id, .. }
+                    if barriers == Barriers::Restore && i.opcode == Opcode::CORE_BARRIER =>
+                {
+                    *id = local_id.take().map(|b| *b)
                 }
+                OpFields::CollectiveCompute {
+                    recv_from_rank,
+                    send_to_rank,
+                    queue,
+                    ..
+                } if remap => remap_int_or_expr([recv_from_rank, send_to_rank, queue], m),
+                OpFields::Matmult {
+                    replication_resolution,
+                    replication_shift_amnt,
+                    replication_num_rows,
+                } if remap => remap_int_or_expr(
+                    [replication_resolution, replication_shift_amnt, replication_num_rows],
+                    m,
+                ),
+                _ => {}
             }
+            op
         }
-        _ => {}
     }
 }
 
-/// Copy one instruction into the target context.
-pub(super) fn copy_instruction(i: &Instruction, m: &IdMap) -> Instruction {
-    let mut j = i.clone();
-    if !m.is_identity() {
-        remap_instruction(&mut j, m);
+/// Copy one instruction into the target context: cloned field by field
+/// with its ids rewritten (and its barrier id restored) in the same pass,
+/// nested blocks included — a plain clone when nothing changes.
+pub(super) fn copy_instruction(i: &Instruction, m: &IdMap, barriers: Barriers) -> Instruction {
+    let remap = !m.is_identity();
+    let touched = matches!(i.op, OpFields::Loop { .. } | OpFields::CoreBarrier { .. });
+    if !remap && (barriers == Barriers::Keep || !touched) {
+        return i.clone();
     }
-    j
+    let args = |v: &Vec<Argument>| if remap { copy_arguments(v, m) } else { v.clone() };
+    let mut predicates = i.predicates.clone();
+    if remap {
+        for p in &mut predicates {
+            p.expr = m.expr(p.expr);
+        }
+    }
+    Instruction {
+        name: i.name.clone(),
+        opcode: i.opcode,
+        engine: i.engine.clone(),
+        ins: args(&i.ins),
+        outs: args(&i.outs),
+        indirection_ins: i.indirection_ins.as_ref().map(args),
+        predicates,
+        dependencies: i.dependencies.clone(),
+        op: copy_op(i, m, remap, barriers),
+        extra: i.extra.clone(),
+    }
 }
 
 /// Copy `src` (a slice of a block's instructions) between `before` and
@@ -189,23 +281,24 @@ pub(super) fn copy_instructions(
     src: &[Instruction],
     after: Vec<Instruction>,
     m: &IdMap,
+    barriers: Barriers,
 ) -> Vec<Instruction> {
     let mut out = before;
-    out.reserve(src.len() + after.len());
+    out.reserve_exact(src.len() + after.len());
     if src.len() >= PAR_BLOCK {
-        out.par_extend(src.par_iter().map(|i| copy_instruction(i, m)));
+        out.par_extend(src.par_iter().map(|i| copy_instruction(i, m, barriers)));
     } else {
-        out.extend(src.iter().map(|i| copy_instruction(i, m)));
+        out.extend(src.iter().map(|i| copy_instruction(i, m, barriers)));
     }
     out.extend(after);
     out
 }
 
 /// A block copied whole into the target context.
-pub(super) fn copy_block(b: &Block, m: &IdMap) -> Block {
+pub(super) fn copy_block(b: &Block, m: &IdMap, barriers: Barriers) -> Block {
     Block {
         name: b.name.clone(),
-        instructions: copy_instructions(Vec::new(), &b.instructions, Vec::new(), m),
+        instructions: copy_instructions(Vec::new(), &b.instructions, Vec::new(), m, barriers),
         extra: b.extra.clone(),
     }
 }
@@ -305,8 +398,10 @@ pub(super) fn append_map(nodes: usize, axes: usize) -> IdMap {
 
 /// Append all of `src` (nodes, axes, registers by name) to `dst`, never
 /// sharing a node with what `dst` already holds: `src`'s ids shift by
-/// `dst.len()`, its axes by the number of `dst`'s axes.
-pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<()> {
+/// `dst.len()`, its axes by the number of `dst`'s axes. One transfer
+/// (`Context::extend_mapped`): no node is interned or re-digested. Returns
+/// where `src` landed.
+pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<Segment> {
     let (eoff, aoff) = (dst.len() as u32, dst.axes().len() as u32);
     for a in src.axes() {
         dst.add_axis(&a.name, a.lo, a.ub, a.step)?;
@@ -315,17 +410,43 @@ pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<()> {
         .map(RegId)
         .map(|r| dst.intern_name(src.register_name(r)))
         .collect();
-    dst.reserve(src.len());
-    for id in (0..src.len() as u32).map(ExprId) {
-        let node = map_node(
-            src.node(id),
-            |c| ExprId(c.0 + eoff),
-            |a| AxisId(a.0 + aoff),
-            |r| regs.get(r.index()).copied().unwrap_or(r),
-        );
-        dst.insert_canonical(node, false)?;
+    let unmoved = eoff == 0 && aoff == 0 && regs.iter().enumerate().all(|(i, r)| r.index() == i);
+    if unmoved {
+        // Into an empty arena (core 0): every id stays, nodes are cloned.
+        dst.extend_mapped(src, 0..src.len() as u32, true, Node::clone)?;
+    } else {
+        dst.extend_mapped(src, 0..src.len() as u32, true, |node| {
+            map_node(
+                node,
+                |c| ExprId(c.0 + eoff),
+                |a| AxisId(a.0 + aoff),
+                |r| regs.get(r.index()).copied().unwrap_or(r),
+            )
+        })?;
     }
-    Ok(())
+    Ok(Segment {
+        lo: eoff,
+        hi: dst.len() as u32,
+        alo: aoff,
+        ahi: dst.axes().len() as u32,
+    })
+}
+
+/// The range `link` marked for core `c` of `n` in a linked module's arena,
+/// copied whole, with a map that records any id outside it
+/// ([`IdMap::missed`]: then the copy made through it is not the core's).
+/// None when the arena has no such marks (e.g. a linked module read from
+/// JSON) or the range cannot be copied one to one.
+pub(super) fn marked_context(src: &Context, c: usize, n: usize) -> Option<(Context, IdMap)> {
+    let segments = src.segments();
+    let s = segments.get(c).filter(|_| segments.len() == n)?;
+    let r = Slice {
+        lo: s.lo,
+        hi: s.hi,
+        alo: s.alo,
+        ahi: s.ahi,
+    };
+    copy_slice(src, r, true).ok().flatten()
 }
 
 /// The nodes and axes the functions reach, each list ascending.
@@ -378,7 +499,7 @@ fn reached(src: &Context, fns: &[&Function]) -> (Vec<ExprId>, Vec<AxisId>) {
 /// order through a table.
 pub(super) fn extract_context(src: &Context, fns: &[&Function], budget: usize) -> Result<(Context, IdMap)> {
     if let Some(r) = slice_of(src, fns).filter(|r| (r.hi - r.lo) as usize <= budget) {
-        if let Some(out) = copy_slice(src, r)? {
+        if let Some(out) = copy_slice(src, r, false)? {
             return Ok(out);
         }
     }
@@ -459,34 +580,47 @@ fn slice_of(src: &Context, fns: &[&Function]) -> Option<Slice> {
 }
 
 /// Copy a self-contained slice one to one (None if the copy would merge two
-/// nodes, which only a context that breaks hash-consing could cause).
-fn copy_slice(src: &Context, r: Slice) -> Result<Option<(Context, IdMap)>> {
+/// nodes, which only a context that breaks hash-consing could cause), in one
+/// transfer (`Context::extend_mapped`). With `window` the map checks that
+/// every id it rewrites lies in the slice.
+fn copy_slice(src: &Context, r: Slice, window: bool) -> Result<Option<(Context, IdMap)>> {
     let mut ctx = Context::with_capacity((r.hi - r.lo) as usize);
     for a in r.alo..r.ahi {
         let ax = src.axis(AxisId(a));
         ctx.add_axis(&ax.name, ax.lo, ax.ub, ax.step)?;
     }
+    // Registers in order of first use, as interning the nodes one by one would.
     let mut regs: HashMap<RegId, RegId> = HashMap::new();
     for id in r.lo..r.hi {
-        let node = src.node(ExprId(id));
-        if let Node::IntRuntimeValue { reg } | Node::OpaqueFn { name: reg, .. } = node {
+        if let Node::IntRuntimeValue { reg } | Node::OpaqueFn { name: reg, .. } = src.node(ExprId(id)) {
             if !regs.contains_key(reg) {
                 regs.insert(*reg, ctx.intern_name(src.register_name(*reg)));
             }
         }
-        let mapped = map_node(
-            node,
-            |c| ExprId(c.0 - r.lo),
-            |a| AxisId(a.0 - r.alo),
-            |g| regs.get(&g).copied().unwrap_or(g),
-        );
-        if ctx.insert_canonical(mapped, true)? != ExprId(id - r.lo) {
-            return Ok(None);
-        }
     }
-    let map = IdMap {
-        exprs: Ids::Shift(r.lo),
-        axes: Ids::Shift(r.alo),
+    let one_to_one = ctx.extend_mapped(src, r.lo..r.hi, false, |node| {
+        map_node(
+            node,
+            |c| ExprId(c.0.wrapping_sub(r.lo)),
+            |a| AxisId(a.0.wrapping_sub(r.alo)),
+            |g| regs.get(&g).copied().unwrap_or(g),
+        )
+    })?;
+    if !one_to_one {
+        return Ok(None);
+    }
+    let map = match window {
+        true => IdMap::new(
+            Ids::Window {
+                lo: r.lo,
+                len: r.hi - r.lo,
+            },
+            Ids::Window {
+                lo: r.alo,
+                len: r.ahi - r.alo,
+            },
+        ),
+        false => IdMap::new(Ids::Shift(r.lo), Ids::Shift(r.alo)),
     };
     Ok(Some((ctx, map)))
 }
@@ -516,9 +650,5 @@ fn copy_reached(src: &Context, nodes: &[ExprId], axes: &[AxisId]) -> Result<(Con
         );
         expr_map[id.index()] = ctx.insert_canonical(mapped, true)?.0;
     }
-    let map = IdMap {
-        exprs: Ids::Table(expr_map),
-        axes: Ids::Table(axis_map),
-    };
-    Ok((ctx, map))
+    Ok((ctx, IdMap::new(Ids::Table(expr_map), Ids::Table(axis_map))))
 }

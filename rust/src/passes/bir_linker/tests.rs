@@ -438,12 +438,85 @@ fn slice_and_table_extraction_write_the_same_blocks() {
         assert!(tctx.len() <= sctx.len());
         for f in &fns {
             for b in &f.basic_blocks {
-                let a = crate::bir::dump::block_to_value(&sctx, &ids::copy_block(b, &smap), 2).unwrap();
-                let t = crate::bir::dump::block_to_value(&tctx, &ids::copy_block(b, &tmap), 2).unwrap();
+                let a = crate::bir::dump::block_to_value(&sctx, &ids::copy_block(b, &smap, ids::Barriers::Keep), 2)
+                    .unwrap();
+                let t = crate::bir::dump::block_to_value(&tctx, &ids::copy_block(b, &tmap, ids::Barriers::Keep), 2)
+                    .unwrap();
                 let orig = crate::bir::dump::block_to_value(&linked.ctx, b, 2).unwrap();
                 assert_eq!(a, t);
                 assert_eq!(a, orig);
             }
         }
     }
+}
+
+/// `link` marks each core's range of the linked arena, consecutive and
+/// covering it; copying a core through its mark writes what the walk-based
+/// extraction writes, and no id of the core falls outside.
+#[test]
+fn marked_ranges_cover_the_arena_and_copy_like_the_walk() {
+    let cores = cores_of(9, 3000, 4);
+    let linked = link(&refs(&cores)).unwrap();
+    let segments = linked.ctx.segments();
+    assert_eq!(segments.len(), 4);
+    assert_eq!(segments[0].lo, 0);
+    assert_eq!(segments[3].hi as usize, linked.ctx.len());
+    for (c, w) in segments.windows(2).enumerate() {
+        assert_eq!(w[0].hi, w[1].lo, "core {c}");
+        assert_eq!(w[0].ahi, w[1].alo, "core {c}");
+    }
+    for (c, core) in cores.iter().enumerate() {
+        let tag = format!("nc{c:02}.");
+        let fns: Vec<&Function> = linked.functions.iter().filter(|f| f.name.starts_with(&tag)).collect();
+        let (mctx, mmap) = ids::marked_context(&linked.ctx, c, 4).unwrap();
+        assert_eq!(mctx.len(), core.ctx.len());
+        let (sctx, smap) = ids::extract_context(&linked.ctx, &fns, usize::MAX).unwrap();
+        for f in &fns {
+            for b in &f.basic_blocks {
+                let m = crate::bir::dump::block_to_value(&mctx, &ids::copy_block(b, &mmap, ids::Barriers::Keep), 2);
+                let s = crate::bir::dump::block_to_value(&sctx, &ids::copy_block(b, &smap, ids::Barriers::Keep), 2);
+                assert_eq!(m.unwrap(), s.unwrap());
+            }
+        }
+        assert!(!mmap.missed(), "core {c}");
+    }
+}
+
+/// A linked module changed in memory so that a core refers to an expression
+/// outside its marked range is still unlinked exactly: the mark is dropped
+/// for that core and its reached expressions are copied, as for the same
+/// module without marks.
+#[test]
+fn a_core_leaving_its_marked_range_is_unlinked_like_an_unmarked_module() {
+    let cores = cores_of(5, 1500, 2);
+    let mut linked = link(&refs(&cores)).unwrap();
+    let foreign = linked.ctx.segments()[0].lo;
+    let mut changed = false;
+    for f in linked.functions.iter_mut().filter(|f| f.name.starts_with("nc01.")) {
+        for b in &mut f.basic_blocks {
+            for i in &mut b.instructions {
+                for a in i.arguments_mut() {
+                    if let crate::bir::Argument::Symbolic(s) = a {
+                        if let Some(e) = s.addrs.first_mut().filter(|_| !changed) {
+                            *e = crate::pelican::ExprId(foreign);
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(changed);
+    // The same module with the same ids and no marks.
+    let mut unmarked = linked.clone();
+    unmarked.ctx = crate::pelican::Context::new();
+    ids::append_context(&mut unmarked.ctx, &linked.ctx).unwrap();
+    assert!(unmarked.ctx.segments().is_empty());
+    let marked = unlink(&linked).unwrap();
+    let walked = unlink(&unmarked).unwrap();
+    for (a, b) in marked.iter().zip(&walked) {
+        assert_eq!(bytes(a), bytes(b), "core {}", a.name);
+    }
+    assert_eq!(bytes(&marked[0]), bytes(&cores[0]));
+    assert_ne!(bytes(&marked[1]), bytes(&cores[1]));
 }

@@ -94,7 +94,7 @@ fn int_or_expr_ids(fields: [&Option<IntOrExpr>; 3], f: &mut impl FnMut(Held)) {
 }
 
 /// Every expression and axis id the instruction's own fields hold. Must
-/// visit exactly the fields [`remap_instruction`] rewrites.
+/// visit exactly the fields [`Instruction::remap_ids`] rewrites.
 fn held_ids(i: &Instruction, f: &mut impl FnMut(Held)) {
     for a in i.arguments() {
         if let Argument::Symbolic(s) = a {
@@ -126,51 +126,9 @@ fn held_ids(i: &Instruction, f: &mut impl FnMut(Held)) {
     }
 }
 
-fn remap_int_or_expr(fields: [&mut Option<IntOrExpr>; 3], m: &IdMap) {
-    for x in fields.into_iter().flatten() {
-        if let IntOrExpr::Expr(e) = x {
-            *e = m.expr(*e);
-        }
-    }
-}
-
 /// Rewrite every id of the instruction (nested blocks included) through `m`.
 fn remap_instruction(i: &mut Instruction, m: &IdMap) {
-    for a in i.arguments_mut() {
-        if let Argument::Symbolic(s) = a {
-            for e in s.addrs.iter_mut().chain(&mut s.tile_addrs).chain(&mut s.block_addrs) {
-                *e = m.expr(*e);
-            }
-        }
-    }
-    for p in &mut i.predicates {
-        p.expr = m.expr(p.expr);
-    }
-    match &mut i.op {
-        OpFields::CollectiveCompute {
-            recv_from_rank,
-            send_to_rank,
-            queue,
-            ..
-        } => remap_int_or_expr([recv_from_rank, send_to_rank, queue], m),
-        OpFields::Matmult {
-            replication_resolution,
-            replication_shift_amnt,
-            replication_num_rows,
-        } => remap_int_or_expr(
-            [replication_resolution, replication_shift_amnt, replication_num_rows],
-            m,
-        ),
-        OpFields::Loop { axis, blocks, .. } => {
-            *axis = m.axis(*axis);
-            for b in blocks {
-                for j in &mut b.instructions {
-                    remap_instruction(j, m);
-                }
-            }
-        }
-        _ => {}
-    }
+    i.remap_ids(&|e| m.expr(e), &|a| m.axis(a));
 }
 
 /// Copy one instruction into the target context.
@@ -212,90 +170,6 @@ pub(super) fn copy_block(b: &Block, m: &IdMap) -> Block {
 
 // ------------------------------------------------------------------ nodes
 
-/// `node` with its children, axis and register ids rewritten.
-fn map_node(
-    node: &Node,
-    e: impl Fn(ExprId) -> ExprId,
-    a: impl Fn(AxisId) -> AxisId,
-    r: impl Fn(RegId) -> RegId,
-) -> Node {
-    match node {
-        Node::AffineIV { axis } => Node::AffineIV { axis: a(*axis) },
-        Node::IntRuntimeValue { reg } => Node::IntRuntimeValue { reg: r(*reg) },
-        Node::APIndex {
-            lo,
-            ub,
-            step,
-            stride,
-            inner,
-        } => Node::APIndex {
-            lo: *lo,
-            ub: *ub,
-            step: *step,
-            stride: *stride,
-            inner: inner.map(&e),
-        },
-        Node::TiledAPIndex {
-            child,
-            tile_pos_flags,
-            tile_size,
-            is_partition,
-        } => Node::TiledAPIndex {
-            child: e(*child),
-            tile_pos_flags: *tile_pos_flags,
-            tile_size: *tile_size,
-            is_partition: *is_partition,
-        },
-        Node::AffExpr { terms, c } => Node::AffExpr {
-            terms: terms.iter().map(|&(t, k)| (e(t), k)).collect(),
-            c: *c,
-        },
-        Node::Sum { terms } => Node::Sum {
-            terms: terms.iter().map(|&t| e(t)).collect(),
-        },
-        Node::ICmp { op, lhs, rhs } => Node::ICmp {
-            op: *op,
-            lhs: e(*lhs),
-            rhs: e(*rhs),
-        },
-        Node::Mult { var, scale } => Node::Mult {
-            var: e(*var),
-            scale: *scale,
-        },
-        Node::FloorDiv { numer, denom } => Node::FloorDiv {
-            numer: e(*numer),
-            denom: *denom,
-        },
-        Node::Modulo { numer, denom } => Node::Modulo {
-            numer: e(*numer),
-            denom: *denom,
-        },
-        Node::CCDiv {
-            numer,
-            denom,
-            replica_groups_id,
-        } => Node::CCDiv {
-            numer: e(*numer),
-            denom: *denom,
-            replica_groups_id: *replica_groups_id,
-        },
-        Node::CCMod {
-            numer,
-            denom,
-            replica_groups_id,
-        } => Node::CCMod {
-            numer: e(*numer),
-            denom: *denom,
-            replica_groups_id: *replica_groups_id,
-        },
-        Node::OpaqueFn { name, args } => Node::OpaqueFn {
-            name: r(*name),
-            args: args.iter().map(|&x| e(x)).collect(),
-        },
-        leaf => leaf.clone(),
-    }
-}
-
 /// The map `append_context` will produce for a context appended to `dst`
 /// when `dst` holds `nodes` nodes and `axes` axes (known before the copy, so
 /// instructions can be copied while the arena is being built).
@@ -317,8 +191,7 @@ pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<()> {
         .collect();
     dst.reserve(src.len());
     for id in (0..src.len() as u32).map(ExprId) {
-        let node = map_node(
-            src.node(id),
+        let node = src.node(id).map_ids(
             |c| ExprId(c.0 + eoff),
             |a| AxisId(a.0 + aoff),
             |r| regs.get(r.index()).copied().unwrap_or(r),
@@ -474,8 +347,7 @@ fn copy_slice(src: &Context, r: Slice) -> Result<Option<(Context, IdMap)>> {
                 regs.insert(*reg, ctx.intern_name(src.register_name(*reg)));
             }
         }
-        let mapped = map_node(
-            node,
+        let mapped = node.map_ids(
             |c| ExprId(c.0 - r.lo),
             |a| AxisId(a.0 - r.alo),
             |g| regs.get(&g).copied().unwrap_or(g),
@@ -508,8 +380,7 @@ fn copy_reached(src: &Context, nodes: &[ExprId], axes: &[AxisId]) -> Result<(Con
                 regs.insert(*reg, ctx.intern_name(src.register_name(*reg)));
             }
         }
-        let mapped = map_node(
-            node,
+        let mapped = node.map_ids(
             |c| ExprId(expr_map[c.index()]),
             |a| AxisId(axis_map[a.index()]),
             |r| regs.get(&r).copied().unwrap_or(r),

@@ -29,27 +29,24 @@
 
 use std::fmt;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
-use serde_json::Value;
 
 use super::instruction::InstK;
-use super::plan::{plan, Plan};
+use super::plan::{plan, Plan, Sink};
 use super::seed::{visit, DeResult, Kind, Seed, SeqK, Visit};
 use super::{module, State};
 use crate::bir::instruction::Instruction;
 use crate::bir::module::Module;
+use crate::bir::share;
 use crate::pelican::{AxisId, Context, ExprId};
 
 /// Smallest instruction array read in parallel: below it the chunks'
 /// fixed costs (a context each, expressions parsed once per chunk) are not
 /// paid back.
 pub const PAR_MIN_ELEMENTS: usize = 4096;
-
-/// Fewest elements per chunk.
-const MIN_CHUNK: usize = 256;
 
 /// Which way a load went (for tests and benchmarks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,25 +75,73 @@ pub(super) struct Splices {
     next: usize,
 }
 
-/// Read `text` with its big arrays in parallel. None when there is no plan
+/// Elements per chunk: small enough to balance the cores, large enough
+/// that a chunk's fixed costs (a context, its expressions parsed once per
+/// chunk) stay small.
+const CHUNK: usize = 1024;
+
+/// Read `text` with its big arrays in parallel. Err says why not: no plan
 /// (`Serial`) or the parallel read failed (`Fallback`).
 pub(super) fn load(text: &str, min_elements: usize) -> Result<Module, LoadPath> {
     if rayon::current_num_threads() < 2 {
         return Err(LoadPath::Serial);
     }
-    let plan = plan(text.as_bytes(), min_elements.max(1)).ok_or(LoadPath::Serial)?;
-    read_planned(text, &plan).ok_or(LoadPath::Fallback)
+    let results = Mutex::new(Vec::new());
+    // The scan runs on one worker and hands chunks to the pool as it finds
+    // them: reading overlaps scanning.
+    let plan = rayon::scope(|scope| {
+        let mut sink = Spawner {
+            scope,
+            text,
+            version: 2,
+            results: &results,
+            seq: 0,
+        };
+        plan(text.as_bytes(), min_elements, CHUNK.min(min_elements.max(1)), &mut sink)
+    });
+    let plan = plan.ok_or(LoadPath::Serial)?;
+    let mut results = results.into_inner().map_err(|_| LoadPath::Fallback)?;
+    results.sort_unstable_by_key(|r: &(usize, usize, Option<Chunk>)| r.1);
+    let mut arrays: Vec<Vec<Chunk>> = plan.arrays.iter().map(|_| Vec::new()).collect();
+    for (k, _, c) in results {
+        arrays
+            .get_mut(k)
+            .ok_or(LoadPath::Fallback)?
+            .push(c.ok_or(LoadPath::Fallback)?);
+    }
+    read_skeleton(text, &plan, arrays).ok_or(LoadPath::Fallback)
 }
 
-fn read_planned(text: &str, plan: &Plan) -> Option<Module> {
-    let version = match serde_json::from_str::<Value>(&text[plan.version.clone()?])
-        .ok()?
-        .as_u64()
-    {
-        Some(v @ (1 | 2)) => v as u32,
-        _ => return None,
-    };
-    let arrays = read_chunks(text, plan, version)?;
+/// Starts a job per chunk the scan hands over; each job leaves
+/// `(array, sequence number, chunk or None on failure)` in `results`.
+struct Spawner<'s, 'a> {
+    scope: &'a rayon::Scope<'s>,
+    text: &'s str,
+    version: u32,
+    results: &'s Mutex<Vec<(usize, usize, Option<Chunk>)>>,
+    seq: usize,
+}
+
+impl<'s> Sink for Spawner<'s, '_> {
+    fn version(&mut self, version: u32) {
+        self.version = version;
+    }
+
+    fn chunk(&mut self, array: usize, elements: Vec<Range<usize>>) {
+        let (text, version, results, seq) = (self.text, self.version, self.results, self.seq);
+        self.seq += 1;
+        self.scope.spawn(move |_| {
+            // Each chunk shares its equal kept values (`share.rs`: the table is per thread).
+            let c = share::sharing(|| read_chunk(text, &elements, version));
+            if let Ok(mut r) = results.lock() {
+                r.push((array, seq, c));
+            }
+        });
+    }
+}
+
+/// Read the skeleton, splicing the chunks in.
+fn read_skeleton(text: &str, plan: &Plan, arrays: Vec<Vec<Chunk>>) -> Option<Module> {
     let skeleton = skeleton(text, plan);
     let mut st = State::new(None);
     st.splices = Some(Box::new(Splices { arrays, next: 0 }));
@@ -105,29 +150,6 @@ fn read_planned(text: &str, plan: &Plan) -> Option<Module> {
     de.end().ok()?;
     let all_spliced = st.splices.as_ref().is_some_and(|s| s.next == s.arrays.len());
     all_spliced.then_some(m)
-}
-
-/// Every big array's chunks, read on rayon's pool (None if one fails).
-fn read_chunks(text: &str, plan: &Plan, version: u32) -> Option<Vec<Vec<Chunk>>> {
-    let per_array = 4 * rayon::current_num_threads();
-    let jobs: Vec<(usize, &[Range<usize>])> = plan
-        .arrays
-        .iter()
-        .enumerate()
-        .flat_map(|(k, a)| {
-            let size = a.elements.len().div_ceil(per_array).max(MIN_CHUNK);
-            a.elements.chunks(size).map(move |c| (k, c))
-        })
-        .collect();
-    let chunks: Vec<(usize, Chunk)> = jobs
-        .into_par_iter()
-        .map(|(k, elements)| read_chunk(text, elements, version).map(|c| (k, c)))
-        .collect::<Option<_>>()?;
-    let mut arrays: Vec<Vec<Chunk>> = plan.arrays.iter().map(|_| Vec::new()).collect();
-    for (k, c) in chunks {
-        arrays[k].push(c);
-    }
-    Some(arrays)
 }
 
 /// Read some elements of a top-level block's `instructions`.
@@ -153,13 +175,13 @@ fn read_chunk(text: &str, elements: &[Range<usize>], version: u32) -> Option<Chu
 
 /// The text with each big array replaced by its number.
 fn skeleton(text: &str, plan: &Plan) -> String {
-    let cut: usize = plan.arrays.iter().map(|a| a.span.len()).sum();
+    let cut: usize = plan.arrays.iter().map(|a| a.len()).sum();
     let mut s = String::with_capacity(text.len() - cut + 8 * plan.arrays.len());
     let mut at = 0;
     for (k, a) in plan.arrays.iter().enumerate() {
-        s.push_str(&text[at..a.span.start]);
+        s.push_str(&text[at..a.start]);
         s.push_str(&k.to_string());
-        at = a.span.end;
+        at = a.end;
     }
     s.push_str(&text[at..]);
     s
@@ -203,34 +225,40 @@ fn splice<E: de::Error>(st: &mut State, k: u64) -> DeResult<Vec<Instruction>, E>
     if usize::try_from(k).ok() != Some(sp.next) || sp.next >= sp.arrays.len() {
         return Err(st.bir("internal: big arrays out of order"));
     }
-    let chunks = std::mem::take(&mut sp.arrays[sp.next]);
+    let mut chunks = std::mem::take(&mut sp.arrays[sp.next]);
     sp.next += 1;
-    let total = chunks.iter().map(|c| c.insts.len()).sum();
-    let mut out = Vec::with_capacity(total);
-    for c in chunks {
-        let (table, aoff) = match st.ctx.absorb(&c.ctx) {
-            Ok(m) => m,
+    st.ctx.reserve(chunks.iter().map(|c| c.ctx.len()).sum());
+    // In order: each chunk's context, then its notes.
+    let mut maps = Vec::with_capacity(chunks.len());
+    for c in &mut chunks {
+        match st.ctx.absorb(&c.ctx) {
+            Ok(m) => maps.push(m),
             Err(e) => return Err(st.fail(e)),
-        };
-        for ub in c.shards {
+        }
+        c.ctx = Context::new();
+        for ub in std::mem::take(&mut c.shards) {
             if !st.shards.contains(&ub) {
                 st.shards.push(ub);
             }
         }
-        for r in c.registers {
+        for r in std::mem::take(&mut c.registers) {
             note_register(st, r)?;
         }
-        let identity = aoff == 0 && table.iter().enumerate().all(|(i, &t)| i as u32 == t);
-        if identity {
-            out.extend(c.insts);
-        } else {
+    }
+    // The ids, in parallel; then the instructions in order.
+    chunks.par_iter_mut().zip(&maps).for_each(|(c, (table, aoff))| {
+        let identity = *aoff == 0 && table.iter().enumerate().all(|(i, &t)| i as u32 == t);
+        if !identity {
             let e = |x: ExprId| ExprId(table.get(x.index()).copied().unwrap_or(u32::MAX));
-            let a = |x: AxisId| AxisId(x.0.wrapping_add(aoff));
-            out.extend(c.insts.into_iter().map(|mut i| {
+            let a = |x: AxisId| AxisId(x.0.wrapping_add(*aoff));
+            for i in &mut c.insts {
                 i.remap_ids(&e, &a);
-                i
-            }));
+            }
         }
+    });
+    let mut out = Vec::with_capacity(chunks.iter().map(|c| c.insts.len()).sum());
+    for c in chunks {
+        out.extend(c.insts);
     }
     Ok(out)
 }

@@ -19,6 +19,8 @@
 //!    gives the same nodes in the same order as a serial read), its ids
 //!    remapped, its shard-id and register notes replayed.
 //!
+//! 4. Pass 2 (names, `resolve.rs`) runs on every function at once.
+//!
 //! **Any failure falls back to the serial loader**, which reads the whole
 //! text again: errors (their messages, codes and JSON paths) come from the
 //! serial loader only. The result is the serial result: the same
@@ -36,6 +38,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
 use super::instruction::InstK;
 use super::plan::{plan, Plan, Sink};
+use super::resolve::resolve_names;
 use super::seed::{visit, DeResult, Kind, Seed, SeqK, Visit};
 use super::{module, State};
 use crate::bir::instruction::Instruction;
@@ -149,7 +152,9 @@ fn read_skeleton(text: &str, plan: &Plan, arrays: Vec<Vec<Chunk>>) -> Option<Mod
     let m = Seed::<module::ModuleK>::new(&mut st).deserialize(&mut de).ok()?;
     de.end().ok()?;
     let all_spliced = st.splices.as_ref().is_some_and(|s| s.next == s.arrays.len());
-    all_spliced.then_some(m)
+    // Pass 2 (names), skipped while reading the skeleton: the functions at once.
+    let resolved = m.functions.par_iter().all(|f| resolve_names(f).is_ok());
+    (all_spliced && resolved).then_some(m)
 }
 
 /// Read some elements of a top-level block's `instructions`.

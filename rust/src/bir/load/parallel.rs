@@ -339,7 +339,7 @@ mod tests {
     }
 
     fn error_of(r: crate::error::Result<Module>) -> String {
-        format!("{:?}", r.err().expect("an error"))
+        format!("{:?}", r.expect_err("an error"))
     }
 
     #[test]

@@ -412,16 +412,18 @@ fn eq8(w: u64, c: u8) -> u64 {
 #[inline]
 fn masks(blk: &[u8; BLOCK]) -> Masks {
     let (mut quote, mut backslash, mut open, mut close) = (0u64, 0u64, 0u64, 0u64);
-    let (words, _) = blk.as_chunks::<8>();
-    for (k, word) in words.iter().enumerate() {
+    let mut rest: &[u8] = blk;
+    let mut at = 0;
+    while let Some((word, tail)) = rest.split_first_chunk::<8>() {
+        rest = tail;
         let w = u64::from_le_bytes(*word);
         // `{` and `[` (`}` and `]`) differ in the 0x20 bit only.
         let w20 = w | (ONES * 0x20);
-        let at = 8 * k;
         quote |= eq8(w, b'"') << at;
         backslash |= eq8(w, b'\\') << at;
         open |= eq8(w20, b'{') << at;
         close |= eq8(w20, b'}') << at;
+        at += 8;
     }
     Masks {
         quote,
@@ -492,7 +494,7 @@ mod tests {
             ] {
                 let text = format!("{v} , tail");
                 assert_eq!(skip_nested(text.as_bytes(), 0, 0), Some(v.len()), "{v}");
-                assert_eq!(skip_nested(v[..v.len() - 1].as_bytes(), 0, 0), None, "unclosed {v}");
+                assert_eq!(skip_nested(&v.as_bytes()[..v.len() - 1], 0, 0), None, "unclosed {v}");
             }
         }
     }

@@ -92,7 +92,7 @@ pub(super) fn load(text: &str, min_elements: usize) -> Result<Module, LoadPath> 
     let results = Mutex::new(Vec::new());
     // The scan runs on one worker and hands chunks to the pool as it finds
     // them: reading overlaps scanning.
-    let plan = rayon::scope(|scope| {
+    let (plan, spawned) = rayon::scope(|scope| {
         let mut sink = Spawner {
             scope,
             text,
@@ -100,10 +100,14 @@ pub(super) fn load(text: &str, min_elements: usize) -> Result<Module, LoadPath> 
             results: &results,
             seq: 0,
         };
-        plan(text.as_bytes(), min_elements, CHUNK.min(min_elements.max(1)), &mut sink)
+        let plan = plan(text.as_bytes(), min_elements, CHUNK.min(min_elements.max(1)), &mut sink);
+        (plan, sink.seq)
     });
     let plan = plan.ok_or(LoadPath::Serial)?;
     let mut results = results.into_inner().map_err(|_| LoadPath::Fallback)?;
+    if results.len() != spawned {
+        return Err(LoadPath::Fallback);
+    }
     results.sort_unstable_by_key(|r: &(usize, usize, Option<Chunk>)| r.1);
     let mut arrays: Vec<Vec<Chunk>> = plan.arrays.iter().map(|_| Vec::new()).collect();
     for (k, _, c) in results {

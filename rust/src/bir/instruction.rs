@@ -145,6 +145,50 @@ impl Instruction {
         }
     }
 
+    /// Rewrite every expression and axis id the instruction holds, nested
+    /// blocks included (moving instructions between contexts: the linker,
+    /// the parallel loader).
+    pub fn remap_ids(&mut self, e: &impl Fn(ExprId) -> ExprId, a: &impl Fn(AxisId) -> AxisId) {
+        for arg in self.arguments_mut() {
+            if let Argument::Symbolic(s) = arg {
+                for x in s.addrs.iter_mut().chain(&mut s.tile_addrs).chain(&mut s.block_addrs) {
+                    *x = e(*x);
+                }
+            }
+        }
+        for p in &mut self.predicates {
+            p.expr = e(p.expr);
+        }
+        let fields = match &mut self.op {
+            OpFields::CollectiveCompute {
+                recv_from_rank,
+                send_to_rank,
+                queue,
+                ..
+            } => [recv_from_rank, send_to_rank, queue],
+            OpFields::Matmult {
+                replication_resolution,
+                replication_shift_amnt,
+                replication_num_rows,
+            } => [replication_resolution, replication_shift_amnt, replication_num_rows],
+            OpFields::Loop { axis, blocks, .. } => {
+                *axis = a(*axis);
+                for b in blocks {
+                    for j in &mut b.instructions {
+                        j.remap_ids(e, a);
+                    }
+                }
+                return;
+            }
+            _ => return,
+        };
+        for x in fields.into_iter().flatten() {
+            if let IntOrExpr::Expr(id) = x {
+                *id = e(*id);
+            }
+        }
+    }
+
     /// Visit this instruction and every instruction nested in its regions.
     pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Instruction)) {
         f(self);

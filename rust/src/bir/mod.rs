@@ -44,6 +44,15 @@ pub fn load_module(bytes: &[u8]) -> crate::error::Result<Module> {
     share::sharing(|| load::load_module(bytes))
 }
 
+/// [`load_module`], reading instruction arrays of at least `min_elements`
+/// elements in parallel, and which way the load went (tests, benchmarks).
+pub fn load_module_traced(bytes: &[u8], min_elements: usize) -> (crate::error::Result<Module>, load::LoadPath) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => share::sharing(|| load::load_module_traced(text, min_elements)),
+        Err(_) => (load_module(bytes), load::LoadPath::Serial),
+    }
+}
+
 /// [`load_module`] of text.
 pub fn load_module_str(text: &str) -> crate::error::Result<Module> {
     share::sharing(|| load::load_module_str(text))

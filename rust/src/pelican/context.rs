@@ -412,6 +412,34 @@ impl Context {
         }
     }
 
+    /// Intern every node of `src` into this context, in `src`'s order and
+    /// sharing equal nodes (ordinary interning); `src`'s axes are appended
+    /// (each Loop its own axis) and its register names interned in order.
+    /// Returns the new id of each of `src`'s nodes and the axis offset.
+    ///
+    /// The parallel loader reads instruction chunks into contexts of their
+    /// own and absorbs them in text order: a node first met in a chunk was
+    /// first met there in the serial read too, so this context ends up with
+    /// the same nodes in the same order as a serial read would give it.
+    pub fn absorb(&mut self, src: &Context) -> Result<(Vec<u32>, u32)> {
+        let aoff = self.axes.len() as u32;
+        for a in &src.axes {
+            self.add_axis(&a.name, a.lo, a.ub, a.step)?;
+        }
+        let regs: Vec<RegId> = src.registers.iter().map(|n| self.intern_name(n)).collect();
+        let mut table: Vec<u32> = Vec::with_capacity(src.len());
+        for node in &src.nodes {
+            let mapped = node.map_ids(
+                |c| ExprId(table.get(c.index()).copied().unwrap_or(u32::MAX)),
+                |a| AxisId(a.0 + aoff),
+                |r| regs.get(r.index()).copied().unwrap_or(RegId(u32::MAX)),
+            );
+            // Checked: children precede parents in `src`, so every id is mapped.
+            table.push(self.insert_canonical(mapped, true)?.0);
+        }
+        Ok((table, aoff))
+    }
+
     // ------------------------------------------------------------ interning
 
     /// The id of a node already in the arena, without interning it (None when

@@ -234,6 +234,91 @@ pub enum Node {
 }
 
 impl Node {
+    /// This node with its children, axis and register ids rewritten (moving
+    /// nodes between contexts: the linker, the parallel loader).
+    pub fn map_ids(
+        &self,
+        e: impl Fn(ExprId) -> ExprId,
+        a: impl Fn(AxisId) -> AxisId,
+        r: impl Fn(RegId) -> RegId,
+    ) -> Node {
+        match self {
+            Node::AffineIV { axis } => Node::AffineIV { axis: a(*axis) },
+            Node::IntRuntimeValue { reg } => Node::IntRuntimeValue { reg: r(*reg) },
+            Node::APIndex {
+                lo,
+                ub,
+                step,
+                stride,
+                inner,
+            } => Node::APIndex {
+                lo: *lo,
+                ub: *ub,
+                step: *step,
+                stride: *stride,
+                inner: inner.map(&e),
+            },
+            Node::TiledAPIndex {
+                child,
+                tile_pos_flags,
+                tile_size,
+                is_partition,
+            } => Node::TiledAPIndex {
+                child: e(*child),
+                tile_pos_flags: *tile_pos_flags,
+                tile_size: *tile_size,
+                is_partition: *is_partition,
+            },
+            Node::AffExpr { terms, c } => Node::AffExpr {
+                terms: terms.iter().map(|&(t, k)| (e(t), k)).collect(),
+                c: *c,
+            },
+            Node::Sum { terms } => Node::Sum {
+                terms: terms.iter().map(|&t| e(t)).collect(),
+            },
+            Node::ICmp { op, lhs, rhs } => Node::ICmp {
+                op: *op,
+                lhs: e(*lhs),
+                rhs: e(*rhs),
+            },
+            Node::Mult { var, scale } => Node::Mult {
+                var: e(*var),
+                scale: *scale,
+            },
+            Node::FloorDiv { numer, denom } => Node::FloorDiv {
+                numer: e(*numer),
+                denom: *denom,
+            },
+            Node::Modulo { numer, denom } => Node::Modulo {
+                numer: e(*numer),
+                denom: *denom,
+            },
+            Node::CCDiv {
+                numer,
+                denom,
+                replica_groups_id,
+            } => Node::CCDiv {
+                numer: e(*numer),
+                denom: *denom,
+                replica_groups_id: *replica_groups_id,
+            },
+            Node::CCMod {
+                numer,
+                denom,
+                replica_groups_id,
+            } => Node::CCMod {
+                numer: e(*numer),
+                denom: *denom,
+                replica_groups_id: *replica_groups_id,
+            },
+            Node::OpaqueFn { name, args } => Node::OpaqueFn {
+                name: r(*name),
+                args: args.iter().map(|&x| e(x)).collect(),
+            },
+            leaf => leaf.clone(),
+        }
+    }
+
     pub fn kind(&self) -> ExprKind {
         match self {
             Node::CCGetRank { .. } => ExprKind::CCGetRank,

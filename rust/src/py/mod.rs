@@ -47,6 +47,8 @@ mod _core {
 
     // BIR modules and their views
     #[pymodule_export]
+    use super::module::_load_traced;
+    #[pymodule_export]
     use super::module::{dump, generate_corpus, generate_module, load, PyBirModule};
     #[pymodule_export]
     use super::output::to_bytes_all;

@@ -268,6 +268,29 @@ pub(crate) fn dump(py: Python<'_>, module: PyRef<'_, PyBirModule>, path: PathBuf
     Ok(py.detach(|| crate::bir::write_module_atomic(m, &path, version))?)
 }
 
+/// Internal (tests of the parallel loader): read BIR-JSON reading
+/// instruction arrays of at least `min_elements` elements in parallel.
+/// Returns the module (or the error it raises) and which way the load went:
+/// `"serial"`, `"parallel"` or `"fallback"`.
+#[pyfunction]
+pub(crate) fn _load_traced(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    min_elements: usize,
+) -> PyResult<(Py<PyAny>, &'static str)> {
+    let (r, path) = with_input_bytes(data, |b| py.detach(|| crate::bir::load_module_traced(b, min_elements)))?;
+    let path = match path {
+        crate::bir::load::LoadPath::Serial => "serial",
+        crate::bir::load::LoadPath::Parallel => "parallel",
+        crate::bir::load::LoadPath::Fallback => "fallback",
+    };
+    let out = match r {
+        Ok(m) => Py::new(py, PyBirModule::new(m))?.into_any(),
+        Err(e) => PyErr::from(e).into_value(py).into_any(),
+    };
+    Ok((out, path))
+}
+
 /// A seeded synthetic symbolic module (`lncsplit gen`).
 #[pyfunction]
 #[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None))]

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::argument::ArgK;
 use super::expr::{int_or_expr_value, ExprK, IntOrExprK};
+use super::parallel::InstsK;
 use super::seed::{
     extra, keep, val, visit, BoolK, DeResult, KeySeed, Kind, Seed, SeqK, SharedStrK, StrK, StringK, ValueK, Visit, I64K,
 };
@@ -42,7 +43,7 @@ impl<'de> Visitor<'de> for Visit<'_, BlockK> {
         while let Some(k) = map.next_key_seed(KeySeed)? {
             match k.as_str() {
                 "name" => name = Some(val::<StrK, _>(st, &mut map, "name")?),
-                "instructions" => instructions = val::<SeqK<InstK>, _>(st, &mut map, "instructions")?,
+                "instructions" => instructions = val::<InstsK, _>(st, &mut map, "instructions")?,
                 _ => keep(st, &mut map, k, &mut rest)?,
             }
         }

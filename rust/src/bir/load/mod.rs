@@ -31,6 +31,8 @@ mod expr;
 mod instruction;
 mod memory;
 mod module;
+mod parallel;
+mod plan;
 mod resolve;
 mod seed;
 
@@ -41,6 +43,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use self::expr::ExprCache;
+pub use self::parallel::{LoadPath, PAR_MIN_ELEMENTS};
 use self::seed::{Extras, Kind, Seed, Strings};
 use super::module::Module;
 use crate::error::{Error, Result};
@@ -112,6 +115,27 @@ pub fn load_module(bytes: &[u8]) -> Result<Module> {
 
 /// Parse BIR-JSON text into a module.
 pub fn load_module_str(text: &str) -> Result<Module> {
+    load_module_traced(text, PAR_MIN_ELEMENTS).0
+}
+
+/// Parse BIR-JSON text into a module, reading instruction arrays of at
+/// least `min_elements` elements in parallel (`parallel.rs`); also says
+/// which way the load went. Every way gives the same module or error.
+pub fn load_module_traced(text: &str, min_elements: usize) -> (Result<Module>, LoadPath) {
+    // An instruction takes at least 30 bytes: a smaller text has no array
+    // worth the pre-scan.
+    if text.len() / 30 < min_elements {
+        return (load_serial(text), LoadPath::Serial);
+    }
+    match parallel::load(text, min_elements) {
+        // Carried v1 expressions become v2 (contract §1.1: one encoding per file).
+        Ok(m) => (super::carried::carried_to_v2(m), LoadPath::Parallel),
+        Err(path) => (load_serial(text), path),
+    }
+}
+
+/// The serial loader: the reference for every result and error.
+fn load_serial(text: &str) -> Result<Module> {
     match parse(text, None) {
         Err(Failure::Locate(at)) => match parse(text, Some(at)) {
             Err(Failure::Error(e)) => Err(e),
@@ -191,6 +215,8 @@ struct State {
     exprs: ExprCache,
     /// Loop-axis lookups made so far (see `ExprCache`).
     axis_lookups: u64,
+    /// Reading a skeleton: the big arrays read in parallel.
+    splices: Option<Box<parallel::Splices>>,
 }
 
 impl State {
@@ -213,6 +239,7 @@ impl State {
             pending_registers: Vec::new(),
             exprs: ExprCache::default(),
             axis_lookups: 0,
+            splices: None,
         }
     }
 

@@ -217,8 +217,11 @@ impl<'de> Visitor<'de> for Visit<'_, FunctionK> {
             basic_blocks: blocks,
             extra: extra(rest),
         };
-        if let Err(e) = resolve_names(&f) {
-            return Err(st.fail(e));
+        // The parallel loader resolves every function at once, after the read.
+        if st.splices.is_none() {
+            if let Err(e) = resolve_names(&f) {
+                return Err(st.fail(e));
+            }
         }
         st.function += 1;
         st.leave();

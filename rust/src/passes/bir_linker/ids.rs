@@ -305,90 +305,6 @@ pub(super) fn copy_block(b: &Block, m: &IdMap, barriers: Barriers) -> Block {
 
 // ------------------------------------------------------------------ nodes
 
-/// `node` with its children, axis and register ids rewritten.
-fn map_node(
-    node: &Node,
-    e: impl Fn(ExprId) -> ExprId,
-    a: impl Fn(AxisId) -> AxisId,
-    r: impl Fn(RegId) -> RegId,
-) -> Node {
-    match node {
-        Node::AffineIV { axis } => Node::AffineIV { axis: a(*axis) },
-        Node::IntRuntimeValue { reg } => Node::IntRuntimeValue { reg: r(*reg) },
-        Node::APIndex {
-            lo,
-            ub,
-            step,
-            stride,
-            inner,
-        } => Node::APIndex {
-            lo: *lo,
-            ub: *ub,
-            step: *step,
-            stride: *stride,
-            inner: inner.map(&e),
-        },
-        Node::TiledAPIndex {
-            child,
-            tile_pos_flags,
-            tile_size,
-            is_partition,
-        } => Node::TiledAPIndex {
-            child: e(*child),
-            tile_pos_flags: *tile_pos_flags,
-            tile_size: *tile_size,
-            is_partition: *is_partition,
-        },
-        Node::AffExpr { terms, c } => Node::AffExpr {
-            terms: terms.iter().map(|&(t, k)| (e(t), k)).collect(),
-            c: *c,
-        },
-        Node::Sum { terms } => Node::Sum {
-            terms: terms.iter().map(|&t| e(t)).collect(),
-        },
-        Node::ICmp { op, lhs, rhs } => Node::ICmp {
-            op: *op,
-            lhs: e(*lhs),
-            rhs: e(*rhs),
-        },
-        Node::Mult { var, scale } => Node::Mult {
-            var: e(*var),
-            scale: *scale,
-        },
-        Node::FloorDiv { numer, denom } => Node::FloorDiv {
-            numer: e(*numer),
-            denom: *denom,
-        },
-        Node::Modulo { numer, denom } => Node::Modulo {
-            numer: e(*numer),
-            denom: *denom,
-        },
-        Node::CCDiv {
-            numer,
-            denom,
-            replica_groups_id,
-        } => Node::CCDiv {
-            numer: e(*numer),
-            denom: *denom,
-            replica_groups_id: *replica_groups_id,
-        },
-        Node::CCMod {
-            numer,
-            denom,
-            replica_groups_id,
-        } => Node::CCMod {
-            numer: e(*numer),
-            denom: *denom,
-            replica_groups_id: *replica_groups_id,
-        },
-        Node::OpaqueFn { name, args } => Node::OpaqueFn {
-            name: r(*name),
-            args: args.iter().map(|&x| e(x)).collect(),
-        },
-        leaf => leaf.clone(),
-    }
-}
-
 /// The map `append_context` will produce for a context appended to `dst`
 /// when `dst` holds `nodes` nodes and `axes` axes (known before the copy, so
 /// instructions can be copied while the arena is being built).
@@ -416,8 +332,7 @@ pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<Segment
         dst.extend_mapped(src, 0..src.len() as u32, true, Node::clone)?;
     } else {
         dst.extend_mapped(src, 0..src.len() as u32, true, |node| {
-            map_node(
-                node,
+            node.map_ids(
                 |c| ExprId(c.0 + eoff),
                 |a| AxisId(a.0 + aoff),
                 |r| regs.get(r.index()).copied().unwrap_or(r),
@@ -599,8 +514,7 @@ fn copy_slice(src: &Context, r: Slice, window: bool) -> Result<Option<(Context, 
         }
     }
     let one_to_one = ctx.extend_mapped(src, r.lo..r.hi, false, |node| {
-        map_node(
-            node,
+        node.map_ids(
             |c| ExprId(c.0.wrapping_sub(r.lo)),
             |a| AxisId(a.0.wrapping_sub(r.alo)),
             |g| regs.get(&g).copied().unwrap_or(g),
@@ -642,8 +556,7 @@ fn copy_reached(src: &Context, nodes: &[ExprId], axes: &[AxisId]) -> Result<(Con
                 regs.insert(*reg, ctx.intern_name(src.register_name(*reg)));
             }
         }
-        let mapped = map_node(
-            node,
+        let mapped = node.map_ids(
             |c| ExprId(expr_map[c.index()]),
             |a| AxisId(axis_map[a.index()]),
             |r| regs.get(&r).copied().unwrap_or(r),

@@ -1,0 +1,368 @@
+//! Loading big instruction arrays on several cores.
+//!
+//! A module's time goes into its instructions, and real modules keep them in
+//! a few huge `functions[*].basic_blocks[*].instructions` arrays. For a text
+//! with such arrays:
+//!
+//! 1. `plan.rs` finds the byte range of every element of the big arrays (a
+//!    structural scan; anything unusual gives no plan).
+//! 2. The elements are read in chunks on rayon's pool, each chunk with the
+//!    serial grammar ([`InstK`]) and a loader state of its own: its own
+//!    expression context, caches and shared-string tables. A chunk starts
+//!    where a top-level block's instruction would: no loop axis in scope,
+//!    the function's `registers` treated as not yet read (every register
+//!    name is noted and checked when the chunk is spliced).
+//! 3. The module is read from a *skeleton*: the text with each big array
+//!    replaced by its number. Where the serial read would read the array,
+//!    [`InstsK`] splices the chunks in instead, in order: each chunk's
+//!    context is absorbed into the module's ([`Context::absorb`], which
+//!    gives the same nodes in the same order as a serial read), its ids
+//!    remapped, its shard-id and register notes replayed.
+//!
+//! 4. Pass 2 (names, `resolve.rs`) runs on every function at once.
+//!
+//! **Any failure falls back to the serial loader**, which reads the whole
+//! text again: errors (their messages, codes and JSON paths) come from the
+//! serial loader only. The result is the serial result: the same
+//! instructions, the same context nodes in the same order, so the same
+//! `to_json()` bytes and equality.
+//!
+//! [`Context::absorb`]: crate::pelican::Context::absorb
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
+
+use super::instruction::InstK;
+use super::plan::{plan, Plan, Sink};
+use super::resolve::resolve_names;
+use super::seed::{visit, DeResult, Kind, Seed, SeqK, Visit};
+use super::{module, State};
+use crate::bir::instruction::Instruction;
+use crate::bir::module::Module;
+use crate::bir::share;
+use crate::pelican::{AxisId, Context, ExprId};
+
+/// Smallest instruction array read in parallel: below it the chunks'
+/// fixed costs (a context each, expressions parsed once per chunk) are not
+/// paid back.
+pub const PAR_MIN_ELEMENTS: usize = 4096;
+
+/// Which way a load went (for tests and benchmarks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadPath {
+    /// No plan (small or unusual text, or one thread): the serial loader.
+    Serial,
+    /// The parallel loader.
+    Parallel,
+    /// A plan, but the parallel read failed: the serial loader read it.
+    Fallback,
+}
+
+/// One chunk of a big array, read on its own.
+pub(super) struct Chunk {
+    insts: Vec<Instruction>,
+    ctx: Context,
+    shards: Vec<i64>,
+    /// Register names the chunk's expressions used.
+    registers: Vec<Arc<str>>,
+}
+
+/// The chunks of every big array, spliced in as the skeleton is read.
+pub(super) struct Splices {
+    arrays: Vec<Vec<Chunk>>,
+    /// The array the skeleton must name next.
+    next: usize,
+}
+
+/// Elements per chunk: small enough to balance the cores, large enough
+/// that a chunk's fixed costs (a context, its expressions parsed once per
+/// chunk) stay small.
+const CHUNK: usize = 1024;
+
+/// Read `text` with its big arrays in parallel. Err says why not: no plan
+/// (`Serial`) or the parallel read failed (`Fallback`).
+pub(super) fn load(text: &str, min_elements: usize) -> Result<Module, LoadPath> {
+    if rayon::current_num_threads() < 2 {
+        return Err(LoadPath::Serial);
+    }
+    let results = Mutex::new(Vec::new());
+    // The scan runs on one worker and hands chunks to the pool as it finds
+    // them: reading overlaps scanning.
+    let (plan, spawned) = rayon::scope(|scope| {
+        let mut sink = Spawner {
+            scope,
+            text,
+            version: 2,
+            results: &results,
+            seq: 0,
+        };
+        let plan = plan(text.as_bytes(), min_elements, CHUNK.min(min_elements.max(1)), &mut sink);
+        (plan, sink.seq)
+    });
+    let plan = plan.ok_or(LoadPath::Serial)?;
+    let mut results = results.into_inner().map_err(|_| LoadPath::Fallback)?;
+    if results.len() != spawned {
+        return Err(LoadPath::Fallback);
+    }
+    results.sort_unstable_by_key(|r: &(usize, usize, Option<Chunk>)| r.1);
+    let mut arrays: Vec<Vec<Chunk>> = plan.arrays.iter().map(|_| Vec::new()).collect();
+    for (k, _, c) in results {
+        arrays
+            .get_mut(k)
+            .ok_or(LoadPath::Fallback)?
+            .push(c.ok_or(LoadPath::Fallback)?);
+    }
+    read_skeleton(text, &plan, arrays).ok_or(LoadPath::Fallback)
+}
+
+/// Starts a job per chunk the scan hands over; each job leaves
+/// `(array, sequence number, chunk or None on failure)` in `results`.
+struct Spawner<'s, 'a> {
+    scope: &'a rayon::Scope<'s>,
+    text: &'s str,
+    version: u32,
+    results: &'s Mutex<Vec<(usize, usize, Option<Chunk>)>>,
+    seq: usize,
+}
+
+impl<'s> Sink for Spawner<'s, '_> {
+    fn version(&mut self, version: u32) {
+        self.version = version;
+    }
+
+    fn chunk(&mut self, array: usize, elements: Vec<Range<usize>>) {
+        let (text, version, results, seq) = (self.text, self.version, self.results, self.seq);
+        self.seq += 1;
+        self.scope.spawn(move |_| {
+            // Each chunk shares its equal kept values (`share.rs`: the table is per thread).
+            let c = share::sharing(|| read_chunk(text, &elements, version));
+            if let Ok(mut r) = results.lock() {
+                r.push((array, seq, c));
+            }
+        });
+    }
+}
+
+/// Read the skeleton, splicing the chunks in.
+fn read_skeleton(text: &str, plan: &Plan, arrays: Vec<Vec<Chunk>>) -> Option<Module> {
+    let skeleton = skeleton(text, plan);
+    let mut st = State::new(None);
+    st.splices = Some(Box::new(Splices { arrays, next: 0 }));
+    let mut de = serde_json::Deserializer::from_str(&skeleton);
+    let m = Seed::<module::ModuleK>::new(&mut st).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    let all_spliced = st.splices.as_ref().is_some_and(|s| s.next == s.arrays.len());
+    // Pass 2 (names), skipped while reading the skeleton: the functions at once.
+    let resolved = m.functions.par_iter().all(|f| resolve_names(f).is_ok());
+    (all_spliced && resolved).then_some(m)
+}
+
+/// Read some elements of a top-level block's `instructions`.
+fn read_chunk(text: &str, elements: &[Range<usize>], version: u32) -> Option<Chunk> {
+    let mut st = State::new(None);
+    st.version = version;
+    // Where the serial read is when it reads an element (module, functions,
+    // function, basic_blocks, block, instructions).
+    st.depth = 6;
+    let mut insts = Vec::with_capacity(elements.len());
+    for r in elements {
+        let mut de = serde_json::Deserializer::from_str(text.get(r.clone())?);
+        insts.push(InstK::de(&mut st, &mut de).ok()?);
+        de.end().ok()?;
+    }
+    Some(Chunk {
+        insts,
+        ctx: std::mem::take(&mut st.ctx),
+        shards: std::mem::take(&mut st.shards),
+        registers: std::mem::take(&mut st.pending_registers),
+    })
+}
+
+/// The text with each big array replaced by its number.
+fn skeleton(text: &str, plan: &Plan) -> String {
+    let cut: usize = plan.arrays.iter().map(|a| a.len()).sum();
+    let mut s = String::with_capacity(text.len() - cut + 8 * plan.arrays.len());
+    let mut at = 0;
+    for (k, a) in plan.arrays.iter().enumerate() {
+        s.push_str(&text[at..a.start]);
+        s.push_str(&k.to_string());
+        at = a.end;
+    }
+    s.push_str(&text[at..]);
+    s
+}
+
+// ------------------------------------------------------------------ splicing
+
+/// A block's `instructions`: an array, or (reading a skeleton) the number of
+/// a big array read in chunks.
+pub(super) struct InstsK;
+
+impl Kind for InstsK {
+    type Out = Vec<Instruction>;
+    fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<Self::Out, D::Error> {
+        if st.splices.is_none() {
+            return SeqK::<InstK>::de(st, d);
+        }
+        d.deserialize_any(visit::<InstsK>(st))
+    }
+}
+
+impl<'de> Visitor<'de> for Visit<'_, InstsK> {
+    type Value = Vec<Instruction>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> DeResult<Self::Value, A::Error> {
+        visit::<SeqK<InstK>>(self.0).visit_seq(seq)
+    }
+    fn visit_u64<E: de::Error>(self, k: u64) -> DeResult<Self::Value, E> {
+        splice(self.0, k)
+    }
+}
+
+/// Splice big array `k` in: absorb each chunk's context, remap its ids,
+/// replay its notes.
+fn splice<E: de::Error>(st: &mut State, k: u64) -> DeResult<Vec<Instruction>, E> {
+    let Some(sp) = st.splices.as_mut() else {
+        return Err(st.bir("internal: no big array to splice"));
+    };
+    if usize::try_from(k).ok() != Some(sp.next) || sp.next >= sp.arrays.len() {
+        return Err(st.bir("internal: big arrays out of order"));
+    }
+    let mut chunks = std::mem::take(&mut sp.arrays[sp.next]);
+    sp.next += 1;
+    st.ctx.reserve(chunks.iter().map(|c| c.ctx.len()).sum());
+    // In order: each chunk's context, then its notes.
+    let mut maps = Vec::with_capacity(chunks.len());
+    for c in &mut chunks {
+        match st.ctx.absorb(&c.ctx) {
+            Ok(m) => maps.push(m),
+            Err(e) => return Err(st.fail(e)),
+        }
+        c.ctx = Context::new();
+        for ub in std::mem::take(&mut c.shards) {
+            if !st.shards.contains(&ub) {
+                st.shards.push(ub);
+            }
+        }
+        for r in std::mem::take(&mut c.registers) {
+            note_register(st, r)?;
+        }
+    }
+    // The ids, in parallel; then the instructions in order.
+    chunks.par_iter_mut().zip(&maps).for_each(|(c, (table, aoff))| {
+        let identity = *aoff == 0 && table.iter().enumerate().all(|(i, &t)| i as u32 == t);
+        if !identity {
+            let e = |x: ExprId| ExprId(table.get(x.index()).copied().unwrap_or(u32::MAX));
+            let a = |x: AxisId| AxisId(x.0.wrapping_add(*aoff));
+            for i in &mut c.insts {
+                i.remap_ids(&e, &a);
+            }
+        }
+    });
+    let mut out = Vec::with_capacity(chunks.iter().map(|c| c.insts.len()).sum());
+    for c in chunks {
+        out.extend(c.insts);
+    }
+    Ok(out)
+}
+
+/// A register a chunk's expression named, as the serial read would have
+/// checked it (`LoadScope::register`).
+fn note_register<E: de::Error>(st: &mut State, r: Arc<str>) -> DeResult<(), E> {
+    match &st.registers {
+        Some(regs) if regs.contains(&r) => Ok(()),
+        Some(_) => Err(st.bir("internal: a register the function lacks")),
+        None => {
+            if !st.pending_registers.contains(&r) {
+                st.pending_registers.push(r);
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bir::dump::dump_module;
+    use crate::bir::gen::{generate_module, GenOptions};
+    use crate::bir::load::{load_module_str, load_module_traced, load_serial};
+
+    fn generated(seed: u64, instructions: usize) -> String {
+        let m = generate_module(&GenOptions {
+            seed,
+            instructions,
+            lnc: 2,
+            ..GenOptions::default()
+        })
+        .expect("generates");
+        String::from_utf8(dump_module(&m, 2).expect("dumps")).expect("utf-8")
+    }
+
+    /// The same module: bytes written, and the context's nodes and axes in
+    /// the same order.
+    fn assert_same(a: &Module, b: &Module) {
+        assert_eq!(dump_module(a, 2).expect("dumps"), dump_module(b, 2).expect("dumps"));
+        assert_eq!(a.ctx.len(), b.ctx.len());
+        for i in 0..a.ctx.len() as u32 {
+            assert_eq!(a.ctx.node(ExprId(i)), b.ctx.node(ExprId(i)), "node {i}");
+        }
+        let axes = |m: &Module| -> Vec<(String, i64, i64, i64)> {
+            m.ctx
+                .axes()
+                .iter()
+                .map(|x| (x.name.to_string(), x.lo, x.ub, x.step))
+                .collect()
+        };
+        assert_eq!(axes(a), axes(b));
+    }
+
+    #[test]
+    fn parallel_load_equals_serial_load_on_generated_modules() {
+        for seed in [1, 2, 3] {
+            let text = generated(seed, 3000);
+            let serial = load_module_str(&text).expect("loads");
+            for min in [1, 64, 500] {
+                let (par, path) = load_module_traced(&text, min);
+                assert_eq!(path, LoadPath::Parallel, "seed {seed}, min {min}");
+                assert_same(&serial, &par.expect("loads"));
+            }
+        }
+    }
+
+    /// `text` with its `n`-th `pat` replaced.
+    fn nth_replaced(text: &str, pat: &str, to: &str, n: usize) -> String {
+        let (at, _) = text.match_indices(pat).nth(n).expect("enough matches");
+        format!("{}{to}{}", &text[..at], &text[at + pat.len()..])
+    }
+
+    fn error_of(r: crate::error::Result<Module>) -> String {
+        format!("{:?}", r.expect_err("an error"))
+    }
+
+    #[test]
+    fn an_error_inside_a_big_array_is_the_serial_error() {
+        let text = generated(4, 2000);
+        let serial_ok = load_module_str(&text).expect("loads");
+        drop(serial_ok);
+        // An unknown opcode in the middle of the biggest array, and a
+        // dependency on an instruction that does not exist.
+        let cases = [
+            nth_replaced(&text, "\"opcode\":\"", "\"opcode\":\"Nope", 1500),
+            nth_replaced(&text, "\"name\":\"", "\"name\":7,\"x\":\"", 1700),
+            nth_replaced(&text, "\"dependencies\":[", "\"dependencies\":[\"nowhere\",", 900),
+        ];
+        for bad in cases {
+            let serial = error_of(load_serial(&bad));
+            let (par, path) = load_module_traced(&bad, 64);
+            assert_eq!(error_of(par), serial);
+            assert_eq!(path, LoadPath::Fallback);
+        }
+    }
+}

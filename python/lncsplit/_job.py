@@ -376,13 +376,37 @@ def _read_into(fd: int, size: int, buf: bytearray) -> int:
         want = max(want, 1 << 20)  # the file grew since fstat: read on
 
 
-def with_input(path: str, fn: Callable[[memoryview], T]) -> tuple[T, int]:
+def _read_bytes(fd: int, size: int) -> bytes:
+    """The whole file as one fresh ``bytes`` (asks for one byte more than
+    ``size``, as :func:`_read_into` does; a file that grew is read on)."""
+    parts = []
+    want = size + 1
+    while True:
+        got = os.read(fd, want)
+        parts.append(got)
+        if len(got) < want:
+            return parts[0] if len(parts) == 1 else b"".join(parts)
+        want = max(want, 1 << 20)
+
+
+def with_input(path: str, fn: Callable[[memoryview | bytes], T]) -> tuple[T, int]:
     """``fn`` of an input file's bytes (a regular file only): ``(result, size)``.
 
     The bytes are a view into this thread's reused read buffer, valid only
-    while ``fn`` runs (``Module.from_json`` copies what it keeps).
+    while ``fn`` runs (``Module.from_json`` copies what it keeps). A file
+    too big for the reused buffer (:data:`KEEP_READ_BUFFER`) is read into
+    one fresh ``bytes`` instead, which ``Module.from_json`` parses in place:
+    one buffer the kernel fills, where the reused path would zero a fresh
+    bytearray and then copy it into Rust (measured on a 100 MB module:
+    ``lncsplit info`` 0.60 s → 0.48 s against ``lncsplit.load``'s 0.44 s).
     """
     fd, size = _open_regular(path)
+    if size >= KEEP_READ_BUFFER:
+        try:
+            whole = _read_bytes(fd, size)
+        finally:
+            os.close(fd)
+        return fn(whole), len(whole)
     buf = _buffer.data
     try:
         n = _read_into(fd, size, buf)

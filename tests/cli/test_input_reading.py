@@ -79,6 +79,35 @@ def test_a_file_that_grew_since_fstat_is_read_whole(tmp_path: Path) -> None:
     assert bytes(buf[:n]) == data
 
 
+def test_a_file_too_big_for_the_reused_buffer_is_read_into_one_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _write(tmp_path / "m.json", small_module_dict())
+    monkeypatch.setattr(_job, "KEEP_READ_BUFFER", 64)
+    before = _job._buffer.data
+    seen: list[type] = []
+
+    def parse(b: memoryview | bytes) -> Module:
+        seen.append(type(b))
+        return Module.from_json(b)
+
+    module, n = with_input(str(tmp_path / "m.json"), parse)
+    assert seen == [bytes] and n == len(data)
+    assert module.to_bytes() == Module.from_json(data).to_bytes()
+    assert _job._buffer.data is before  # the reused buffer was not grown
+    assert load_input(str(tmp_path / "m.json")).to_bytes() == module.to_bytes()
+
+
+def test_a_big_file_that_grew_since_fstat_is_read_whole(tmp_path: Path) -> None:
+    data = _write(tmp_path / "m.json", small_module_dict())
+    fd = os.open(tmp_path / "m.json", os.O_RDONLY)
+    try:
+        got = _job._read_bytes(fd, 10)  # as if fstat had said 10 bytes
+    finally:
+        os.close(fd)
+    assert got == data
+
+
 def test_threads_each_read_into_their_own_buffer(tmp_path: Path) -> None:
     paths = [str(p) for p in example_paths()]
     want = {p: Module.from_json(Path(p).read_bytes()).to_bytes() for p in paths}

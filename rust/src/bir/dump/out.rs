@@ -16,7 +16,7 @@ pub const FLUSH_AT: usize = 1 << 20;
 /// is sealed as a chunk (larger than any one instruction of a real module).
 const SEAL_SLACK: usize = 64 << 10;
 
-/// The size of the buffer that follows a sealed one.
+/// The largest buffer that follows a sealed one.
 const SEAL_NEXT: usize = 4 << 20;
 
 /// Whether byte `b` must be escaped inside a JSON string (serde_json escapes
@@ -72,7 +72,9 @@ impl<'w> Out<'w> {
 
     #[cold]
     fn seal(&mut self) {
-        let next = Vec::with_capacity(SEAL_NEXT);
+        // As big as the sealed one, within [2 × slack, SEAL_NEXT]: a small
+        // piece (one block as JSON) does not reserve megabytes.
+        let next = Vec::with_capacity(self.buf.capacity().clamp(2 * SEAL_SLACK, SEAL_NEXT));
         let full = std::mem::replace(&mut self.buf, next);
         if !full.is_empty() {
             self.done.push(full);

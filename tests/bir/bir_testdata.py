@@ -196,3 +196,15 @@ def small_module_dict() -> dict[str, Any]:
         ],
         "module_x": {"any": ["thing", 1, 2.25, True, None]},
     }
+
+
+def insts(d: dict[str, Any]) -> list[dict[str, Any]]:
+    """The top-level instructions of ``small_module_dict()``'s first block."""
+    out: list[dict[str, Any]] = d["functions"][0]["basic_blocks"][0]["instructions"]
+    return out
+
+
+def loop_body(d: dict[str, Any]) -> dict[str, Any]:
+    """The first instruction inside the Loop of ``small_module_dict()``."""
+    body: dict[str, Any] = insts(d)[1]["blocks"][0]["instructions"][0]
+    return body

@@ -7,22 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from bir_testdata import insts as _insts
+from bir_testdata import loop_body as _body
 from bir_testdata import small_module_dict
 from lncsplit import BirJsonError, LncsplitError, Module, PelicanWireError
 
 D = dict[str, Any]
 INST0 = "$.functions[0].basic_blocks[0].instructions[0]"
 LOOP_BODY0 = "$.functions[0].basic_blocks[0].instructions[1].blocks[0].instructions[0]"
-
-
-def _insts(d: D) -> list[D]:
-    insts: list[D] = d["functions"][0]["basic_blocks"][0]["instructions"]
-    return insts
-
-
-def _body(d: D) -> D:
-    body: D = _insts(d)[1]["blocks"][0]["instructions"][0]
-    return body
 
 
 def _raises(d: D | str | bytes, cls: type[BirJsonError] = BirJsonError) -> BirJsonError:

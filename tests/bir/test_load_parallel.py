@@ -18,6 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from bir_testdata import insts as _insts
+from bir_testdata import loop_body as _body
 from bir_testdata import small_module_dict
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -167,16 +169,6 @@ def test_texts_of_an_unusual_shape_are_read_serially(text: str) -> None:
 
 
 # ----------------------------------------------------- errors: the serial errors
-
-
-def _insts(d: D) -> list[D]:
-    insts: list[D] = d["functions"][0]["basic_blocks"][0]["instructions"]
-    return insts
-
-
-def _body(d: D) -> D:
-    body: D = _insts(d)[1]["blocks"][0]["instructions"][0]
-    return body
 
 
 MUTATIONS: dict[str, Callable[[D], None]] = {

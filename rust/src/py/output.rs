@@ -28,38 +28,59 @@ pub(crate) fn str<'py>(py: Python<'py>, chunks: Chunks) -> PyResult<Bound<'py, P
         py.detach(|| drop(joined));
         return s;
     }
-    let len = ffi::Py_ssize_t::try_from(chunks.len()).map_err(|_| pyo3::exceptions::PyMemoryError::new_err(()))?;
     // SAFETY: `PyUnicode_New(len, 127)` returns a new, uniquely owned compact
     // ASCII object (or NULL with an exception set) whose data buffer holds
-    // `len` bytes plus the NUL it already wrote; nothing else can see the
-    // object until we return it. We write exactly `len` bytes, all ASCII
-    // (checked above), which is the invariant of a max-char-127 string, and
-    // the object owns the buffer for as long as the slice lives.
+    // `len` bytes plus the NUL it already wrote, at `PyUnicode_DATA`. The
+    // bytes are all ASCII (checked above): the invariant of a max-char-127
+    // string.
     unsafe {
-        let obj = ffi::PyUnicode_New(len, 127);
-        let obj = Bound::from_owned_ptr_or_err(py, obj)?;
-        let data = ffi::PyUnicode_DATA(obj.as_ptr()).cast::<u8>();
-        let dst = std::slice::from_raw_parts_mut(data, chunks.len());
-        py.detach(|| {
-            chunks.copy_into(dst);
-            drop(chunks);
-        });
-        Ok(obj.cast_into_unchecked())
+        fill(
+            py,
+            chunks,
+            |len| ffi::PyUnicode_New(len, 127),
+            |o| ffi::PyUnicode_DATA(o).cast(),
+        )
     }
 }
 
 /// The chunks as Python `bytes`.
 pub(crate) fn bytes<'py>(py: Python<'py>, chunks: Chunks) -> PyResult<Bound<'py, PyBytes>> {
-    let len = ffi::Py_ssize_t::try_from(chunks.len()).map_err(|_| pyo3::exceptions::PyMemoryError::new_err(()))?;
     // SAFETY: `PyBytes_FromStringAndSize(NULL, len)` returns a new, uniquely
-    // owned `bytes` of `len` uninitialized bytes (NUL-terminated), or NULL
-    // with an exception set; CPython documents filling it before use. We
-    // write all `len` bytes before anyone else can see the object.
+    // owned `bytes` of `len` uninitialized bytes (NUL-terminated) at
+    // `PyBytes_AsString`, or NULL with an exception set; CPython documents
+    // filling it before use.
     unsafe {
-        let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), len);
-        let obj = Bound::from_owned_ptr_or_err(py, obj)?;
-        let data = ffi::PyBytes_AsString(obj.as_ptr()).cast::<u8>();
-        let dst = std::slice::from_raw_parts_mut(data, chunks.len());
+        fill(
+            py,
+            chunks,
+            |len| ffi::PyBytes_FromStringAndSize(std::ptr::null(), len),
+            |o| ffi::PyBytes_AsString(o).cast(),
+        )
+    }
+}
+
+/// Allocate a Python object of `chunks.len()` bytes with `new`, then copy
+/// the chunks into its buffer (`data`) on rayon's pool, GIL released.
+///
+/// # Safety
+/// `new(len)` must return a new reference to a uniquely owned object of
+/// type `T` (or NULL with an exception set) whose buffer at `data(obj)`
+/// holds at least `len` writable bytes that the object owns and that may be
+/// filled with the chunks' bytes before the object is shared.
+unsafe fn fill<'py, T>(
+    py: Python<'py>,
+    chunks: Chunks,
+    new: impl FnOnce(ffi::Py_ssize_t) -> *mut ffi::PyObject,
+    data: impl FnOnce(*mut ffi::PyObject) -> *mut u8,
+) -> PyResult<Bound<'py, T>> {
+    let len = chunks.len();
+    let size = ffi::Py_ssize_t::try_from(len).map_err(|_| pyo3::exceptions::PyMemoryError::new_err(()))?;
+    // SAFETY: the caller's contract: `new` gives an owned reference or NULL
+    // with an exception (turned into the error), `data` its `len` bytes,
+    // which nobody else can see until the object is returned.
+    unsafe {
+        let obj = Bound::from_owned_ptr_or_err(py, new(size))?;
+        let dst = std::slice::from_raw_parts_mut(data(obj.as_ptr()), len);
         py.detach(|| {
             chunks.copy_into(dst);
             drop(chunks);

@@ -115,6 +115,11 @@ fn finish(h: u64) -> u32 {
     hash32((h ^ (h >> 31)).wrapping_mul(0xD6E8_FEB8_6659_FD93))
 }
 
+/// A node naming a child, axis or register id its context does not have.
+fn foreign_id() -> Error {
+    Error::pelican("node refers to an id this context does not have", "lncsplit/pelican")
+}
+
 /// The index hash of a node. AffExpr and Sum hash their parts exactly as
 /// [`aff_hash`] and [`sum_hash`] do from borrowed terms, so their factories
 /// look up before they allocate.
@@ -320,21 +325,12 @@ impl Context {
     /// Sum terms — survives link and unlink exactly (contract §3.7).
     pub fn insert_canonical(&mut self, node: Node, share: bool) -> Result<ExprId> {
         if !self.refers_to_own_ids(&node) {
-            return Err(Error::pelican(
-                "node refers to an id this context does not have",
-                "lncsplit/pelican",
-            ));
+            return Err(foreign_id());
         }
         if share {
             return self.intern(node);
         }
-        let meta = self.meta_of(&node)?;
-        let id = self.next_id()?;
-        let hash = hash_node(&node);
-        self.nodes.push(node);
-        self.meta.push(meta);
-        self.index.insert(hash, id.0);
-        Ok(id)
+        self.push_new(None, hash_node(&node), node)
     }
 
     /// The id the next node gets (`u32::MAX` stays free: the index stores `id + 1`).
@@ -361,25 +357,21 @@ impl Context {
         fresh: bool,
         map: impl Fn(&Node) -> Node,
     ) -> Result<bool> {
-        let refused = || Error::pelican("node refers to an id this context does not have", "lncsplit/pelican");
         let count = ids.end.saturating_sub(ids.start) as usize;
         if ids.end as usize > src.len() || u32::try_from(self.nodes.len() + count).is_err() {
-            return Err(refused());
+            return Err(foreign_id());
         }
         self.reserve(count);
         for id in ids {
             let node = map(&src.nodes[id as usize]);
             if !self.refers_to_own_ids(&node) {
-                return Err(refused());
+                return Err(foreign_id());
             }
             let hash = hash_node(&node);
-            if !fresh && self.lookup(&node).is_some() {
+            if !fresh && self.lookup_hashed(hash, &node).is_some() {
                 return Ok(false);
             }
-            let new = self.next_id()?;
-            self.nodes.push(node);
-            self.meta.push(src.meta[id as usize]);
-            self.index.insert(hash, new.0);
+            self.push_with_meta(None, hash, node, src.meta[id as usize])?;
         }
         Ok(true)
     }
@@ -445,10 +437,13 @@ impl Context {
     /// The id of a node already in the arena, without interning it (None when
     /// no expression of this context is structurally equal to `node`).
     pub fn lookup(&self, node: &Node) -> Option<ExprId> {
+        self.lookup_hashed(hash_node(node), node)
+    }
+
+    /// [`lookup`](Self::lookup) with the node's [`hash_node`] already known.
+    fn lookup_hashed(&self, hash: u32, node: &Node) -> Option<ExprId> {
         let nodes = &self.nodes;
-        self.index
-            .find(hash_node(node), |id| nodes[id as usize] == *node)
-            .map(ExprId)
+        self.index.find(hash, |id| nodes[id as usize] == *node).map(ExprId)
     }
 
     /// Intern an already-canonical node: return the existing id of a
@@ -481,6 +476,12 @@ impl Context {
     /// Append a node no stored node equals, into the index slot a probe found.
     fn push_new(&mut self, slot: Option<usize>, hash: u32, node: Node) -> Result<ExprId> {
         let meta = self.meta_of(&node)?;
+        self.push_with_meta(slot, hash, node, meta)
+    }
+
+    /// [`push_new`](Self::push_new) with the node's metadata already known
+    /// (copied from the context the node was moved from).
+    fn push_with_meta(&mut self, slot: Option<usize>, hash: u32, node: Node, meta: Meta) -> Result<ExprId> {
         let id = self.next_id()?;
         self.nodes.push(node);
         self.meta.push(meta);

@@ -64,6 +64,16 @@ pub struct PhysicalAp {
 }
 
 impl Argument {
+    /// Rewrite the expression ids a symbolic argument holds (`addrs`,
+    /// `tile_addrs`, `block_addrs`); other kinds hold none.
+    pub fn remap_exprs(&mut self, e: &impl Fn(ExprId) -> ExprId) {
+        if let Argument::Symbolic(s) = self {
+            for x in s.addrs.iter_mut().chain(&mut s.tile_addrs).chain(&mut s.block_addrs) {
+                *x = e(*x);
+            }
+        }
+    }
+
     /// The wire `kind` string.
     pub fn kind_name(&self) -> &str {
         match self {

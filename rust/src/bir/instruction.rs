@@ -75,6 +75,33 @@ pub enum OpFields {
     },
 }
 
+impl OpFields {
+    /// Rewrite the expression ids held by the op's own int-or-expression
+    /// fields (CollectiveCompute ranks and queue, Matmult replication keys).
+    /// A Loop's axis and body are its caller's to rewrite.
+    pub fn remap_exprs(&mut self, e: &impl Fn(ExprId) -> ExprId) {
+        let fields = match self {
+            OpFields::CollectiveCompute {
+                recv_from_rank,
+                send_to_rank,
+                queue,
+                ..
+            } => [recv_from_rank, send_to_rank, queue],
+            OpFields::Matmult {
+                replication_resolution,
+                replication_shift_amnt,
+                replication_num_rows,
+            } => [replication_resolution, replication_shift_amnt, replication_num_rows],
+            _ => return,
+        };
+        for x in fields.into_iter().flatten() {
+            if let IntOrExpr::Expr(id) = x {
+                *id = e(*id);
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Instruction {
     pub name: Arc<str>,
@@ -150,27 +177,12 @@ impl Instruction {
     /// the parallel loader).
     pub fn remap_ids(&mut self, e: &impl Fn(ExprId) -> ExprId, a: &impl Fn(AxisId) -> AxisId) {
         for arg in self.arguments_mut() {
-            if let Argument::Symbolic(s) = arg {
-                for x in s.addrs.iter_mut().chain(&mut s.tile_addrs).chain(&mut s.block_addrs) {
-                    *x = e(*x);
-                }
-            }
+            arg.remap_exprs(e);
         }
         for p in &mut self.predicates {
             p.expr = e(p.expr);
         }
-        let fields = match &mut self.op {
-            OpFields::CollectiveCompute {
-                recv_from_rank,
-                send_to_rank,
-                queue,
-                ..
-            } => [recv_from_rank, send_to_rank, queue],
-            OpFields::Matmult {
-                replication_resolution,
-                replication_shift_amnt,
-                replication_num_rows,
-            } => [replication_resolution, replication_shift_amnt, replication_num_rows],
+        match &mut self.op {
             OpFields::Loop { axis, blocks, .. } => {
                 *axis = a(*axis);
                 for b in blocks {
@@ -178,14 +190,8 @@ impl Instruction {
                         j.remap_ids(e, a);
                     }
                 }
-                return;
             }
-            _ => return,
-        };
-        for x in fields.into_iter().flatten() {
-            if let IntOrExpr::Expr(id) = x {
-                *id = e(*id);
-            }
+            op => op.remap_exprs(e),
         }
     }
 

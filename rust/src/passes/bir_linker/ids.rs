@@ -124,7 +124,9 @@ fn int_or_expr_ids(fields: [&Option<IntOrExpr>; 3], f: &mut impl FnMut(Held)) {
 }
 
 /// Every expression and axis id the instruction's own fields hold. Must
-/// visit exactly the fields [`copy_instruction`] rewrites.
+/// visit exactly the fields [`copy_instruction`] rewrites
+/// (`Argument::remap_exprs`, the predicates, `OpFields::remap_exprs`, a
+/// Loop's axis).
 fn held_ids(i: &Instruction, f: &mut impl FnMut(Held)) {
     for a in i.arguments() {
         if let Argument::Symbolic(s) = a {
@@ -156,14 +158,6 @@ fn held_ids(i: &Instruction, f: &mut impl FnMut(Held)) {
     }
 }
 
-fn remap_int_or_expr(fields: [&mut Option<IntOrExpr>; 3], m: &IdMap) {
-    for x in fields.into_iter().flatten() {
-        if let IntOrExpr::Expr(e) = x {
-            *e = m.expr(*e);
-        }
-    }
-}
-
 /// How a copy changes an instruction besides moving its ids.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Barriers {
@@ -179,14 +173,7 @@ pub(super) enum Barriers {
 fn copy_arguments(args: &[Argument], m: &IdMap) -> Vec<Argument> {
     let mut out = args.to_vec();
     for a in &mut out {
-        if let Argument::Symbolic(s) = a {
-            for e in s.addrs.iter_mut() {
-                *e = m.expr(*e);
-            }
-            for e in s.tile_addrs.iter_mut().chain(s.block_addrs.iter_mut()) {
-                *e = m.expr(*e);
-            }
-        }
+        a.remap_exprs(&|e| m.expr(e));
     }
     out
 }
@@ -223,20 +210,7 @@ fn copy_op(i: &Instruction, m: &IdMap, remap: bool, barriers: Barriers) -> OpFie
                 {
                     *id = local_id.take().map(|b| *b)
                 }
-                OpFields::CollectiveCompute {
-                    recv_from_rank,
-                    send_to_rank,
-                    queue,
-                    ..
-                } if remap => remap_int_or_expr([recv_from_rank, send_to_rank, queue], m),
-                OpFields::Matmult {
-                    replication_resolution,
-                    replication_shift_amnt,
-                    replication_num_rows,
-                } if remap => remap_int_or_expr(
-                    [replication_resolution, replication_shift_amnt, replication_num_rows],
-                    m,
-                ),
+                op if remap => op.remap_exprs(&|e| m.expr(e)),
                 _ => {}
             }
             op

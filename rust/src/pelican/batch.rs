@@ -119,9 +119,9 @@ impl Context {
                         }
                     }
                     let id = if op == 17 {
-                        self.aff_expr(&terms, ci)
+                        self.aff_expr_in_place(&mut terms, ci)
                     } else {
-                        self.sum(&ids)
+                        self.sum_in_place(&mut ids)
                     }
                     .map_err(|e| row_err(row, e))?;
                     out.push(id.0);

@@ -123,6 +123,7 @@ fn foreign_id() -> Error {
 /// The index hash of a node. AffExpr and Sum hash their parts exactly as
 /// [`aff_hash`] and [`sum_hash`] do from borrowed terms, so their factories
 /// look up before they allocate.
+#[inline(always)]
 fn hash_node(node: &Node) -> u32 {
     let k = node.kind() as u64;
     let h = match *node {
@@ -448,6 +449,7 @@ impl Context {
 
     /// Intern an already-canonical node: return the existing id of a
     /// structurally equal node, or append it.
+    #[inline(always)]
     fn intern(&mut self, node: Node) -> Result<ExprId> {
         let mut newest = None;
         node.for_each_child(|c| newest = newest.max(Some(c.0)));
@@ -458,6 +460,7 @@ impl Context {
     /// equal stored node, and `make` runs only when there is none (so AffExpr
     /// and Sum allocate their terms only for a new node). `hash` must be
     /// [`hash_node`] of the node `make` returns, `newest` its largest child id.
+    #[inline(always)]
     fn intern_by<K>(
         &mut self,
         hash: u32,
@@ -470,10 +473,12 @@ impl Context {
         match self.index.probe(hash, newest, |id| eq(&key, &nodes[id as usize])) {
             Probe::Found(id) => Ok(ExprId(id)),
             Probe::Vacant(slot) => self.push_new(Some(slot), hash, make(key)),
+            Probe::Absent => self.push_new(None, hash, make(key)),
         }
     }
 
     /// Append a node no stored node equals, into the index slot a probe found.
+    #[inline(always)]
     fn push_new(&mut self, slot: Option<usize>, hash: u32, node: Node) -> Result<ExprId> {
         let meta = self.meta_of(&node)?;
         self.push_with_meta(slot, hash, node, meta)
@@ -481,6 +486,7 @@ impl Context {
 
     /// [`push_new`](Self::push_new) with the node's metadata already known
     /// (copied from the context the node was moved from).
+    #[inline(always)]
     fn push_with_meta(&mut self, slot: Option<usize>, hash: u32, node: Node, meta: Meta) -> Result<ExprId> {
         let id = self.next_id()?;
         self.nodes.push(node);
@@ -492,6 +498,7 @@ impl Context {
         Ok(id)
     }
 
+    #[inline(always)]
     fn meta_of(&self, node: &Node) -> Result<Meta> {
         let mut m = Meta {
             digest: 0,
@@ -668,9 +675,14 @@ impl Context {
     /// zero coefficients dropped, terms in content order (`order.rs`). No other rewriting: an
     /// AffExpr `1·i + 0` stays an AffExpr.
     pub fn aff_expr(&mut self, terms: &[(ExprId, i64)], c: i64) -> Result<ExprId> {
-        // scratch on the stack; the node gets one exact-size allocation
-        let mut t: SmallVec<[(ExprId, i64); 8]> = SmallVec::with_capacity(terms.len());
-        for &(idx, coeff) in terms {
+        let mut t: SmallVec<[(ExprId, i64); 8]> = SmallVec::from_slice(terms);
+        self.aff_expr_in_place(&mut t, c)
+    }
+
+    /// [`aff_expr`](Self::aff_expr) canonicalizing the caller's buffer in
+    /// place (a batch reader owns one and saves the copy).
+    pub fn aff_expr_in_place(&mut self, t: &mut [(ExprId, i64)], c: i64) -> Result<ExprId> {
+        for &(idx, _) in t.iter() {
             self.check_id(idx)?;
             let k = self.kind(idx);
             if !k.is_index_leaf() {
@@ -683,10 +695,10 @@ impl Context {
                     "lncsplit/pelican",
                 ));
             }
-            t.push((idx, coeff));
         }
-        self.sort_by_content(&mut t[..], |x| x.0);
-        // merge repeated indices in place, then drop zero coefficients
+        self.sort_by_content(t, |x| x.0);
+        // one pass: merge repeated indices (adjacent once sorted) and drop
+        // the terms whose coefficient is, or sums to, zero
         let mut w = 0;
         for r in 0..t.len() {
             if w > 0 && t[w - 1].0 == t[r].0 {
@@ -695,13 +707,17 @@ impl Context {
                     .checked_add(t[r].1)
                     .ok_or_else(|| Error::overflow("AffExpr"))?;
             } else {
+                if w > 0 && t[w - 1].1 == 0 {
+                    w -= 1;
+                }
                 t[w] = t[r];
                 w += 1;
             }
         }
-        t.truncate(w);
-        t.retain(|x| x.1 != 0);
-        self.intern_aff(&t, c)
+        if w > 0 && t[w - 1].1 == 0 {
+            w -= 1;
+        }
+        self.intern_aff(&t[..w], c)
     }
 
     fn intern_aff(&mut self, t: &[(ExprId, i64)], c: i64) -> Result<ExprId> {
@@ -722,13 +738,18 @@ impl Context {
     /// createNArySum: terms in content order (so a+b ≡ b+a, and the written
     /// order does not depend on ids); duplicates kept.
     pub fn sum(&mut self, terms: &[ExprId]) -> Result<ExprId> {
-        for &t in terms {
-            self.check_id(t)?;
-        }
         let mut t: SmallVec<[ExprId; 8]> = SmallVec::from_slice(terms);
-        self.sort_by_content(&mut t[..], |&x| x);
+        self.sum_in_place(&mut t)
+    }
+
+    /// [`sum`](Self::sum) sorting the caller's buffer in place.
+    pub fn sum_in_place(&mut self, t: &mut [ExprId]) -> Result<ExprId> {
+        for &x in t.iter() {
+            self.check_id(x)?;
+        }
+        self.sort_by_content(t, |&x| x);
         self.intern_by(
-            sum_hash(&t),
+            sum_hash(t),
             t.iter().map(|x| x.0).max(),
             &t[..],
             |t, n| matches!(n, Node::Sum { terms } if **terms == **t),

@@ -319,6 +319,7 @@ impl Node {
         }
     }
 
+    #[inline(always)]
     pub fn kind(&self) -> ExprKind {
         match self {
             Node::CCGetRank { .. } => ExprKind::CCGetRank,
@@ -342,6 +343,7 @@ impl Node {
     }
 
     /// Call `f` on every child id, in order, without allocating.
+    #[inline(always)]
     pub fn for_each_child(&self, mut f: impl FnMut(ExprId)) {
         match self {
             Node::AffExpr { terms, .. } => terms.iter().for_each(|t| f(t.0)),

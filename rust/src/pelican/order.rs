@@ -78,6 +78,7 @@ impl Context {
     /// gives an equal digest in every context. `child` sees the metadata of
     /// every child as it is read, so the caller folds depth and flags in the
     /// same walk (one read of each child's metadata per interned node).
+    #[inline(always)]
     pub(super) fn content_digest(&self, node: &Node, mut child: impl FnMut(&Meta)) -> u32 {
         let mut d = |id: ExprId| {
             let m = self.meta_at(id);

@@ -396,7 +396,7 @@ impl Context {
                         }
                     }
                 }
-                self.aff_expr(&t, f.c.unwrap_or(0))
+                self.aff_expr_in_place(&mut t, f.c.unwrap_or(0))
             }
             Tag::Sum => {
                 let terms = need(f.terms, "terms")?;
@@ -410,7 +410,7 @@ impl Context {
                         Built::Term(..) => return Err(at(missing("kind"), &format!(".terms[{i}]"))),
                     }
                 }
-                self.sum(&t)
+                self.sum_in_place(&mut t)
             }
             Tag::Mult => {
                 let var = need(f.var, "var")?;

@@ -27,6 +27,7 @@
 //! interned (nodes are immutable, so this is harmless).
 
 use super::context::Context;
+use super::index::prefetch;
 use super::kinds::ExprId;
 use crate::error::{Error, Result};
 
@@ -93,6 +94,8 @@ impl Context {
                     Ok(ExprId(id))
                 }
             };
+            // the result grows into untouched memory, like the arena (see `push_with_meta`)
+            prefetch(out.as_ptr().wrapping_add(out.len() + 64));
             let (ai, bi, ci) = (a[row], b[row], c[row]);
             let id = match ops[row] {
                 OP_ARG => return Err(bad(row, "argument row (op 0) outside an AffExpr or Sum")),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use super::index::{hash32, Index, Probe};
+use super::index::{hash32, prefetch, Index, Probe};
 use super::kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
 use crate::error::{Error, Result};
 
@@ -489,6 +489,11 @@ impl Context {
     #[inline(always)]
     fn push_with_meta(&mut self, slot: Option<usize>, hash: u32, node: Node, meta: Meta) -> Result<ExprId> {
         let id = self.next_id()?;
+        // the arena grows into memory no one touched lately: ask for the
+        // lines a few nodes ahead now, so the stores of the nodes to come
+        // do not wait for them (pointers only, never dereferenced)
+        prefetch(self.nodes.as_ptr().wrapping_add(self.nodes.len() + 8));
+        prefetch(self.meta.as_ptr().wrapping_add(self.meta.len() + 32));
         self.nodes.push(node);
         self.meta.push(meta);
         match slot {

@@ -31,7 +31,7 @@ const MERGE_PREFETCH: usize = 32;
 /// Ask the CPU to bring the cache line of `p` in. A hint only: it reads no
 /// data into the program and never faults, whatever the address.
 #[inline(always)]
-fn prefetch<T>(p: *const T) {
+pub(super) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `prefetcht0` takes any address (a hint, never a load or a
     // fault); SSE is part of the x86_64 baseline, so the target feature the
@@ -287,11 +287,17 @@ impl Index {
             return Probe::Absent;
         }
         self.room_for_one();
+        let in_main = newest_child.is_none_or(|c| c < self.watermark);
+        if in_main && !self.main.slots.is_empty() {
+            // its slot is a cache miss: start fetching it now, so the miss
+            // overlaps the probe of `recent` and the filter's answer
+            prefetch(&self.main.slots[h as usize & (self.main.slots.len() - 1)]);
+        }
         let slot = match self.recent.find(h, &mut eq) {
             Ok(id) => return Probe::Found(id),
             Err(slot) => slot.expect("room_for_one gave recent slots"),
         };
-        if newest_child.is_none_or(|c| c < self.watermark) {
+        if in_main {
             if let Some(id) = self.find_main(h, eq) {
                 return Probe::Found(id);
             }

@@ -1141,6 +1141,28 @@ fn interning_is_idempotent_across_index_merges() {
     assert_eq!(c.lookup(&old), Some(first[7][3]));
 }
 
+/// A node equal to one interned just after its newest child is found by
+/// the scan of the last ids (no table read), and by the tables once more
+/// nodes follow; a different one is new.
+#[test]
+fn a_node_equal_to_one_just_interned_is_found() {
+    let mut c = Context::new();
+    let s = c.shard_id(4).unwrap();
+    let m = c.modulo(s, 3).unwrap();
+    let x = c.mult(m, 2).unwrap();
+    let d = c.floor_div(m, 5).unwrap();
+    assert_eq!(c.mult(m, 2).unwrap(), x, "within the scan");
+    assert_eq!(c.floor_div(m, 5).unwrap(), d);
+    assert_ne!(c.mult(m, 3).unwrap(), x);
+    for k in 0..40 {
+        c.modulo(s, 7 + k).unwrap();
+    }
+    assert_eq!(c.mult(m, 2).unwrap(), x, "past the scan");
+    let n = c.len();
+    assert_eq!(c.mult(m, 2).unwrap(), x);
+    assert_eq!(c.len(), n);
+}
+
 // ------------------------------------------------ moving nodes between contexts
 
 /// `extend_mapped` appends nodes one to one with the metadata interning them

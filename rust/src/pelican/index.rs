@@ -235,7 +235,9 @@ impl Index {
     /// Make room for one more entry in `recent`.
     #[inline]
     fn room_for_one(&mut self) {
-        if !self.recent.has_room(1) {
+        // `has_room(1)` without its saturating arithmetic (a power-of-two
+        // length: the load limit is exact)
+        if self.recent.len >= self.recent.slots.len() / MAX_LOAD_DEN * MAX_LOAD_NUM {
             self.make_room();
         }
     }

@@ -60,16 +60,14 @@ fn mix_str(mut h: u64, s: &str) -> u64 {
 /// ShardId).
 fn is_field_ordered(kind: u8) -> bool {
     use super::kinds::ExprKind as K;
-    const CCGETRANK: u8 = K::CCGetRank as u8;
-    const INDIRECTARG: u8 = K::IndirectArg as u8;
-    const AFFINEIV: u8 = K::AffineIV as u8;
-    const INTRUNTIMEVALUE: u8 = K::IntRuntimeValue as u8;
-    const SYMBOLICIDX: u8 = K::SymbolicIdx as u8;
-    const SHARDID: u8 = K::ShardId as u8;
-    matches!(
-        kind,
-        CCGETRANK | INDIRECTARG | AFFINEIV | INTRUNTIMEVALUE | SYMBOLICIDX | SHARDID
-    )
+    // one bit a kind code (codes are < 32): a shift and a mask per lookup
+    const MASK: u32 = 1 << K::CCGetRank as u8
+        | 1 << K::IndirectArg as u8
+        | 1 << K::AffineIV as u8
+        | 1 << K::IntRuntimeValue as u8
+        | 1 << K::SymbolicIdx as u8
+        | 1 << K::ShardId as u8;
+    kind < 32 && MASK >> kind & 1 == 1
 }
 
 impl Context {

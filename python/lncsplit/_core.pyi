@@ -327,6 +327,15 @@ def expand_replication(module: Module) -> None: ...
 def verify_symbolic(module: Module, lnc: int) -> None: ...
 def verify_concretized(modules: list[Module], lnc: int) -> None: ...
 def verify_bir(module: Module, lnc: int = 1) -> None: ...
+def memory_proven_clear(
+    modules: list[Module],
+    geometries: list[tuple[int, int, int, int, int, int, int]],
+    lnc: int,
+    cc_buffer_bytes: int,
+    cc_only: bool = False,
+) -> bool:
+    """Whether the memory checks provably find nothing (see ``memory.report.proven_clear``)."""
+
 def to_bytes_all(modules: list[Module], version: int = 2, parallel: bool = True) -> list[bytes]:
     """Every module as BIR-JSON bytes, written with the GIL released (in parallel when ``parallel``)."""
 

@@ -64,10 +64,8 @@ pub fn proven_clear(m: &Module, q: &Question) -> bool {
     let mut cc = CcSets::default();
     let mut dram = Dram::default();
     for (fi, f) in m.functions.iter().enumerate() {
-        if !q.cc_only && !(locations_clear(f, &q.geometry, &mut dram) && instructions_clear(m, f, q.lnc)) {
-            return false;
-        }
-        if !cc.add(fi, f) {
+        let rules_hold = q.cc_only || (locations_clear(f, &q.geometry, &mut dram) && instructions_clear(m, f, q.lnc));
+        if !rules_hold || !cc.add(fi, f) {
             return false;
         }
     }
@@ -341,9 +339,10 @@ mod tests {
 
     #[test]
     fn overlapping_dram_ranges_count_once() {
-        let mut d = Dram::default();
-        d.placed = vec![(0, 10), (5, 15), (20, 30), (30, 30)];
-        d.unplaced = 7;
+        let mut d = Dram {
+            placed: vec![(0, 10), (5, 15), (20, 30), (30, 30)],
+            unplaced: 7,
+        };
         assert_eq!(d.private(), 15 + 10 + 7);
     }
 }

@@ -7,6 +7,8 @@ a violation the proof cannot clear."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from builders import make_module, module, one
 from lncsplit import Module
@@ -42,3 +44,17 @@ def test_the_pipeline_still_raises_what_the_proof_cannot_clear() -> None:
     src = Module.from_json(generate_module(1, 200, 2).to_bytes())
     with pytest.raises(MemoryCheckError):
         run_pipeline([src], PassOptions(lnc_size=2, cc_buffer_mb=0, racecheck=False))
+
+
+def test_a_function_past_the_instance_limit_is_left_to_the_checks_which_raise_9306() -> None:
+    from lnc_builders import inst, loop
+    from lnc_builders import module as lnc_module
+    from lncsplit import NeuronAssertion, split
+
+    cores = split(
+        [Module.from_json(json.dumps(lnc_module([loop("l", "i", 200_000_000, [inst("n")])])))], 2
+    )
+    assert not proven_clear(cores, lnc=2)
+    with pytest.raises(NeuronAssertion) as e:
+        check_memory(cores, lnc=2)
+    assert e.value.code == 9306

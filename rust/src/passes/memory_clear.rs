@@ -22,7 +22,9 @@
 use hashbrown::HashSet;
 
 use crate::bir::{Argument, Function, MemoryLocation, MemoryLocationSet, Module, Opcode};
-use crate::tail::moved::bytes_per_partition_moved;
+use crate::tail::moved::{bytes_per_partition_moved, MAX_INSTANCES};
+use crate::tail::walk::static_instances;
+use crate::tail::Layout;
 
 /// The per-core limits of one module's arch (`lncsplit.memory.arch`): the
 /// Python table stays the single source, the caller passes its numbers.
@@ -218,7 +220,7 @@ fn is_matmult(op: Opcode) -> bool {
 /// N = 2, SBUF to SBUF) and `check_sb2sb_moved` (≤ 1024 bytes per partition).
 fn instructions_clear(m: &Module, f: &Function, lnc: usize) -> bool {
     let mut clear = true;
-    let mut sb2sb = false;
+    let mut walk_moves = false;
     f.walk(&mut |i| {
         if !clear {
             return;
@@ -230,12 +232,36 @@ fn instructions_clear(m: &Module, f: &Function, lnc: usize) -> bool {
                     .all(|(_, l)| &*l.mem_type != "SB" || l.base.unwrap_or(0) == 0)
             });
         } else if i.opcode == Opcode::GPSIMD_SB2SB {
-            sb2sb = true;
             clear = lnc == 2
                 && (i.ins.iter().chain(&i.outs)).all(|a| targets(f, a).iter().all(|(_, l)| &*l.mem_type == "SB"));
+            let moved = [i.ins.first(), i.outs.first()].into_iter().flatten();
+            walk_moves |= moved
+                .flat_map(|a| targets(f, a))
+                .any(|(s, l)| partition_bytes(s, l) > SB2SB_MAX_BYTES_PER_PARTITION);
         }
     });
-    clear && (!sb2sb || sb2sb_moves_fit(m, f))
+    clear && instances_within_limit(m, f) && (!walk_moves || sb2sb_moves_fit(m, f))
+}
+
+/// `check_sb2sb_moved` walks every function, so one past the instance limit
+/// raises there (9306) whether or not it moves anything: the walk counts at
+/// most the static instances, so under the limit it cannot raise.
+fn instances_within_limit(m: &Module, f: &Function) -> bool {
+    let mut n = 0u64;
+    for i in f.basic_blocks.iter().flat_map(|b| &b.instructions) {
+        n = n.saturating_add(static_instances(&m.ctx, i));
+        if n > MAX_INSTANCES {
+            return false;
+        }
+    }
+    true
+}
+
+/// The most bytes an access can touch in one partition of `loc`: its
+/// layout's partition (`check_sb2sb_moved` counts a valid footprint's bytes
+/// per partition, never more; an invalid layout is left out there, 0 here).
+fn partition_bytes(s: &MemoryLocationSet, loc: &MemoryLocation) -> i64 {
+    Layout::of(s, &loc.mem_type).map_or(0, |l| l.partition_bytes())
 }
 
 fn sb2sb_moves_fit(m: &Module, f: &Function) -> bool {

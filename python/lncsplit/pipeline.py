@@ -273,9 +273,12 @@ class Pipeline:
 
     def _cc_buffers(self, groups: list[list[Module]]) -> None:
         from lncsplit import memory
+        from lncsplit.memory.report import proven_clear
 
         o = self.options
         for g in groups:
+            if proven_clear(g, o.arch, lnc=o.lnc_size, cc_buffer_mb=o.cc_buffer_mb, cc_only=True):
+                continue  # nothing to report (proven in Rust, without the GIL)
             report = memory.check_collective_buffers(
                 g, arch=o.arch, lnc=o.lnc_size, cc_buffer_mb=o.cc_buffer_mb
             )
@@ -308,6 +311,7 @@ class Pipeline:
 
     def _memory(self, out: list[Module]) -> None:
         from lncsplit import memory
+        from lncsplit.memory.report import proven_clear
 
         n = self.options.lnc_size
         groups = [out[i : i + n] for i in range(0, len(out), n)]
@@ -327,6 +331,10 @@ class Pipeline:
 
         def check() -> None:
             for g in groups:
+                if proven_clear(
+                    g, self.options.arch, lnc=n, cc_buffer_mb=self.options.cc_buffer_mb
+                ):
+                    continue  # nothing to report (proven in Rust, without the GIL)
                 report = memory.check_memory(
                     g, arch=self.options.arch, lnc=n, cc_buffer_mb=self.options.cc_buffer_mb
                 )

@@ -159,3 +159,39 @@ def test_the_thread_runner_prefetches_the_next_unit(
     seen.clear()
     run_threads(units, job, 2, lambda i, r: results.__setitem__(i, r))
     assert sorted(seen) == [u.path for u in units[2:]]
+
+
+def test_from_json_parallel_false_reads_the_same_module_and_error() -> None:
+    from lncsplit._core import generate_module
+
+    big = generate_module(1, 6000, 2).to_bytes()  # arrays past the parallel threshold
+    assert Module.from_json(big, parallel=False).to_bytes() == Module.from_json(big).to_bytes()
+    bad = big[: len(big) // 2]
+    with pytest.raises(Exception) as serial:
+        Module.from_json(bad, parallel=False)
+    with pytest.raises(Exception) as default:
+        Module.from_json(bad)
+    assert type(serial.value) is type(default.value)
+    assert str(serial.value) == str(default.value)
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_a_split_on_one_core_reads_its_input_on_that_core(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parallel: bool
+) -> None:
+    from lncsplit.pipeline import PassOptions
+
+    _write(tmp_path / "m.json", small_module_dict())
+    seen: list[bool] = []
+    real = Module.from_json
+
+    def spy(data: Any, parallel: bool = True) -> Module:
+        seen.append(parallel)
+        return real(data, parallel=parallel)
+
+    monkeypatch.setattr(Module, "from_json", staticmethod(spy))
+    res = _job.process_file(
+        str(tmp_path / "m.json"), tmp_path / "out", PassOptions(lnc_size=2, parallel=parallel)
+    )
+    assert res.ok, res.error
+    assert seen == [parallel]

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lncsplit import _core
 from lncsplit._core import Module
 from lncsplit.errors import LncsplitError
 from lncsplit.memory.arch import ArchGeometry, canonical_arch, geometry
@@ -216,11 +217,54 @@ def _report(
     return report
 
 
+#: The largest collective buffer the quick proof takes (bytes in a signed 64-bit integer).
+_MAX_CC_BYTES = (1 << 63) - 1
+
+
+def proven_clear(
+    modules: Sequence[Module],
+    arch: str | None = None,
+    *,
+    lnc: int,
+    cc_buffer_mb: int = 500,
+    cc_only: bool = False,
+) -> bool:
+    """True when :func:`check_memory` (with ``cc_only``:
+    :func:`check_collective_buffers`) of ``modules`` would report no violation.
+
+    Proven in Rust with the GIL released (``rust/src/passes/memory_clear.rs``),
+    conservatively: False means *might* violate — run the checks, which decide
+    and report (also for arguments they refuse). The pipeline asks this first,
+    so a corpus whose modules are clean never runs the per-location Python
+    checks. An unknown arch raises as :func:`check_memory` does.
+    """
+    cc_bytes = cc_buffer_mb << 20 if cc_buffer_mb >= 0 else -1
+    if lnc < 1 or not 0 <= cc_bytes <= _MAX_CC_BYTES:
+        return False
+    override = geometry(arch) if arch is not None else None
+    rows = []
+    for m in modules:
+        g = override if override is not None else geometry(canonical_arch(m.arch))
+        rows.append(
+            (
+                g.arch_level,
+                g.sb_size,
+                g.sb_partitions,
+                g.psum_banks,
+                g.psum_bank_size,
+                g.psum_partitions,
+                g.dram_bytes,
+            )
+        )
+    return _core.memory_proven_clear(list(modules), rows, lnc, cc_bytes, cc_only)
+
+
 __all__ = [
     "CoreUsage",
     "MemoryCheckError",
     "MemoryReport",
     "check_collective_buffers",
     "check_memory",
+    "proven_clear",
     "render_table",
 ]

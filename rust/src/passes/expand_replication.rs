@@ -215,7 +215,8 @@ fn increase_ifmap_memset_size(
         .memory_location_set(set)
         .map(SetGeometry::of)
         .unwrap_or(SetGeometry { elems: 1, elem_size: 1 });
-    let mut names: HashSet<Arc<str>> = HashSet::new();
+    let mut names: HashSet<Arc<str>> =
+        HashSet::with_capacity(f.basic_blocks.iter().map(|b| b.instructions.len()).sum());
     f.walk(&mut |i| {
         names.insert(i.name.clone());
     });
@@ -275,23 +276,38 @@ fn writes_set<'a>(inst: &'a Instruction, set: &str) -> Option<&'a Argument> {
 }
 
 impl Expansion<'_> {
+    /// Expand one block in place; the block is rebuilt only when copies are
+    /// inserted into it (each right after its writer), so the blocks that hold
+    /// no writer of the set are not moved.
     fn expand_block(&mut self, b: &mut Block) -> Result<()> {
-        let mut out = Vec::with_capacity(b.instructions.len());
-        for mut inst in std::mem::take(&mut b.instructions) {
+        let mut inserts: Vec<(usize, Vec<Instruction>)> = Vec::new();
+        for (k, inst) in b.instructions.iter_mut().enumerate() {
             if let OpFields::Loop { blocks, .. } = &mut inst.op {
                 for nb in blocks.iter_mut() {
                     self.expand_block(nb)?;
                 }
             }
-            if inst.opcode.is_matmult() && reads_set(&inst, self.set) {
-                expand_replicated_ap(&mut inst, self.set, self.p);
+            if inst.opcode.is_matmult() && reads_set(inst, self.set) {
+                expand_replicated_ap(inst, self.set, self.p);
             }
-            let copies = match writes_set(&inst, self.set) {
-                Some(arg) => self.replicated_copies(&inst, arg)?,
-                None => Vec::new(),
-            };
+            if let Some(arg) = writes_set(inst, self.set) {
+                let copies = self.replicated_copies(inst, arg)?;
+                if !copies.is_empty() {
+                    inserts.push((k, copies));
+                }
+            }
+        }
+        if inserts.is_empty() {
+            return Ok(());
+        }
+        let added: usize = inserts.iter().map(|(_, c)| c.len()).sum();
+        let mut out = Vec::with_capacity(b.instructions.len() + added);
+        let mut inserts = inserts.into_iter().peekable();
+        for (k, inst) in std::mem::take(&mut b.instructions).into_iter().enumerate() {
             out.push(inst);
-            out.extend(copies);
+            if let Some((_, copies)) = inserts.next_if(|(at, _)| *at == k) {
+                out.extend(copies);
+            }
         }
         b.instructions = out;
         Ok(())

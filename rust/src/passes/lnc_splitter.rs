@@ -282,12 +282,32 @@ impl<'a> Concretizer<'a> {
     }
 
     /// Walk a block in place: returns how many instructions were deleted from it.
+    /// The kept instructions stay where they are (only those after a deleted
+    /// one move down), so a block that loses nothing is not rebuilt.
     fn block(&mut self, b: &mut Block) -> Result<usize> {
         self.carried.block(b)?;
         let before = b.instructions.len();
-        let insts = std::mem::take(&mut b.instructions);
-        b.instructions = self.instructions(insts.into_iter())?;
-        Ok(before - b.instructions.len())
+        let mut failed = None;
+        b.instructions.retain_mut(|inst| {
+            if failed.is_some() {
+                return true;
+            }
+            match self.instruction(inst) {
+                Ok(true) => {
+                    self.deleted.insert(inst.name.clone());
+                    false
+                }
+                Ok(false) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    true
+                }
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(before - b.instructions.len()),
+        }
     }
 
     fn bind(&mut self, e: &mut ExprId) -> Result<()> {

@@ -176,6 +176,17 @@ fn counts(m: &Module) -> Counts<'_> {
     c
 }
 
+/// Top-level instructions (Loop bodies not counted) from which the cores are
+/// counted in parallel.
+const PAR_COUNT: usize = 32_768;
+
+fn top_level_instructions(mods: &[&Module]) -> usize {
+    (mods.iter().flat_map(|m| &m.functions))
+        .flat_map(|f| &f.basic_blocks)
+        .map(|b| b.instructions.len())
+        .sum()
+}
+
 /// Addresses of the shared (post-DRAM-alloc) tensors of a module.
 fn shared_addresses(m: &Module) -> HashSet<i64> {
     m.functions
@@ -213,7 +224,14 @@ fn verify_group(mods: &[&Module]) -> Result<()> {
         }
     }
     verify_core_set(mods)?;
-    let counts: Vec<Counts<'_>> = mods.par_iter().map(|m| counts(m)).collect();
+    // One walk per core: on rayon's pool only when the cores are big enough to
+    // repay the hand-off (a corpus thread checking 1 MB modules would wait on
+    // the pool's wake-up longer than the walk takes).
+    let counts: Vec<Counts<'_>> = if top_level_instructions(mods) >= PAR_COUNT {
+        mods.par_iter().map(|m| counts(m)).collect()
+    } else {
+        mods.iter().map(|m| counts(m)).collect()
+    };
     let (cb0, sb0) = (&counts[0].barriers, counts[0].sb2sb);
     let index: Vec<LocIndex<'_>> = mods.iter().map(|m| location_index(m)).collect();
     let shared0 = shared_addresses(m0);

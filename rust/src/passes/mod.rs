@@ -3,7 +3,8 @@
 //! `lnc_splitter` (8), with `carried_shards` (ShardIds in unmodelled fields);
 //! `bir_linker` (the linked program, contract §3.7); the LNC tail:
 //! `lower_local_collectives` (80), `extend_shared_lifetimes` (81), with
-//! `core_barriers` (renumbering) and `core_list` (the `cores` argument, 9006).
+//! `core_barriers` (renumbering) and `core_list` (the `cores` argument, 9006);
+//! `memory_clear`, the quick proof that the memory checks (15, 90) find nothing.
 
 pub mod bir_linker;
 pub mod birverifier;
@@ -15,6 +16,7 @@ pub mod extend_shared_lifetimes;
 pub mod lnc_splitter;
 pub mod lnc_verifier;
 pub mod lower_local_collectives;
+pub mod memory_clear;
 
 #[cfg(test)]
 pub(crate) mod tail_testkit;

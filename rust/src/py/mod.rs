@@ -71,6 +71,10 @@ mod _core {
         concretize, expand_replication, has_shard_ids, release, split, verify_bir, verify_concretized, verify_symbolic,
     };
 
+    // the memory checks' quick proof (orders 15, 90)
+    #[pymodule_export]
+    use super::passes::memory_proven_clear;
+
     // the LNC tail (orders 80, 81)
     #[pymodule_export]
     use super::tail::{extend_shared_lifetimes, lower_local_collectives};

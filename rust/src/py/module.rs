@@ -119,9 +119,18 @@ fn with_input_bytes<T>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> T) -> P
 #[pymethods]
 impl PyBirModule {
     /// Parse BIR-JSON text (`str` or `bytes`); the GIL is released while parsing.
+    /// `parallel=False` reads on the calling thread only: no pre-scan for big
+    /// instruction arrays, nothing handed to rayon's pool (a corpus that
+    /// already runs one file per core; same module or error either way).
     #[staticmethod]
-    fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let m = with_input_bytes(data, |b| py.detach(|| crate::bir::load_module(b)))??;
+    #[pyo3(signature = (data, parallel = true))]
+    fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>, parallel: bool) -> PyResult<Self> {
+        let m = with_input_bytes(data, |b| {
+            py.detach(|| match parallel {
+                true => crate::bir::load_module(b),
+                false => crate::bir::load_module_traced(b, usize::MAX).0,
+            })
+        })??;
         Ok(PyBirModule::new(m))
     }
 

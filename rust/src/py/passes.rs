@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use super::module::PyBirModule;
 use crate::bir::Module;
 use crate::passes::lnc_splitter::{self, CloneMode, SplitOptions};
-use crate::passes::{birverifier, expand_replication as expand, lnc_verifier};
+use crate::passes::{birverifier, expand_replication as expand, lnc_verifier, memory_clear};
 
 fn clone_mode(s: &str) -> PyResult<CloneMode> {
     match s {
@@ -131,4 +131,54 @@ pub(crate) fn release(py: Python<'_>, modules: Vec<Py<PyBirModule>>) -> PyResult
     let owned = take_all(py, &modules)?;
     py.detach(move || drop(owned));
     Ok(())
+}
+
+/// `(arch_level, sb_size, sb_partitions, psum_banks, psum_bank_size,
+/// psum_partitions, dram_bytes)` of one module's arch.
+type GeometryRow = (i64, i64, i64, i64, i64, i64, i64);
+
+/// Whether the memory checks (`check_memory`, or with `cc_only`
+/// `check_collective_buffers`) provably find nothing on every module, each
+/// with its arch's geometry; False means "run them" (see
+/// `passes/memory_clear.rs`). The GIL is released.
+#[pyfunction]
+#[pyo3(signature = (modules, geometries, lnc, cc_buffer_bytes, cc_only = false))]
+pub(crate) fn memory_proven_clear(
+    py: Python<'_>,
+    modules: Vec<PyRef<'_, PyBirModule>>,
+    geometries: Vec<GeometryRow>,
+    lnc: usize,
+    cc_buffer_bytes: i64,
+    cc_only: bool,
+) -> PyResult<bool> {
+    if geometries.len() != modules.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{} geometries for {} modules",
+            geometries.len(),
+            modules.len()
+        )));
+    }
+    let work: Vec<(&Module, memory_clear::Question)> = modules
+        .iter()
+        .zip(geometries)
+        .map(|(m, g)| {
+            let geometry = memory_clear::Geometry {
+                arch_level: g.0,
+                sb_size: g.1,
+                sb_partitions: g.2,
+                psum_banks: g.3,
+                psum_bank_size: g.4,
+                psum_partitions: g.5,
+                dram_bytes: g.6,
+            };
+            let q = memory_clear::Question {
+                geometry,
+                lnc,
+                cc_buffer_bytes,
+                cc_only,
+            };
+            (m.module(), q)
+        })
+        .collect();
+    Ok(py.detach(|| work.iter().all(|(m, q)| memory_clear::proven_clear(m, q))))
 }

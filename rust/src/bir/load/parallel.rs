@@ -16,10 +16,13 @@
 //!    replaced by its number. Where the serial read would read the array,
 //!    [`InstsK`] splices the chunks in instead, in order: each chunk's
 //!    context is absorbed into the module's ([`Context::absorb`], which
-//!    gives the same nodes in the same order as a serial read), its ids
-//!    remapped, its shard-id and register notes replayed.
+//!    gives the same nodes in the same order as a serial read), its
+//!    shard-id and register notes replayed; then every chunk moves its
+//!    instructions into their place in the array, ids remapped, all chunks
+//!    at once.
 //!
-//! 4. Pass 2 (names, `resolve.rs`) runs on every function at once.
+//! 4. Pass 2 (names, `resolve.rs`): the names are collected in order, then
+//!    the instructions are checked on every core.
 //!
 //! **Any failure falls back to the serial loader**, which reads the whole
 //! text again: errors (their messages, codes and JSON paths) come from the
@@ -38,7 +41,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
 use super::instruction::InstK;
 use super::plan::{plan, Plan, Sink};
-use super::resolve::resolve_names;
+use super::resolve::names_resolve;
 use super::seed::{visit, DeResult, Kind, Seed, SeqK, Visit};
 use super::{module, State};
 use crate::bir::instruction::Instruction;
@@ -157,7 +160,7 @@ fn read_skeleton(text: &str, plan: &Plan, arrays: Vec<Vec<Chunk>>) -> Option<Mod
     de.end().ok()?;
     let all_spliced = st.splices.as_ref().is_some_and(|s| s.next == s.arrays.len());
     // Pass 2 (names), skipped while reading the skeleton: the functions at once.
-    let resolved = m.functions.par_iter().all(|f| resolve_names(f).is_ok());
+    let resolved = m.functions.par_iter().all(names_resolve);
     (all_spliced && resolved).then_some(m)
 }
 
@@ -254,21 +257,34 @@ fn splice<E: de::Error>(st: &mut State, k: u64) -> DeResult<Vec<Instruction>, E>
             note_register(st, r)?;
         }
     }
-    // The ids, in parallel; then the instructions in order.
-    chunks.par_iter_mut().zip(&maps).for_each(|(c, (table, aoff))| {
+    // The instructions in order, their ids remapped, in parallel: each
+    // chunk moves its instructions into its own part of the array (the
+    // array's fresh pages are touched on every core).
+    let total = chunks.iter().map(|c| c.insts.len()).sum();
+    let mut out: Vec<Instruction> = Vec::with_capacity(total);
+    let mut free = &mut out.spare_capacity_mut()[..total];
+    let mut jobs = Vec::with_capacity(chunks.len());
+    for (c, map) in chunks.into_iter().zip(&maps) {
+        let (part, rest) = std::mem::take(&mut free).split_at_mut(c.insts.len());
+        free = rest;
+        jobs.push((c.insts, map, part));
+    }
+    jobs.into_par_iter().for_each(|(insts, (table, aoff), part)| {
         let identity = *aoff == 0 && table.iter().enumerate().all(|(i, &t)| i as u32 == t);
-        if !identity {
-            let e = |x: ExprId| ExprId(table.get(x.index()).copied().unwrap_or(u32::MAX));
-            let a = |x: AxisId| AxisId(x.0.wrapping_add(*aoff));
-            for i in &mut c.insts {
+        let e = |x: ExprId| ExprId(table.get(x.index()).copied().unwrap_or(u32::MAX));
+        let a = |x: AxisId| AxisId(x.0.wrapping_add(*aoff));
+        for (slot, mut i) in part.iter_mut().zip(insts) {
+            if !identity {
                 i.remap_ids(&e, &a);
             }
+            slot.write(i);
         }
     });
-    let mut out = Vec::with_capacity(chunks.iter().map(|c| c.insts.len()).sum());
-    for c in chunks {
-        out.extend(c.insts);
-    }
+    // SAFETY: the parts tile `out`'s first `total` slots (consecutive,
+    // each as long as its chunk's instructions) and every slot of every
+    // part was written above; a panic there would skip this line and only
+    // leak the instructions written.
+    unsafe { out.set_len(total) };
     Ok(out)
 }
 

@@ -4,6 +4,7 @@
 //! adds the rest).
 
 use hashbrown::HashSet;
+use rayon::prelude::*;
 
 use super::{render, Seg};
 use crate::bir::argument::{Argument, PhysicalAp};
@@ -43,18 +44,25 @@ struct Names<'a> {
     insts: HashSet<&'a str>,
 }
 
+impl<'a> Names<'a> {
+    /// The function's sets and locations; no instruction yet.
+    fn of(f: &'a Function) -> Names<'a> {
+        Names {
+            func: &f.name,
+            sets: f.allocations.iter().map(|s| &*s.name).collect(),
+            locs: f
+                .allocations
+                .iter()
+                .flat_map(|s| s.locations.iter())
+                .map(|l| &*l.name)
+                .collect(),
+            insts: HashSet::with_capacity(f.instruction_count()),
+        }
+    }
+}
+
 pub(super) fn resolve_names(f: &Function) -> Result<()> {
-    let mut names = Names {
-        func: &f.name,
-        sets: f.allocations.iter().map(|s| &*s.name).collect(),
-        locs: f
-            .allocations
-            .iter()
-            .flat_map(|s| s.locations.iter())
-            .map(|l| &*l.name)
-            .collect(),
-        insts: HashSet::with_capacity(f.instruction_count()),
-    };
+    let mut names = Names::of(f);
     let r = (|| -> R {
         for (bi, b) in f.basic_blocks.iter().enumerate() {
             collect_names(b, &mut names).map_err(|e| e.at(Seg::Index(bi)).at(Seg::Key("basic_blocks")))?;
@@ -69,6 +77,21 @@ pub(super) fn resolve_names(f: &Function) -> Result<()> {
         // `render` starts at `$`; the loader prefixes the function's path.
         Error::bir(e.message, &path[1..])
     })
+}
+
+/// Pass 2 for the parallel loader, which only needs to know whether it
+/// passes (on a failure the serial loader reads the text again and reports
+/// the error): the names are collected in order (the uniqueness check), then
+/// the instructions are checked on every core.
+pub(super) fn names_resolve(f: &Function) -> bool {
+    let mut names = Names::of(f);
+    if f.basic_blocks.iter().any(|b| collect_names(b, &mut names).is_err()) {
+        return false;
+    }
+    let names = &names;
+    f.basic_blocks
+        .par_iter()
+        .all(|b| b.instructions.par_iter().all(|i| check_instruction(i, names).is_ok()))
 }
 
 fn collect_names<'a>(b: &'a Block, names: &mut Names<'a>) -> R {

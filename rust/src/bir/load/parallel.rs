@@ -453,7 +453,12 @@ mod tests {
         drop(serial_ok);
         // An unknown opcode in the middle of the biggest array, and a
         // dependency on an instruction that does not exist.
+        // An instruction named like the first one of the first array (pass 2,
+        // across chunks).
+        let first = text.split("\"instructions\":[{\"name\":\"").nth(1).expect("an array");
+        let first = &first[..first.find('"').expect("a name")];
         let cases = [
+            nth_replaced(&text, "\"name\":\"", &format!("\"name\":\"{first}\",\"x\":\""), 1900),
             nth_replaced(&text, "\"opcode\":\"", "\"opcode\":\"Nope", 1500),
             nth_replaced(&text, "\"name\":\"", "\"name\":7,\"x\":\"", 1700),
             nth_replaced(&text, "\"dependencies\":[", "\"dependencies\":[\"nowhere\",", 900),

@@ -36,6 +36,7 @@ pub(super) struct Board {
 
 impl Board {
     /// Wait until `ready` finds what it needs (None on a poisoned lock).
+    /// Only for what a job hands over for sure (see the guards).
     fn wait<T>(&self, mut ready: impl FnMut(&mut Progress) -> Option<T>) -> Option<T> {
         let mut p = self.progress.lock().ok()?;
         loop {
@@ -80,13 +81,12 @@ impl Board {
     /// The sequence numbers of each array's chunks, in order (the scan has
     /// ended: no chunk comes after it).
     pub(super) fn arrays(&self, n: usize) -> Option<Vec<Vec<usize>>> {
-        self.wait(|p| {
-            let mut arrays = vec![Vec::new(); n];
-            for (seq, (k, _)) in p.chunks.iter().enumerate() {
-                arrays.get_mut(*k)?.push(seq);
-            }
-            Some(arrays)
-        })
+        let p = self.progress.lock().ok()?;
+        let mut arrays = vec![Vec::new(); n];
+        for (seq, (k, _)) in p.chunks.iter().enumerate() {
+            arrays.get_mut(*k)?.push(seq);
+        }
+        Some(arrays)
     }
 
     /// Chunk `seq` once read (None: its read failed, or the board is broken).
@@ -100,7 +100,7 @@ impl Board {
 
     /// Whether every chunk found has been handed over (the pool is free).
     pub(super) fn all_delivered(&self) -> bool {
-        self.wait(|p| Some(p.delivered == p.chunks.len())).unwrap_or(false)
+        self.progress.lock().is_ok_and(|p| p.delivered == p.chunks.len())
     }
 }
 

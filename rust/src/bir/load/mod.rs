@@ -28,6 +28,7 @@
 
 mod argument;
 mod expr;
+mod handover;
 mod instruction;
 mod memory;
 mod module;

@@ -12,14 +12,18 @@
 //!    where a top-level block's instruction would: no loop axis in scope,
 //!    the function's `registers` treated as not yet read (every register
 //!    name is noted and checked when the chunk is spliced).
-//! 3. The module is read from a *skeleton*: the text with each big array
-//!    replaced by its number. Where the serial read would read the array,
-//!    [`InstsK`] splices the chunks in instead, in order: each chunk's
-//!    context is absorbed into the module's ([`Context::absorb`], which
-//!    gives the same nodes in the same order as a serial read), its ids
-//!    remapped, its shard-id and register notes replayed.
+//! 3. Meanwhile the calling thread reads the module from a *skeleton*: the
+//!    text with each big array replaced by its number. Where the serial
+//!    read would read the array, [`InstsK`] splices the chunks in instead,
+//!    in order, each as soon as it is read (`handover.rs`): its context is
+//!    absorbed into the module's ([`Context::absorb`], which gives the same
+//!    nodes in the same order as a serial read), its shard-id and register
+//!    notes replayed; then the chunks' instructions move into their place in
+//!    the array, ids remapped (every chunk at once when the pool is free,
+//!    i.e. for the last array).
 //!
-//! 4. Pass 2 (names, `resolve.rs`) runs on every function at once.
+//! 4. Pass 2 (names, `resolve.rs`): the names are collected in order, then
+//!    the instructions are checked on every core.
 //!
 //! **Any failure falls back to the serial loader**, which reads the whole
 //! text again: errors (their messages, codes and JSON paths) come from the
@@ -30,15 +34,17 @@
 //! [`Context::absorb`]: crate::pelican::Context::absorb
 
 use std::fmt;
+use std::mem::MaybeUninit;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
+use super::handover::{Board, ChunkGuard, PlanGuard};
 use super::instruction::InstK;
 use super::plan::{plan, Plan, Sink};
-use super::resolve::resolve_names;
+use super::resolve::{name_hashes, names_resolve};
 use super::seed::{visit, DeResult, Kind, Seed, SeqK, Visit};
 use super::{module, State};
 use crate::bir::instruction::Instruction;
@@ -69,13 +75,21 @@ pub(super) struct Chunk {
     shards: Vec<i64>,
     /// Register names the chunk's expressions used.
     registers: Vec<Arc<str>>,
+    /// The [`name_hashes`] of its instructions (pass 2 inserts them without
+    /// hashing again on the reading thread).
+    hashes: Vec<u64>,
 }
 
 /// The chunks of every big array, spliced in as the skeleton is read.
 pub(super) struct Splices {
-    arrays: Vec<Vec<Chunk>>,
+    board: Arc<Board>,
+    /// Each array's chunks (their sequence numbers), in order.
+    arrays: Vec<Vec<usize>>,
     /// The array the skeleton must name next.
     next: usize,
+    /// The spliced arrays (the address of their instructions) and their
+    /// instructions' [`name_hashes`].
+    hashed: Vec<(usize, Vec<u64>)>,
 }
 
 /// Elements per chunk: small enough to balance the cores, large enough
@@ -85,79 +99,104 @@ const CHUNK: usize = 1024;
 
 /// Read `text` with its big arrays in parallel. Err says why not: no plan
 /// (`Serial`) or the parallel read failed (`Fallback`).
+///
+/// The scan runs as a job on the pool and hands chunks to the pool as it
+/// finds them (reading overlaps scanning; first found, first read). The
+/// calling thread reads the skeleton meanwhile and absorbs each chunk as
+/// soon as it is read. Called from a pool thread, which must not block on
+/// jobs queued behind it, it reads the skeleton once every job is done.
 pub(super) fn load(text: &str, min_elements: usize) -> Result<Module, LoadPath> {
     if rayon::current_num_threads() < 2 {
         return Err(LoadPath::Serial);
     }
-    let results = Mutex::new(Vec::new());
-    // The scan runs on one worker and hands chunks to the pool as it finds
-    // them: reading overlaps scanning.
-    let (plan, spawned) = rayon::scope(|scope| {
-        let mut sink = Spawner {
-            scope,
-            text,
-            version: 2,
-            results: &results,
-            seq: 0,
-        };
-        let plan = plan(text.as_bytes(), min_elements, CHUNK.min(min_elements.max(1)), &mut sink);
-        (plan, sink.seq)
+    let board = Arc::new(Board::default());
+    let in_pool = rayon::current_thread_index().is_some();
+    let early = rayon::in_place_scope_fifo(|scope| {
+        let b = &board;
+        scope.spawn_fifo(move |scope| {
+            let mut guard = PlanGuard { board: b, plan: None };
+            let mut sink = Spawner {
+                scope,
+                text,
+                version: 2,
+                board: b,
+            };
+            guard.plan = plan(text.as_bytes(), min_elements, CHUNK.min(min_elements.max(1)), &mut sink);
+        });
+        (!in_pool).then(|| read(text, &board))
     });
-    let plan = plan.ok_or(LoadPath::Serial)?;
-    let mut results = results.into_inner().map_err(|_| LoadPath::Fallback)?;
-    if results.len() != spawned {
-        return Err(LoadPath::Fallback);
-    }
-    results.sort_unstable_by_key(|r: &(usize, usize, Option<Chunk>)| r.1);
-    let mut arrays: Vec<Vec<Chunk>> = plan.arrays.iter().map(|_| Vec::new()).collect();
-    for (k, _, c) in results {
-        arrays
-            .get_mut(k)
-            .ok_or(LoadPath::Fallback)?
-            .push(c.ok_or(LoadPath::Fallback)?);
-    }
-    read_skeleton(text, &plan, arrays).ok_or(LoadPath::Fallback)
+    early.unwrap_or_else(|| read(text, &board))
 }
 
-/// Starts a job per chunk the scan hands over; each job leaves
-/// `(array, sequence number, chunk or None on failure)` in `results`.
+/// Read the skeleton once the plan is known, splicing the chunks in.
+fn read(text: &str, board: &Arc<Board>) -> Result<Module, LoadPath> {
+    let r = match board.plan() {
+        None => Err(LoadPath::Fallback),
+        Some(None) => Err(LoadPath::Serial),
+        Some(Some(plan)) => board
+            .arrays(plan.arrays.len())
+            .and_then(|arrays| {
+                let splices = Splices {
+                    board: board.clone(),
+                    arrays,
+                    next: 0,
+                    hashed: Vec::new(),
+                };
+                read_skeleton(text, &plan, splices)
+            })
+            .ok_or(LoadPath::Fallback),
+    };
+    if r.is_err() {
+        // The chunks still queued are of no use.
+        board.cancel();
+    }
+    r
+}
+
+/// Starts a job per chunk the scan hands over; each job hands its chunk
+/// (or its failure) to the board.
 struct Spawner<'s, 'a> {
-    scope: &'a rayon::Scope<'s>,
+    scope: &'a rayon::ScopeFifo<'s>,
     text: &'s str,
     version: u32,
-    results: &'s Mutex<Vec<(usize, usize, Option<Chunk>)>>,
-    seq: usize,
+    board: &'s Board,
 }
 
-impl<'s> Sink for Spawner<'s, '_> {
+impl Sink for Spawner<'_, '_> {
     fn version(&mut self, version: u32) {
         self.version = version;
     }
 
     fn chunk(&mut self, array: usize, elements: Vec<Range<usize>>) {
-        let (text, version, results, seq) = (self.text, self.version, self.results, self.seq);
-        self.seq += 1;
-        self.scope.spawn(move |_| {
-            // Each chunk shares its equal kept values (`share.rs`: the table is per thread).
-            let c = share::sharing(|| read_chunk(text, &elements, version));
-            if let Ok(mut r) = results.lock() {
-                r.push((array, seq, c));
+        let (text, version, board) = (self.text, self.version, self.board);
+        let seq = board.register(array);
+        self.scope.spawn_fifo(move |_| {
+            let mut guard = ChunkGuard {
+                board,
+                seq,
+                chunk: None,
+            };
+            if !board.cancelled() {
+                // Each chunk shares its equal kept values (`share.rs`: the table is per thread).
+                guard.chunk = share::sharing(|| read_chunk(text, &elements, version));
             }
         });
     }
 }
 
 /// Read the skeleton, splicing the chunks in.
-fn read_skeleton(text: &str, plan: &Plan, arrays: Vec<Vec<Chunk>>) -> Option<Module> {
+fn read_skeleton(text: &str, plan: &Plan, splices: Splices) -> Option<Module> {
     let skeleton = skeleton(text, plan);
     let mut st = State::new(None);
-    st.splices = Some(Box::new(Splices { arrays, next: 0 }));
+    st.splices = Some(Box::new(splices));
     let mut de = serde_json::Deserializer::from_str(&skeleton);
     let m = Seed::<module::ModuleK>::new(&mut st).deserialize(&mut de).ok()?;
     de.end().ok()?;
-    let all_spliced = st.splices.as_ref().is_some_and(|s| s.next == s.arrays.len());
-    // Pass 2 (names), skipped while reading the skeleton: the functions at once.
-    let resolved = m.functions.par_iter().all(|f| resolve_names(f).is_ok());
+    let sp = st.splices.as_ref()?;
+    let all_spliced = sp.next == sp.arrays.len();
+    // Pass 2 (names), skipped while reading the skeleton: the functions at
+    // once, with the names' hashes the chunks computed.
+    let resolved = m.functions.par_iter().all(|f| names_resolve(f, &sp.hashed));
     (all_spliced && resolved).then_some(m)
 }
 
@@ -174,7 +213,10 @@ fn read_chunk(text: &str, elements: &[Range<usize>], version: u32) -> Option<Chu
         insts.push(InstK::de(&mut st, &mut de).ok()?);
         de.end().ok()?;
     }
+    let mut hashes = Vec::with_capacity(insts.len());
+    name_hashes(&insts, &mut hashes);
     Some(Chunk {
+        hashes,
         insts,
         ctx: std::mem::take(&mut st.ctx),
         shards: std::mem::take(&mut st.shards),
@@ -225,8 +267,9 @@ impl<'de> Visitor<'de> for Visit<'_, InstsK> {
     }
 }
 
-/// Splice big array `k` in: absorb each chunk's context, remap its ids,
-/// replay its notes.
+/// Splice big array `k` in: absorb each chunk's context (as soon as the
+/// chunk is read), replay its notes, move its instructions into place with
+/// their ids remapped.
 fn splice<E: de::Error>(st: &mut State, k: u64) -> DeResult<Vec<Instruction>, E> {
     let Some(sp) = st.splices.as_mut() else {
         return Err(st.bir("internal: no big array to splice"));
@@ -234,42 +277,81 @@ fn splice<E: de::Error>(st: &mut State, k: u64) -> DeResult<Vec<Instruction>, E>
     if usize::try_from(k).ok() != Some(sp.next) || sp.next >= sp.arrays.len() {
         return Err(st.bir("internal: big arrays out of order"));
     }
-    let mut chunks = std::mem::take(&mut sp.arrays[sp.next]);
+    let seqs = std::mem::take(&mut sp.arrays[sp.next]);
     sp.next += 1;
-    st.ctx.reserve(chunks.iter().map(|c| c.ctx.len()).sum());
+    let board = sp.board.clone();
     // In order: each chunk's context, then its notes.
-    let mut maps = Vec::with_capacity(chunks.len());
-    for c in &mut chunks {
-        match st.ctx.absorb(&c.ctx) {
-            Ok(m) => maps.push(m),
+    let mut parts = Vec::with_capacity(seqs.len());
+    let mut hashes = Vec::new();
+    for seq in seqs {
+        let Some(c) = board.take(seq) else {
+            return Err(st.bir("internal: a chunk was not read"));
+        };
+        st.ctx.reserve(c.ctx.len());
+        let map = match st.ctx.absorb(&c.ctx) {
+            Ok(m) => m,
             Err(e) => return Err(st.fail(e)),
-        }
-        c.ctx = Context::new();
-        for ub in std::mem::take(&mut c.shards) {
+        };
+        drop(c.ctx);
+        for ub in c.shards {
             if !st.shards.contains(&ub) {
                 st.shards.push(ub);
             }
         }
-        for r in std::mem::take(&mut c.registers) {
+        for r in c.registers {
             note_register(st, r)?;
         }
+        parts.push((c.insts, map));
+        hashes.extend(c.hashes);
     }
-    // The ids, in parallel; then the instructions in order.
-    chunks.par_iter_mut().zip(&maps).for_each(|(c, (table, aoff))| {
-        let identity = *aoff == 0 && table.iter().enumerate().all(|(i, &t)| i as u32 == t);
-        if !identity {
-            let e = |x: ExprId| ExprId(table.get(x.index()).copied().unwrap_or(u32::MAX));
-            let a = |x: AxisId| AxisId(x.0.wrapping_add(*aoff));
-            for i in &mut c.insts {
-                i.remap_ids(&e, &a);
-            }
-        }
-    });
-    let mut out = Vec::with_capacity(chunks.iter().map(|c| c.insts.len()).sum());
-    for c in chunks {
-        out.extend(c.insts);
+    let out = place(parts, board.all_delivered());
+    if let Some(sp) = st.splices.as_mut() {
+        sp.hashed.push((out.as_ptr().addr(), hashes));
     }
     Ok(out)
+}
+
+/// What [`Context::absorb`] returns: the chunk's expression ids in the
+/// module's context, and the offset of its axes.
+type IdMap = (Vec<u32>, u32);
+
+/// The instructions of an array's chunks, in order, their ids remapped
+/// (`maps`: [`Context::absorb`]'s). With `parallel` (the pool is free) every
+/// chunk moves its own instructions into its part of the array, so the
+/// array's fresh pages are touched on every core.
+fn place(chunks: Vec<(Vec<Instruction>, IdMap)>, parallel: bool) -> Vec<Instruction> {
+    let total = chunks.iter().map(|c| c.0.len()).sum();
+    let mut out: Vec<Instruction> = Vec::with_capacity(total);
+    let mut free = &mut out.spare_capacity_mut()[..total];
+    let mut jobs = Vec::with_capacity(chunks.len());
+    for (insts, map) in chunks {
+        let (part, rest) = std::mem::take(&mut free).split_at_mut(insts.len());
+        free = rest;
+        jobs.push((insts, map, part));
+    }
+    type Job<'a> = (Vec<Instruction>, IdMap, &'a mut [MaybeUninit<Instruction>]);
+    let fill = |(insts, (table, aoff), part): Job<'_>| {
+        let identity = aoff == 0 && table.iter().enumerate().all(|(i, &t)| i as u32 == t);
+        let e = |x: ExprId| ExprId(table.get(x.index()).copied().unwrap_or(u32::MAX));
+        let a = |x: AxisId| AxisId(x.0.wrapping_add(aoff));
+        for (slot, mut i) in part.iter_mut().zip(insts) {
+            if !identity {
+                i.remap_ids(&e, &a);
+            }
+            slot.write(i);
+        }
+    };
+    if parallel {
+        jobs.into_par_iter().for_each(fill);
+    } else {
+        jobs.into_iter().for_each(fill);
+    }
+    // SAFETY: the parts tile `out`'s first `total` slots (consecutive,
+    // each as long as its chunk's instructions) and every slot of every
+    // part was written above; a panic there would skip this line and only
+    // leak the instructions written.
+    unsafe { out.set_len(total) };
+    out
 }
 
 /// A register a chunk's expression named, as the serial read would have
@@ -336,6 +418,24 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_load_on_a_pool_thread_reads_in_parallel_after_the_scan() {
+        // A pool thread must not wait for jobs queued behind it: it reads
+        // the skeleton once the scope's jobs are done.
+        let text = generated(5, 3000);
+        let serial = load_module_str(&text).expect("loads");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a pool");
+        let (par, path) = pool.install(|| load_module_traced(&text, 64));
+        assert_eq!(path, LoadPath::Parallel);
+        assert_same(&serial, &par.expect("loads"));
+        // Both pool threads loading at once.
+        let (a, b) = pool.install(|| rayon::join(|| load_module_traced(&text, 64), || load_module_traced(&text, 64)));
+        for (m, path) in [a, b] {
+            assert_eq!(path, LoadPath::Parallel);
+            assert_same(&serial, &m.expect("loads"));
+        }
+    }
+
     /// `text` with its `n`-th `pat` replaced.
     fn nth_replaced(text: &str, pat: &str, to: &str, n: usize) -> String {
         let (at, _) = text.match_indices(pat).nth(n).expect("enough matches");
@@ -353,7 +453,12 @@ mod tests {
         drop(serial_ok);
         // An unknown opcode in the middle of the biggest array, and a
         // dependency on an instruction that does not exist.
+        // An instruction named like the first one of the first array (pass 2,
+        // across chunks).
+        let first = text.split("\"instructions\":[{\"name\":\"").nth(1).expect("an array");
+        let first = &first[..first.find('"').expect("a name")];
         let cases = [
+            nth_replaced(&text, "\"name\":\"", &format!("\"name\":\"{first}\",\"x\":\""), 1900),
             nth_replaced(&text, "\"opcode\":\"", "\"opcode\":\"Nope", 1500),
             nth_replaced(&text, "\"name\":\"", "\"name\":7,\"x\":\"", 1700),
             nth_replaced(&text, "\"dependencies\":[", "\"dependencies\":[\"nowhere\",", 900),

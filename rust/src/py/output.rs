@@ -4,8 +4,8 @@
 //! objects are allocated at their final size, uninitialized, and the chunks
 //! are copied straight into them on rayon's pool with the GIL released: one
 //! copy, no zero-fill, no intermediate joined buffer, and the page faults of
-//! the fresh 50 MB object are taken by both cores. That needs `unsafe` (the
-//! only place in the crate): CPython's own "allocate, then fill before
+//! the fresh 50 MB object are taken by both cores. That needs `unsafe` (the crate keeps
+//! it to a few small blocks, each with its SAFETY note): CPython's own "allocate, then fill before
 //! anyone sees it" idiom, as jiter and orjson build their strings. `str` is
 //! built as a compact ASCII object when every byte is ASCII (checked in
 //! parallel; the writer escapes nothing above 0x7f, so a non-ASCII name

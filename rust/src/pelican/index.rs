@@ -404,6 +404,21 @@ mod tests {
     }
 
     #[test]
+    fn index_filter_never_turns_away_a_stored_hash() {
+        let mut f = Filter::for_slots(1 << 12);
+        let hashes: Vec<u32> = (0..3000u32).map(|k| k.wrapping_mul(0x85EB_CA6B) ^ (k >> 3)).collect();
+        for &h in &hashes {
+            f.add(h);
+        }
+        assert!(hashes.iter().all(|&h| f.may_contain(h)));
+        // and it turns most others away (a filter, not a yes-machine)
+        let away = (0..10_000u32)
+            .filter(|k| !f.may_contain(k.wrapping_mul(0x27D4_EB2F) ^ 0x5555))
+            .count();
+        assert!(away > 5_000, "{away}");
+    }
+
+    #[test]
     fn index_insert_keeps_duplicates_apart_and_reserve_prevents_growth() {
         let mut ix = Index::with_capacity(100);
         let cap = ix.main.slots.len();

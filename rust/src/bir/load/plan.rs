@@ -233,27 +233,23 @@ impl Scanner<'_> {
 
     /// A function object (depth 3).
     fn function(&mut self) -> Step<()> {
-        self.object(&[b"basic_blocks"], |s, key| {
-            match key {
-                b"basic_blocks" => s.array(|s| s.block())?,
-                _ => {
-                    s.value(3)?;
-                }
-            }
-            Some(())
-        })
+        self.object_with(b"basic_blocks", 3, |s| s.array(|s| s.block()))
     }
 
     /// A block object (depth 5).
     fn block(&mut self) -> Step<()> {
-        self.object(&[b"instructions"], |s, key| {
-            match key {
-                b"instructions" => s.instructions()?,
-                _ => {
-                    s.value(5)?;
-                }
+        self.object_with(b"instructions", 5, |s| s.instructions())
+    }
+
+    /// An object at `depth` whose one member `wanted` is read by `read`;
+    /// every other member is skipped.
+    fn object_with(&mut self, wanted: &[u8], depth: u32, mut read: impl FnMut(&mut Self) -> Step<()>) -> Step<()> {
+        self.object(&[wanted], |s, key| {
+            if key == wanted {
+                read(s)
+            } else {
+                s.value(depth).map(|_| ())
             }
-            Some(())
         })
     }
 

@@ -107,9 +107,14 @@ fn compact(v: &Value) -> String {
 /// Parse BIR-JSON text into a module.
 pub fn load_module(bytes: &[u8]) -> Result<Module> {
     // Validating UTF-8 once up front lets serde skip it per string.
-    let text = match std::str::from_utf8(bytes) {
+    // simdutf8 validates 50 MB in ~4–6 ms against std's ~6–8.5 (SIMD, CPU
+    // features detected at run time); std's error says where the bad byte is.
+    let text = match simdutf8::basic::from_utf8(bytes) {
         Ok(t) => t,
-        Err(e) => return Err(Error::bir(format!("malformed JSON: input is not UTF-8 ({e})"), "$")),
+        Err(_) => match std::str::from_utf8(bytes) {
+            Err(e) => return Err(Error::bir(format!("malformed JSON: input is not UTF-8 ({e})"), "$")),
+            Ok(_) => return Err(Error::bir("internal error: UTF-8 validators disagree", "$")),
+        },
     };
     load_module_str(text)
 }

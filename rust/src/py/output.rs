@@ -105,3 +105,68 @@ pub(crate) fn to_bytes_all<'py>(
     let all = py.detach(|| crate::bir::dump::dump_modules_chunks(&refs, version, parallel))?;
     all.into_iter().map(|c| bytes(py, c)).collect()
 }
+
+/// One module's written JSON kept in the Rust buffer it was written into,
+/// read by Python through the buffer protocol (`memoryview(b)`,
+/// `os.write(fd, b)`): a corpus split writes each core to its file straight
+/// from here, with no Python `bytes` copy. A 1 MB `bytes` comes from glibc's
+/// heap, which hands the pages back (trims) when it is freed and faults them
+/// in again for the next file; the writer's buffer comes from mimalloc, which
+/// keeps them (`alloc.rs`).
+#[pyclass(frozen, name = "OutputBuffer", module = "lncsplit._core")]
+pub(crate) struct OutputBuffer {
+    data: Vec<u8>,
+}
+
+#[pymethods]
+impl OutputBuffer {
+    fn __len__(&self) -> usize {
+        self.data.len()
+    }
+
+    /// A read-only, contiguous buffer of unsigned bytes (format `B`).
+    ///
+    /// # Safety
+    /// Called by CPython with a valid `view` to fill.
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: std::os::raw::c_int,
+    ) -> PyResult<()> {
+        if view.is_null() {
+            return Err(pyo3::exceptions::PyBufferError::new_err("view is null"));
+        }
+        let data = &slf.get().data;
+        let len = ffi::Py_ssize_t::try_from(data.len()).map_err(|_| pyo3::exceptions::PyMemoryError::new_err(()))?;
+        // SAFETY: the object is frozen, so `data` is never changed or moved
+        // while it lives, and `PyBuffer_FillInfo` takes a reference to the
+        // object (released with the view), so it outlives every export. The
+        // buffer is exported read-only (a writable request fails with
+        // BufferError inside `PyBuffer_FillInfo`, which returns -1).
+        let rc = unsafe { ffi::PyBuffer_FillInfo(view, slf.as_ptr(), data.as_ptr() as *mut _, len, 1, flags) };
+        if rc == -1 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+}
+
+/// [`to_bytes_all`] as [`OutputBuffer`]s: the same bytes, each module's
+/// JSON left in one Rust buffer (its chunks joined only when it was written
+/// in several) instead of copied into a `bytes`. For a caller that only
+/// writes the bytes to a file (the corpus split).
+#[pyfunction]
+#[pyo3(signature = (modules, version = 2, parallel = true))]
+pub(crate) fn to_buffers_all(
+    py: Python<'_>,
+    modules: Vec<PyRef<'_, PyBirModule>>,
+    version: u32,
+    parallel: bool,
+) -> PyResult<Vec<OutputBuffer>> {
+    let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
+    let all = py.detach(|| {
+        crate::bir::dump::dump_modules_chunks(&refs, version, parallel)
+            .map(|all| all.into_iter().map(Chunks::concat).collect::<Vec<_>>())
+    })?;
+    Ok(all.into_iter().map(|data| OutputBuffer { data }).collect())
+}

@@ -339,6 +339,7 @@ def memory_proven_clear(
 def to_bytes_all(modules: list[Module], version: int = 2, parallel: bool = True) -> list[bytes]:
     """Every module as BIR-JSON bytes, written with the GIL released (in parallel when ``parallel``)."""
 
+@final
 class OutputBuffer:
     """One module's written JSON in the Rust buffer it was written into: a read-only
     buffer of bytes (``memoryview(b)``, ``os.write(fd, b)``), no ``bytes`` copy."""

@@ -195,7 +195,7 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def write_fsync(path: str, data: bytes) -> None:
+def write_fsync(path: str, data: bytes | memoryview) -> None:
     """Create ``path`` (it must not exist), write ``data`` whole, and fsync it when
     :func:`durable`."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
@@ -271,7 +271,9 @@ def _core_files(dirpath: str) -> list[str]:
 
 
 def write_core_files(
-    out_dir: str, blobs: Sequence[bytes], extra: Mapping[str, bytes] | None = None
+    out_dir: str,
+    blobs: Sequence[bytes | memoryview],
+    extra: Mapping[str, bytes | memoryview] | None = None,
 ) -> list[str]:
     """Write ``blobs[c]`` to ``out_dir/ncCC.json`` for every core, all or nothing.
 

@@ -339,6 +339,19 @@ def memory_proven_clear(
 def to_bytes_all(modules: list[Module], version: int = 2, parallel: bool = True) -> list[bytes]:
     """Every module as BIR-JSON bytes, written with the GIL released (in parallel when ``parallel``)."""
 
+@final
+class OutputBuffer:
+    """One module's written JSON in the Rust buffer it was written into: a read-only
+    buffer of bytes (``memoryview(b)``, ``os.write(fd, b)``), no ``bytes`` copy."""
+
+    def __len__(self) -> int: ...
+    def __buffer__(self, flags: int) -> memoryview: ...
+
+def to_buffers_all(
+    modules: list[Module], version: int = 2, parallel: bool = True
+) -> list[OutputBuffer]:
+    """:func:`to_bytes_all` as :class:`OutputBuffer` s: the same bytes, not copied into ``bytes``."""
+
 def release(modules: list[Module]) -> None:
     """Free the modules' contents now, with the GIL released (they become empty)."""
 
@@ -394,5 +407,6 @@ def lower_local_collectives(
 def extend_shared_lifetimes(cores: list[Module]) -> list[tuple[str, int, str, str, str]]:
     """extend_shared_lifetimes in place; (function, k, location, start, end) per location."""
 
-def racecheck(cores: list[Module], mode: str = "exact") -> str:
-    """lnc_barriercheck over the N core modules of one kernel: the RaceReport as JSON text."""
+def racecheck(cores: list[Module], mode: str = "exact", parallel: bool = True) -> str:
+    """lnc_barriercheck over the N core modules of one kernel: the RaceReport as JSON text
+    (``parallel=False``: the cores walked on the calling thread; the same report)."""

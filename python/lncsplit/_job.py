@@ -522,10 +522,13 @@ def _split_into(
     phases.enter("write")
     # The N cores written at once, with the GIL released (same bytes as
     # ``m.to_bytes()`` one after the other); in parallel when the split was.
-    blobs = _core.to_bytes_all(cores, version=2, parallel=options.parallel)
+    # They stay in the writer's buffers (no ``bytes`` copy) until written out.
+    blobs = [memoryview(b) for b in _core.to_buffers_all(cores, 2, options.parallel)]
     counts = [m.instruction_count() for m in cores]
     # ``split --link``: the linked module goes beside the cores, in the same write.
-    extra = {LINKED_FILE: _core.link(cores).to_bytes(version=2)} if options.link else {}
+    extra: dict[str, bytes | memoryview] = {}
+    if options.link:
+        extra[LINKED_FILE] = _core.link(cores).to_bytes(version=2)
     if options.create_artifact_dirs and options.lnc_size > 1:
         # Only now that the pipeline succeeded, and under --out (contract §6).
         root = options.artifact_root if options.artifact_root is not None else dest.out
@@ -535,7 +538,9 @@ def _split_into(
     del cores, module
     res.outputs = write_core_files(dest.dir, blobs, extra)
     res.instructions_out = counts
-    res.bytes_out = sum(len(b) for b in blobs)
+    res.bytes_out = sum(b.nbytes for b in blobs)
+    for b in blobs:
+        b.release()
     phases.finish(res)
 
 

@@ -172,9 +172,18 @@ def racecheck(cores: Sequence[Module], mode: RaceMode = "exact") -> RaceReport:
     compiler's over-approximating filter: every exact race is an interval
     race. Does not mutate ``cores``.
     """
+    return racecheck_cores(cores, mode)
+
+
+def racecheck_cores(
+    cores: Sequence[Module], mode: RaceMode = "exact", *, parallel: bool = True
+) -> RaceReport:
+    """:func:`racecheck`; ``parallel=False`` walks the cores on the calling
+    thread instead of rayon's pool (the same report; the pipeline's choice
+    when files run side by side)."""
     if mode not in ("exact", "interval"):
         raise ValueError(f"mode must be 'exact' or 'interval', got {mode!r}")
-    doc = json.loads(_core.racecheck(list(cores), mode))
+    doc = json.loads(_core.racecheck(list(cores), mode, parallel))
     return RaceReport(doc["mode"], [Race.from_dict(r) for r in doc["races"]])
 
 

@@ -246,7 +246,9 @@ class Pipeline:
             if o.verify:
                 self._timed("lnc_verifier", 91, len(out), lambda: self._verify_groups(out))
         if o.racecheck:
-            self._timed("lnc_barriercheck", 92, len(out), lambda: _racecheck_groups(out, n))
+            self._timed(
+                "lnc_barriercheck", 92, len(out), lambda: _racecheck_groups(out, n, o.parallel)
+            )
         return out
 
     def _lnc_tail(self, out: list[Module]) -> None:
@@ -360,12 +362,13 @@ def refuse_concretized(modules: Sequence[Module]) -> None:
             )
 
 
-def _racecheck_groups(out: Sequence[Module], n: int) -> None:
-    """Order 92: lnc_barriercheck on each kernel's N cores; the first race is 9301."""
-    from lncsplit.barriercheck import racecheck
+def _racecheck_groups(out: Sequence[Module], n: int, parallel: bool = True) -> None:
+    """Order 92: lnc_barriercheck on each kernel's N cores; the first race is 9301.
+    The cores are walked on rayon's pool only when the pipeline runs ``parallel``."""
+    from lncsplit.barriercheck import racecheck_cores
 
     for k in range(0, len(out), n):
-        report = racecheck(out[k : k + n])
+        report = racecheck_cores(out[k : k + n], parallel=parallel)
         if not report.ok:
             race = report.races[0]
             more = f" (and {len(report.races) - 1} more)" if len(report.races) > 1 else ""

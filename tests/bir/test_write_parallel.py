@@ -54,10 +54,33 @@ def test_the_cores_written_at_once_equal_each_core_written_alone(
     alone = [_streamed(c) for c in cores]
     assert _core.to_bytes_all(cores, 2, parallel) == alone
     assert _core.to_bytes_all(cores, version=2, parallel=not parallel) == alone
+    buffers = _core.to_buffers_all(cores, 2, parallel)
+    assert [bytes(b) for b in buffers] == alone
+    assert [len(b) for b in buffers] == [len(a) for a in alone]
 
 
 def test_no_modules_write_no_bytes() -> None:
     assert _core.to_bytes_all([]) == []
+    assert _core.to_buffers_all([]) == []
+
+
+def test_an_output_buffer_is_read_only_bytes_and_outlives_its_views() -> None:
+    big = generate_module(3, 40000, 2)  # written in several chunks, joined once
+    (buf,) = _core.to_buffers_all([big])
+    view = memoryview(buf)
+    assert view.readonly and view.format == "B" and view.nbytes == len(buf)
+    try:
+        view[0:1] = b"x"
+    except TypeError:
+        pass
+    else:  # pragma: no cover - the failure under test
+        raise AssertionError("an OutputBuffer must not be writable")
+    del buf  # the view keeps the object alive
+    assert view.tobytes() == big.to_bytes()
+    with tempfile.TemporaryFile() as f:
+        os.write(f.fileno(), view)
+        f.seek(0)
+        assert f.read() == big.to_bytes()
 
 
 def _renamed(m: lncsplit.Module, name: str) -> lncsplit.Module:

@@ -53,6 +53,8 @@ mod _core {
     #[pymodule_export]
     use super::output::to_bytes_all;
     #[pymodule_export]
+    use super::output::{to_buffers_all, OutputBuffer};
+    #[pymodule_export]
     use super::views::{
         ArgumentView, BlockView, FunctionView, InstructionView, MemoryLocationSetView, MemoryLocationView,
     };

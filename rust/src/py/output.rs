@@ -7,9 +7,10 @@
 //! the fresh 50 MB object are taken by both cores. That needs `unsafe` (the crate keeps
 //! it to a few small blocks, each with its SAFETY note): CPython's own "allocate, then fill before
 //! anyone sees it" idiom, as jiter and orjson build their strings. `str` is
-//! built as a compact ASCII object when every byte is ASCII (checked in
-//! parallel; the writer escapes nothing above 0x7f, so a non-ASCII name
-//! takes the safe `PyString::from_bytes` path instead).
+//! built as a compact ASCII object, each piece checked for ASCII right after
+//! its copy (one pass); the writer escapes nothing above 0x7f, so a module
+//! with a non-ASCII name fails the check, its object is dropped unseen and
+//! the safe `PyString::from_bytes` path is taken instead.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -21,26 +22,33 @@ use crate::bir::Module;
 
 /// The chunks as a Python `str`.
 pub(crate) fn str<'py>(py: Python<'py>, chunks: Chunks) -> PyResult<Bound<'py, PyString>> {
-    let ascii = py.detach(|| chunks.is_ascii());
-    if !ascii {
-        let joined = py.detach(|| chunks.concat_parallel());
-        let s = PyString::from_bytes(py, &joined);
-        py.detach(|| drop(joined));
-        return s;
-    }
+    let len = chunks.len();
+    let size = ffi::Py_ssize_t::try_from(len).map_err(|_| pyo3::exceptions::PyMemoryError::new_err(()))?;
+    // Optimistically a compact ASCII object, filled and checked in one pass
+    // (the writer escapes nothing above 0x7f, so only a non-ASCII name fails
+    // the check); a failed check drops the object unseen and takes the safe
+    // path.
     // SAFETY: `PyUnicode_New(len, 127)` returns a new, uniquely owned compact
     // ASCII object (or NULL with an exception set) whose data buffer holds
-    // `len` bytes plus the NUL it already wrote, at `PyUnicode_DATA`. The
-    // bytes are all ASCII (checked above): the invariant of a max-char-127
-    // string.
+    // `len` bytes plus the NUL it already wrote, at `PyUnicode_DATA`. Nobody
+    // else sees the object before it is returned, and it is returned only
+    // when every byte copied into it is ASCII (the invariant of a
+    // max-char-127 string); otherwise it is released here, and deallocating a
+    // string does not read its characters.
     unsafe {
-        fill(
-            py,
-            chunks,
-            |len| ffi::PyUnicode_New(len, 127),
-            |o| ffi::PyUnicode_DATA(o).cast(),
-        )
+        let obj = Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(size, 127))?;
+        let dst = std::slice::from_raw_parts_mut(ffi::PyUnicode_DATA(obj.as_ptr()).cast::<u8>(), len);
+        let ascii = py.detach(|| chunks.copy_into_ascii(dst));
+        if ascii {
+            py.detach(|| drop(chunks));
+            return Ok(obj.cast_into_unchecked());
+        }
+        drop(obj);
     }
+    let joined = py.detach(|| chunks.concat_parallel());
+    let s = PyString::from_bytes(py, &joined);
+    py.detach(|| drop(joined));
+    s
 }
 
 /// The chunks as Python `bytes`.
@@ -104,4 +112,69 @@ pub(crate) fn to_bytes_all<'py>(
     let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
     let all = py.detach(|| crate::bir::dump::dump_modules_chunks(&refs, version, parallel))?;
     all.into_iter().map(|c| bytes(py, c)).collect()
+}
+
+/// One module's written JSON kept in the Rust buffer it was written into,
+/// read by Python through the buffer protocol (`memoryview(b)`,
+/// `os.write(fd, b)`): a corpus split writes each core to its file straight
+/// from here, with no Python `bytes` copy. A 1 MB `bytes` comes from glibc's
+/// heap, which hands the pages back (trims) when it is freed and faults them
+/// in again for the next file; the writer's buffer comes from mimalloc, which
+/// keeps them (`alloc.rs`).
+#[pyclass(frozen, name = "OutputBuffer", module = "lncsplit._core")]
+pub(crate) struct OutputBuffer {
+    data: Vec<u8>,
+}
+
+#[pymethods]
+impl OutputBuffer {
+    fn __len__(&self) -> usize {
+        self.data.len()
+    }
+
+    /// A read-only, contiguous buffer of unsigned bytes (format `B`).
+    ///
+    /// # Safety
+    /// Called by CPython with a valid `view` to fill.
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: std::os::raw::c_int,
+    ) -> PyResult<()> {
+        if view.is_null() {
+            return Err(pyo3::exceptions::PyBufferError::new_err("view is null"));
+        }
+        let data = &slf.get().data;
+        let len = ffi::Py_ssize_t::try_from(data.len()).map_err(|_| pyo3::exceptions::PyMemoryError::new_err(()))?;
+        // SAFETY: the object is frozen, so `data` is never changed or moved
+        // while it lives, and `PyBuffer_FillInfo` takes a reference to the
+        // object (released with the view), so it outlives every export. The
+        // buffer is exported read-only (a writable request fails with
+        // BufferError inside `PyBuffer_FillInfo`, which returns -1).
+        let rc = unsafe { ffi::PyBuffer_FillInfo(view, slf.as_ptr(), data.as_ptr() as *mut _, len, 1, flags) };
+        if rc == -1 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+}
+
+/// [`to_bytes_all`] as [`OutputBuffer`]s: the same bytes, each module's
+/// JSON left in one Rust buffer (its chunks joined only when it was written
+/// in several) instead of copied into a `bytes`. For a caller that only
+/// writes the bytes to a file (the corpus split).
+#[pyfunction]
+#[pyo3(signature = (modules, version = 2, parallel = true))]
+pub(crate) fn to_buffers_all(
+    py: Python<'_>,
+    modules: Vec<PyRef<'_, PyBirModule>>,
+    version: u32,
+    parallel: bool,
+) -> PyResult<Vec<OutputBuffer>> {
+    let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
+    let all = py.detach(|| {
+        crate::bir::dump::dump_modules_chunks(&refs, version, parallel)
+            .map(|all| all.into_iter().map(Chunks::concat).collect::<Vec<_>>())
+    })?;
+    Ok(all.into_iter().map(|data| OutputBuffer { data }).collect())
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::{racecheck, Band, Mode, RaceKind, RaceReport};
+use super::{racecheck, racecheck_with, Band, Mode, RaceKind, RaceReport};
 use crate::bir::{load_module_str, Module};
 use crate::passes::lnc_splitter::{split_module, SplitOptions};
 use crate::Result;
@@ -79,9 +79,14 @@ fn split(m: &Value, n: usize) -> Vec<Module> {
     cores
 }
 
+/// The report, checked to be the same whether the cores are walked on the
+/// pool or on the calling thread (every test below compares them).
 fn check(cores: &[Module], mode: Mode) -> Result<RaceReport> {
     let refs: Vec<&Module> = cores.iter().collect();
-    racecheck(&refs, mode)
+    let serial = racecheck_with(&refs, mode, false);
+    let parallel = racecheck(&refs, mode);
+    assert_eq!(format!("{serial:?}"), format!("{parallel:?}"));
+    parallel
 }
 
 fn code(r: Result<RaceReport>) -> u32 {

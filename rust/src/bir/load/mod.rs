@@ -377,15 +377,20 @@ impl State {
 
     /// Parse a captured raw value with `K` (errors keep their path).
     fn reparse<K: Kind, E: de::Error>(&mut self, raw: &RawValue) -> std::result::Result<K::Out, E> {
+        self.reparse_str::<K, E>(raw.get())
+    }
+
+    /// Parse the text of a captured value with `K` (errors keep their path).
+    fn reparse_str<K: Kind, E: de::Error>(&mut self, raw: &str) -> std::result::Result<K::Out, E> {
         if self.fast {
-            // The whole value must be read, as a serde_json read of the raw
-            // text would have checked it.
-            let mut de = json::Fast::new(raw.get());
+            // The whole value must be read: the text may have been found by
+            // its structure alone (`json::UNCHECKED_RAW`).
+            let mut de = json::Fast::new(raw);
             return K::de(self, &mut de)
                 .and_then(|v| de.end().map(|()| v))
                 .map_err(|_| E::custom("the fast JSON reader gave up"));
         }
-        let mut de = serde_json::Deserializer::from_str(raw.get());
+        let mut de = serde_json::Deserializer::from_str(raw);
         match K::de(self, &mut de) {
             Ok(v) => Ok(v),
             Err(e) => {

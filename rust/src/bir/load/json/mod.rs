@@ -31,13 +31,26 @@
 
 use std::fmt;
 
-use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Visitor};
+
+pub(super) use self::access::RawText;
+use self::access::{Map, OneEntry, Seq, Text};
+use self::scan::{find_special, masks};
+
+mod access;
+mod scan;
+#[cfg(test)]
+mod tests;
 
 /// serde_json's private token of a raw value.
 const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 /// serde_json's private token of an arbitrary-precision number.
 const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+/// The loader's own token: a raw value found by its brackets and strings
+/// alone, handed over as borrowed text ([`RawText`]). Only the expression
+/// reader asks for it: a text it finds in its cache equals one that was read
+/// in full, and any other is read in full (see `expr.rs`, `ExprK`).
+pub(super) const UNCHECKED_RAW: &str = "$lncsplit::private::UncheckedRaw";
 /// serde_json's recursion budget per reader (a container at depth 128 fails).
 const RECURSION: u8 = 128;
 
@@ -455,6 +468,96 @@ impl<'de> Fast<'de> {
         }
     }
 
+    /// Skip an object or array by its structure alone: brackets counted
+    /// outside strings, strings ended by an unescaped quote. Anything else
+    /// is left for the full read of the text (or a cache hit on equal text,
+    /// which was read in full) to check.
+    fn skip_unchecked(&mut self) -> R<()> {
+        let b = self.b;
+        let mut depth = 0usize;
+        let mut in_str = false;
+        // Bytes before this index are escaped by a backslash.
+        let mut escaped_until = 0usize;
+        let mut at = self.i;
+        while at < b.len() {
+            let [quote, backslash, open, close] = masks(b, at);
+            if backslash == 0 && escaped_until <= at {
+                // No escape: the in-string bytes are the prefix xor of the
+                // quotes (from an opening quote to its closing one).
+                let mut x = quote;
+                x ^= x << 1;
+                x ^= x << 2;
+                x ^= x << 4;
+                x ^= x << 8;
+                if in_str {
+                    x = !x;
+                }
+                in_str = x & 0x8000 != 0;
+                let mut brackets = (open | close) & !x & 0xFFFF;
+                while brackets != 0 {
+                    let k = brackets.trailing_zeros();
+                    brackets &= brackets - 1;
+                    if open & (1 << k) != 0 {
+                        depth += 1;
+                    } else {
+                        depth = depth.checked_sub(1).ok_or(Bail)?;
+                        if depth == 0 {
+                            self.i = at + k as usize + 1;
+                            return Ok(());
+                        }
+                    }
+                }
+                at += 16;
+                continue;
+            }
+            // A block with an escape: byte by structural byte.
+            let mut m = quote | backslash | open | close;
+            while m != 0 {
+                let k = m.trailing_zeros();
+                m &= m - 1;
+                let pos = at + k as usize;
+                if pos < escaped_until {
+                    continue;
+                }
+                let bit = 1 << k;
+                if in_str {
+                    if quote & bit != 0 {
+                        in_str = false;
+                    } else if backslash & bit != 0 {
+                        escaped_until = pos + 2;
+                    }
+                } else if quote & bit != 0 {
+                    in_str = true;
+                } else if open & bit != 0 {
+                    depth += 1;
+                } else if close & bit != 0 {
+                    depth = depth.checked_sub(1).ok_or(Bail)?;
+                    if depth == 0 {
+                        self.i = pos + 1;
+                        return Ok(());
+                    }
+                } else {
+                    // A backslash outside a string.
+                    return Err(Bail);
+                }
+            }
+            at += 16;
+        }
+        Err(Bail)
+    }
+
+    /// The text of an object or array found by [`Self::skip_unchecked`];
+    /// any other value is checked as a raw value is.
+    fn raw_unchecked<V: Visitor<'de>>(&mut self, visitor: V) -> R<V::Value> {
+        let start = self.i;
+        match self.ws() {
+            Some(b'{' | b'[') => self.skip_unchecked()?,
+            _ => self.skip()?,
+        }
+        let raw = self.text.get(start..self.i).ok_or(Bail)?;
+        visitor.visit_borrowed_str(raw.trim_start_matches([' ', '\n', '\t', '\r']))
+    }
+
     /// A raw value: the text of one checked value.
     fn raw<V: Visitor<'de>>(&mut self, visitor: V) -> R<V::Value> {
         self.ws();
@@ -522,475 +625,4 @@ fn number_text(s: &str) -> String {
         }
     }
     out
-}
-
-/// Index of the first `"`, `\` or control character at or after `i` (the
-/// length if none).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn find_special(b: &[u8], mut i: usize) -> usize {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    };
-    while let Some(part) = b.get(i..i + 16) {
-        // SAFETY: SSE2 is enabled on every x86_64 target, so its intrinsics
-        // may be called; the one load reads the 16 bytes of `part` (an
-        // unaligned load: no alignment needed).
-        let mask = unsafe {
-            let v = _mm_loadu_si128(part.as_ptr().cast::<__m128i>());
-            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-            // Unsigned v ≤ 0x1F: max(v, 0x1F) == 0x1F.
-            let limit = _mm_set1_epi8(0x1F);
-            let control = _mm_cmpeq_epi8(_mm_max_epu8(v, limit), limit);
-            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
-        };
-        if mask != 0 {
-            return i + mask.trailing_zeros() as usize;
-        }
-        i += 16;
-    }
-    find_special_scalar(b, i)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline]
-fn find_special(b: &[u8], i: usize) -> usize {
-    find_special_scalar(b, i)
-}
-
-#[inline]
-fn find_special_scalar(b: &[u8], i: usize) -> usize {
-    b.get(i..)
-        .and_then(|rest| rest.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20))
-        .map_or(b.len(), |k| i + k)
-}
-
-// ------------------------------------------------------------ serde
-
-/// One text handed over by a one-entry map.
-enum Text<'de> {
-    Borrowed(&'de str),
-    Owned(String),
-}
-
-/// serde_json's one-entry maps of private tokens (raw values, numbers).
-struct OneEntry<'de> {
-    key: &'static str,
-    value: Option<Text<'de>>,
-}
-
-impl<'de> MapAccess<'de> for OneEntry<'de> {
-    type Error = Bail;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> R<Option<K::Value>> {
-        if self.value.is_none() {
-            return Ok(None);
-        }
-        seed.deserialize(BorrowedStrDeserializer::<Bail>::new(self.key))
-            .map(Some)
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> R<V::Value> {
-        match self.value.take() {
-            Some(Text::Borrowed(s)) => seed.deserialize(BorrowedStrDeserializer::<Bail>::new(s)),
-            Some(Text::Owned(s)) => seed.deserialize(StringDeserializer::<Bail>::new(s)),
-            None => Err(Bail),
-        }
-    }
-}
-
-struct Seq<'a, 'de> {
-    de: &'a mut Fast<'de>,
-    first: bool,
-}
-
-impl<'de> SeqAccess<'de> for Seq<'_, 'de> {
-    type Error = Bail;
-
-    #[inline]
-    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> R<Option<T::Value>> {
-        match self.de.ws() {
-            Some(b']') => return Ok(None),
-            Some(b',') if !self.first => {
-                self.de.i += 1;
-                if matches!(self.de.ws(), Some(b']') | None) {
-                    return Err(Bail);
-                }
-            }
-            Some(_) if self.first => self.first = false,
-            _ => return Err(Bail),
-        }
-        seed.deserialize(&mut *self.de).map(Some)
-    }
-}
-
-struct Map<'a, 'de> {
-    de: &'a mut Fast<'de>,
-    first: bool,
-}
-
-impl<'de> MapAccess<'de> for Map<'_, 'de> {
-    type Error = Bail;
-
-    #[inline]
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> R<Option<K::Value>> {
-        match self.de.ws() {
-            Some(b'}') => return Ok(None),
-            Some(b',') if !self.first => {
-                self.de.i += 1;
-                self.de.ws();
-            }
-            Some(_) if self.first => self.first = false,
-            _ => return Err(Bail),
-        }
-        if self.de.peek() != Some(b'"') {
-            return Err(Bail);
-        }
-        seed.deserialize(Key { de: &mut *self.de }).map(Some)
-    }
-
-    #[inline]
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> R<V::Value> {
-        if self.de.ws() != Some(b':') {
-            return Err(Bail);
-        }
-        self.de.i += 1;
-        seed.deserialize(&mut *self.de)
-    }
-}
-
-/// Number reads a reader leaves to serde_json.
-macro_rules! bail_numbers {
-    () => {
-        bail_numbers!(deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
-            deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
-            deserialize_f32 deserialize_f64);
-    };
-    ($($m:ident)*) => {
-        $(
-            fn $m<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-                Err(Bail)
-            }
-        )*
-    };
-}
-
-/// Integer reads (serde_json's `deserialize_number`).
-macro_rules! integers {
-    ($($m:ident)*) => {
-        $(
-            #[inline]
-            fn $m<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-                self.visit_integer(visitor)
-            }
-        )*
-    };
-}
-
-/// An object key (its opening quote next), as serde_json's `MapKey`: read
-/// as a string; keys read as numbers, booleans, bytes or enums are left to
-/// serde_json.
-struct Key<'a, 'de> {
-    de: &'a mut Fast<'de>,
-}
-
-impl<'de> Deserializer<'de> for Key<'_, 'de> {
-    type Error = Bail;
-
-    #[inline]
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        self.de.visit_string(visitor)
-    }
-
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        visitor.visit_some(self)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> R<V::Value> {
-        if name == RAW_TOKEN {
-            return Err(Bail);
-        }
-        visitor.visit_newtype_struct(self)
-    }
-
-    fn deserialize_bool<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
-    fn deserialize_bytes<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(self, _n: &'static str, _vs: &'static [&'static str], _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
-    bail_numbers!();
-
-    serde::forward_to_deserialize_any! {
-        char str string unit unit_struct seq tuple tuple_struct map struct
-        identifier ignored_any
-    }
-}
-
-impl<'de> Deserializer<'de> for &mut Fast<'de> {
-    type Error = Bail;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        match self.ws() {
-            Some(b'n') => {
-                self.ident(b"null")?;
-                visitor.visit_unit()
-            }
-            Some(b't') => {
-                self.ident(b"true")?;
-                visitor.visit_bool(true)
-            }
-            Some(b'f') => {
-                self.ident(b"false")?;
-                visitor.visit_bool(false)
-            }
-            Some(b'-' | b'0'..=b'9') => self.any_number(visitor),
-            Some(b'"') => self.visit_string(visitor),
-            Some(b'[') => self.seq(visitor),
-            Some(b'{') => self.map(visitor),
-            _ => Err(Bail),
-        }
-    }
-
-    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        match self.ws() {
-            Some(b't') => {
-                self.ident(b"true")?;
-                visitor.visit_bool(true)
-            }
-            Some(b'f') => {
-                self.ident(b"false")?;
-                visitor.visit_bool(false)
-            }
-            _ => Err(Bail),
-        }
-    }
-
-    integers!(deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
-        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64);
-
-    // Floats are read by serde_json (the loader reads none typed).
-    bail_numbers!(deserialize_i128 deserialize_u128 deserialize_f32 deserialize_f64);
-
-    fn deserialize_char<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
-    #[inline]
-    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        match self.ws() {
-            Some(b'"') => self.visit_string(visitor),
-            _ => Err(Bail),
-        }
-    }
-
-    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        self.deserialize_str(visitor)
-    }
-
-    fn deserialize_bytes<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        match self.ws() {
-            Some(b'n') => {
-                self.ident(b"null")?;
-                visitor.visit_none()
-            }
-            _ => visitor.visit_some(self),
-        }
-    }
-
-    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        match self.ws() {
-            Some(b'n') => {
-                self.ident(b"null")?;
-                visitor.visit_unit()
-            }
-            _ => Err(Bail),
-        }
-    }
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> R<V::Value> {
-        self.deserialize_unit(visitor)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> R<V::Value> {
-        if name == RAW_TOKEN {
-            return self.raw(visitor);
-        }
-        visitor.visit_newtype_struct(self)
-    }
-
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        match self.ws() {
-            Some(b'[') => self.seq(visitor),
-            _ => Err(Bail),
-        }
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> R<V::Value> {
-        self.deserialize_seq(visitor)
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(self, _name: &'static str, _len: usize, visitor: V) -> R<V::Value> {
-        self.deserialize_seq(visitor)
-    }
-
-    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        match self.ws() {
-            Some(b'{') => self.map(visitor),
-            _ => Err(Bail),
-        }
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _fields: &'static [&'static str],
-        visitor: V,
-    ) -> R<V::Value> {
-        match self.ws() {
-            Some(b'[') => self.seq(visitor),
-            Some(b'{') => self.map(visitor),
-            _ => Err(Bail),
-        }
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(self, _n: &'static str, _vs: &'static [&'static str], _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        self.deserialize_str(visitor)
-    }
-
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
-        self.skip()?;
-        visitor.visit_unit()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn find_special_matches_the_scalar_scan() {
-        let text: Vec<u8> = (0u8..=255)
-            .chain(b"abcdefghijklmnopqrstuvwxyz0123456789".iter().copied())
-            .collect();
-        for i in 0..text.len() {
-            for end in i..text.len().min(i + 40) {
-                let s = &text[i..end];
-                assert_eq!(find_special(s, 0), find_special_scalar(s, 0));
-            }
-        }
-    }
-
-    #[test]
-    fn number_text_writes_the_exponent_as_serde_json_does() {
-        assert_eq!(number_text("1E5"), "1e+5");
-        assert_eq!(number_text("-1.5e-3"), "-1.5e-3");
-        assert_eq!(number_text("2.50"), "2.50");
-        assert_eq!(number_text("1e+7"), "1e+7");
-    }
-
-    fn value(text: &str) -> R<serde_json::Value> {
-        let mut de = Fast::new(text);
-        let v = <serde_json::Value as de::Deserialize>::deserialize(&mut de)?;
-        de.end()?;
-        Ok(v)
-    }
-
-    #[test]
-    fn values_read_as_serde_json_reads_them() {
-        let texts = [
-            r#"{"a": [1, -2, 3.50, 1E5, -0, 18446744073709551615, 18446744073709551616, -9223372036854775808]}"#,
-            r#"["\u00e9\ud83d\ude00\"\\\/\b\f\n\r\t", "plain", "é", {"$serde_json::private::Number": "12"}]"#,
-            r#"{"x": {"y": [true, false, null, {}, []]}, "x": 2}"#,
-            "  -9223372036854775809 ",
-            "0.0e0",
-        ];
-        for t in texts {
-            let reference: serde_json::Value = serde_json::from_str(t).expect("valid");
-            let fast = value(t).expect("accepted");
-            assert_eq!(fast, reference, "{t}");
-            assert_eq!(
-                serde_json::to_string(&fast).ok(),
-                serde_json::to_string(&reference).ok(),
-                "{t}"
-            );
-        }
-    }
-
-    #[test]
-    fn texts_serde_json_rejects_are_rejected() {
-        let texts = [
-            "[1,]",
-            "{\"a\":1,}",
-            "01",
-            "-",
-            "1.",
-            "1e",
-            "[1] x",
-            "\"a\u{1}b\"",
-            r#""\x""#,
-            r#""\ud800""#,
-            r#""\udc00x""#,
-            r#""\u12""#,
-            "{1: 2}",
-            "[1 2]",
-            "nul",
-            "",
-            "\"open",
-            &format!("{}{}", "[".repeat(128), "]".repeat(128)),
-        ];
-        for t in texts {
-            assert!(value(t).is_err(), "{t:?} accepted");
-        }
-        let deep = format!("{}{}", "[".repeat(127), "]".repeat(127));
-        assert_eq!(value(&deep).ok(), serde_json::from_str(&deep).ok());
-    }
-
-    #[test]
-    fn raw_values_are_the_text_of_one_value() {
-        let text = r#"[ {"a": [1, "x\"y"]} , 2 ]"#;
-        let mut de = Fast::new(text);
-        let raws = <Vec<&serde_json::value::RawValue> as de::Deserialize>::deserialize(&mut de).expect("raw");
-        let reference: Vec<&serde_json::value::RawValue> = serde_json::from_str(text).expect("valid");
-        let got: Vec<&str> = raws.iter().map(|r| r.get()).collect();
-        let want: Vec<&str> = reference.iter().map(|r| r.get()).collect();
-        assert_eq!(got, want);
-        let boxed = <Box<serde_json::value::RawValue> as de::Deserialize>::deserialize(&mut Fast::new(" 3 "));
-        assert_eq!(boxed.map(|b| b.get().to_string()), Ok("3".to_string()));
-    }
-
-    #[test]
-    fn integers_go_where_serde_json_sends_them() {
-        let read = |t: &str| <i64 as de::Deserialize>::deserialize(&mut Fast::new(t));
-        assert_eq!(read("-9223372036854775808"), Ok(i64::MIN));
-        assert_eq!(read("9223372036854775807"), Ok(i64::MAX));
-        assert_eq!(read("-0"), Err(Bail));
-        assert_eq!(read("1.0"), Err(Bail));
-        let u = |t: &str| <u64 as de::Deserialize>::deserialize(&mut Fast::new(t));
-        assert_eq!(u("18446744073709551615"), Ok(u64::MAX));
-        assert_eq!(u("18446744073709551616"), Err(Bail));
-    }
 }

@@ -139,7 +139,8 @@ impl<'de> Fast<'de> {
 
     #[inline]
     fn enter(&mut self) -> R<()> {
-        self.remaining -= 1;
+        // Checked: a visitor that went on after an error must not wrap it.
+        self.remaining = self.remaining.checked_sub(1).ok_or(Bail)?;
         if self.remaining == 0 {
             return Err(Bail);
         }
@@ -148,7 +149,7 @@ impl<'de> Fast<'de> {
 
     #[inline]
     fn leave(&mut self) {
-        self.remaining += 1;
+        self.remaining = self.remaining.saturating_add(1);
     }
 
     #[inline]

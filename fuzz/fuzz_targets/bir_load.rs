@@ -1,23 +1,35 @@
 //! The BIR-JSON loader never panics, load → dump → load → dump is
-//! byte-stable for every input it accepts, and the parallel loader (every
+//! byte-stable for every input it accepts, the parallel loader (every
 //! instruction array read in chunks) gives the serial loader's module or
-//! error.
+//! error, and the production load (fast reader first, `bir/load/json`) gives
+//! the reference load's (serde_json only) module or error.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lncsplit::bir::{dump_module, load_module, load_module_traced};
+use lncsplit::bir::load::load_module_reference;
+use lncsplit::bir::{dump_module, load_module, load_module_traced, share, Module};
+use lncsplit::error::Result;
+
+/// Both loads agree: the same bytes and context size, or the same error.
+fn same(what: &str, a: &Result<Module>, b: &Result<Module>) {
+    match (a, b) {
+        (Ok(p), Ok(s)) => {
+            assert_eq!(p.ctx.len(), s.ctx.len(), "{what}: contexts differ");
+            let (x, y) = (dump_module(p, 2).ok(), dump_module(s, 2).ok());
+            assert_eq!(x, y, "{what}: the loads write different bytes");
+        }
+        (Err(p), Err(s)) => assert_eq!(format!("{p:?}"), format!("{s:?}"), "{what}: errors differ"),
+        _ => panic!("{what}: the loads disagree: {:?} vs {:?}", a.is_ok(), b.is_ok()),
+    }
+}
 
 fuzz_target!(|data: &[u8]| {
     let (par, _) = load_module_traced(data, 1);
     let (serial, _) = load_module_traced(data, usize::MAX);
-    match (&par, &serial) {
-        (Ok(p), Ok(s)) => {
-            assert_eq!(p.ctx.len(), s.ctx.len(), "parallel and serial contexts differ");
-            let (a, b) = (dump_module(p, 2).ok(), dump_module(s, 2).ok());
-            assert_eq!(a, b, "parallel and serial loads write different bytes");
-        }
-        (Err(p), Err(s)) => assert_eq!(format!("{p:?}"), format!("{s:?}"), "parallel and serial errors differ"),
-        _ => panic!("parallel and serial loads disagree: {:?} vs {:?}", par.is_ok(), serial.is_ok()),
+    same("parallel vs serial", &par, &serial);
+    if let Ok(text) = std::str::from_utf8(data) {
+        let reference = share::sharing(|| load_module_reference(text));
+        same("fast vs reference", &serial, &reference);
     }
     let Ok(m) = load_module(data) else { return };
     let Ok(a) = dump_module(&m, 2) else { return };

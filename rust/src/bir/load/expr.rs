@@ -13,6 +13,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::json;
 use super::seed::{val, visit, DeResult, Key, KeySeed, Kind, SeqK, Visit, I64K, U64K};
 use super::{compact, Locate, Seg, State};
 use crate::bir::instruction::IntOrExpr;
@@ -123,14 +124,19 @@ impl Kind for ExprK {
         if st.version != 2 || st.locate.is_some() {
             return NodeK::de(st, d);
         }
-        let raw = <&RawValue as de::Deserialize>::deserialize(d)?;
-        let text = raw.get();
+        let text = if st.fast {
+            // Found by its structure alone: a cache hit equals a text that
+            // was read in full, a miss is read in full below.
+            d.deserialize_newtype_struct(json::UNCHECKED_RAW, json::RawText)?
+        } else {
+            <&RawValue as de::Deserialize>::deserialize(d)?.get()
+        };
         let scope = st.axes.last().map_or(0, |(_, axis)| axis.0 + 1);
         if let Some(id) = st.exprs.get(text, scope) {
             return Ok(id);
         }
         let lookups = st.axis_lookups;
-        let id = st.reparse::<NodeK, D::Error>(raw)?;
+        let id = st.reparse_str::<NodeK, D::Error>(text)?;
         // An expression naming no loop axis means the same in every scope.
         let scope = if st.axis_lookups == lookups { ANY_SCOPE } else { scope };
         st.exprs.insert(text, scope, id);

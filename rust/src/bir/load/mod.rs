@@ -28,8 +28,11 @@
 
 mod argument;
 mod expr;
+#[cfg(test)]
+mod fast_tests;
 mod handover;
 mod instruction;
+mod json;
 mod memory;
 mod module;
 mod parallel;
@@ -140,8 +143,37 @@ pub fn load_module_traced(text: &str, min_elements: usize) -> (Result<Module>, L
     }
 }
 
-/// The serial loader: the reference for every result and error.
+/// Parse BIR-JSON text into a module with serde_json's reader only (no
+/// fast reader, no parallel read): the reference every other way is
+/// checked against (tests, fuzzing).
+pub fn load_module_reference(text: &str) -> Result<Module> {
+    load_serial_reference(text)
+}
+
+/// The serial loader: the fast reader (`json.rs`), and serde_json's when
+/// the fast one gives up.
 fn load_serial(text: &str) -> Result<Module> {
+    match parse_fast(text) {
+        // Carried v1 expressions become v2 (contract §1.1: one encoding per file).
+        Some(m) => super::carried::carried_to_v2(m),
+        None => load_serial_reference(text),
+    }
+}
+
+/// Read with the fast reader; None on any failure (the state, and any
+/// error it recorded, is dropped: serde_json's read gives the error).
+fn parse_fast(text: &str) -> Option<Module> {
+    let mut st = State::new(None);
+    st.fast = true;
+    let mut de = json::Fast::new(text);
+    let m = Seed::<module::ModuleK>::new(&mut st).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(m)
+}
+
+/// The serial loader with serde_json's reader: the reference for every
+/// result and error.
+fn load_serial_reference(text: &str) -> Result<Module> {
     match parse(text, None) {
         Err(Failure::Locate(at)) => match parse(text, Some(at)) {
             Err(Failure::Error(e)) => Err(e),
@@ -223,6 +255,10 @@ struct State {
     axis_lookups: u64,
     /// Reading a skeleton: the big arrays read in parallel.
     splices: Option<Box<parallel::Splices>>,
+    /// Read with the fast reader (`json.rs`): captured values are read
+    /// again with it too, and any failure is only a signal to read the text
+    /// again with serde_json.
+    fast: bool,
 }
 
 impl State {
@@ -246,6 +282,7 @@ impl State {
             exprs: ExprCache::default(),
             axis_lookups: 0,
             splices: None,
+            fast: false,
         }
     }
 
@@ -345,7 +382,20 @@ impl State {
 
     /// Parse a captured raw value with `K` (errors keep their path).
     fn reparse<K: Kind, E: de::Error>(&mut self, raw: &RawValue) -> std::result::Result<K::Out, E> {
-        let mut de = serde_json::Deserializer::from_str(raw.get());
+        self.reparse_str::<K, E>(raw.get())
+    }
+
+    /// Parse the text of a captured value with `K` (errors keep their path).
+    fn reparse_str<K: Kind, E: de::Error>(&mut self, raw: &str) -> std::result::Result<K::Out, E> {
+        if self.fast {
+            // The whole value must be read: the text may have been found by
+            // its structure alone (`json::UNCHECKED_RAW`).
+            let mut de = json::Fast::new(raw);
+            return K::de(self, &mut de)
+                .and_then(|v| de.end().map(|()| v))
+                .map_err(|_| E::custom("the fast JSON reader gave up"));
+        }
+        let mut de = serde_json::Deserializer::from_str(raw);
         match K::de(self, &mut de) {
             Ok(v) => Ok(v),
             Err(e) => {

@@ -43,6 +43,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 
 use super::handover::{Board, ChunkGuard, PlanGuard};
 use super::instruction::InstK;
+use super::json::Fast;
 use super::plan::{plan, Plan, Sink};
 use super::resolve::{name_hashes, names_resolve};
 use super::seed::{visit, DeResult, Kind, Seed, SeqK, Visit};
@@ -189,7 +190,8 @@ fn read_skeleton(text: &str, plan: &Plan, splices: Splices) -> Option<Module> {
     let skeleton = skeleton(text, plan);
     let mut st = State::new(None);
     st.splices = Some(Box::new(splices));
-    let mut de = serde_json::Deserializer::from_str(&skeleton);
+    st.fast = true;
+    let mut de = Fast::new(&skeleton);
     let m = Seed::<module::ModuleK>::new(&mut st).deserialize(&mut de).ok()?;
     de.end().ok()?;
     let sp = st.splices.as_ref()?;
@@ -204,12 +206,13 @@ fn read_skeleton(text: &str, plan: &Plan, splices: Splices) -> Option<Module> {
 fn read_chunk(text: &str, elements: &[Range<usize>], version: u32) -> Option<Chunk> {
     let mut st = State::new(None);
     st.version = version;
+    st.fast = true;
     // Where the serial read is when it reads an element (module, functions,
     // function, basic_blocks, block, instructions).
     st.depth = 6;
     let mut insts = Vec::with_capacity(elements.len());
     for r in elements {
-        let mut de = serde_json::Deserializer::from_str(text.get(r.clone())?);
+        let mut de = Fast::new(text.get(r.clone())?);
         insts.push(InstK::de(&mut st, &mut de).ok()?);
         de.end().ok()?;
     }

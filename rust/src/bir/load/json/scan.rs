@@ -1,6 +1,7 @@
 //! The byte scans of the fast reader: 16 bytes at a time with SSE2 on
-//! x86_64 (the crate's only `unsafe`, next to `plan.rs`'s), a scalar loop
-//! elsewhere; the scalar versions are checked against them.
+//! x86_64 (two small `unsafe` blocks with SAFETY notes, like `plan.rs`'s
+//! masks), a scalar loop elsewhere; the scalar versions are checked against
+//! them.
 
 /// Index of the first `"`, `\` or control character at or after `i` (the
 /// length if none).

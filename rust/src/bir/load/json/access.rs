@@ -62,49 +62,33 @@ impl<'de> MapAccess<'de> for OneEntry<'de> {
     }
 }
 
-pub(super) struct Seq<'a, 'de> {
+/// The items of an array ([`SeqAccess`]) or the entries of an object
+/// ([`MapAccess`]) being read.
+pub(super) struct Items<'a, 'de> {
     pub(super) de: &'a mut Fast<'de>,
+    /// No item read yet (the next needs no comma before it).
     pub(super) first: bool,
 }
 
-impl<'de> SeqAccess<'de> for Seq<'_, 'de> {
+impl<'de> SeqAccess<'de> for Items<'_, 'de> {
     type Error = Bail;
 
     #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> R<Option<T::Value>> {
-        match self.de.ws() {
-            Some(b']') => return Ok(None),
-            Some(b',') if !self.first => {
-                self.de.i += 1;
-                if matches!(self.de.ws(), Some(b']') | None) {
-                    return Err(Bail);
-                }
-            }
-            Some(_) if self.first => self.first = false,
-            _ => return Err(Bail),
+        if !self.de.next_item(b']', &mut self.first)? {
+            return Ok(None);
         }
         seed.deserialize(&mut *self.de).map(Some)
     }
 }
 
-pub(super) struct Map<'a, 'de> {
-    pub(super) de: &'a mut Fast<'de>,
-    pub(super) first: bool,
-}
-
-impl<'de> MapAccess<'de> for Map<'_, 'de> {
+impl<'de> MapAccess<'de> for Items<'_, 'de> {
     type Error = Bail;
 
     #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> R<Option<K::Value>> {
-        match self.de.ws() {
-            Some(b'}') => return Ok(None),
-            Some(b',') if !self.first => {
-                self.de.i += 1;
-                self.de.ws();
-            }
-            Some(_) if self.first => self.first = false,
-            _ => return Err(Bail),
+        if !self.de.next_item(b'}', &mut self.first)? {
+            return Ok(None);
         }
         if self.de.peek() != Some(b'"') {
             return Err(Bail);
@@ -122,12 +106,13 @@ impl<'de> MapAccess<'de> for Map<'_, 'de> {
     }
 }
 
-/// Number reads a reader leaves to serde_json.
-macro_rules! bail_numbers {
+/// Reads a reader leaves to serde_json (the loader never asks for them, or
+/// they are rare enough to read the slow way).
+macro_rules! bail {
     () => {
-        bail_numbers!(deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+        bail!(deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
             deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
-            deserialize_f32 deserialize_f64);
+            deserialize_f32 deserialize_f64 deserialize_bool deserialize_bytes deserialize_byte_buf);
     };
     ($($m:ident)*) => {
         $(
@@ -176,23 +161,11 @@ impl<'de> Deserializer<'de> for Key<'_, 'de> {
         visitor.visit_newtype_struct(self)
     }
 
-    fn deserialize_bool<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
-    fn deserialize_bytes<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
     fn deserialize_enum<V: Visitor<'de>>(self, _n: &'static str, _vs: &'static [&'static str], _v: V) -> R<V::Value> {
         Err(Bail)
     }
 
-    bail_numbers!();
+    bail!();
 
     serde::forward_to_deserialize_any! {
         char str string unit unit_struct seq tuple tuple_struct map struct
@@ -242,12 +215,10 @@ impl<'de> Deserializer<'de> for &mut Fast<'de> {
     integers!(deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
         deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64);
 
-    // Floats are read by serde_json (the loader reads none typed).
-    bail_numbers!(deserialize_i128 deserialize_u128 deserialize_f32 deserialize_f64);
-
-    fn deserialize_char<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
+    // Floats are read by serde_json (the loader reads none typed), and so
+    // are bytes and chars (it asks for none).
+    bail!(deserialize_i128 deserialize_u128 deserialize_f32 deserialize_f64
+        deserialize_char deserialize_bytes deserialize_byte_buf);
 
     #[inline]
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
@@ -259,14 +230,6 @@ impl<'de> Deserializer<'de> for &mut Fast<'de> {
 
     fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {
         self.deserialize_str(visitor)
-    }
-
-    fn deserialize_bytes<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, _v: V) -> R<V::Value> {
-        Err(Bail)
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> R<V::Value> {

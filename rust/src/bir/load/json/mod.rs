@@ -34,7 +34,7 @@ use std::fmt;
 use serde::de::{self, Visitor};
 
 pub(super) use self::access::RawText;
-use self::access::{Map, OneEntry, Seq, Text};
+use self::access::{Items, OneEntry, Text};
 use self::scan::{find_special, masks};
 
 mod access;
@@ -124,6 +124,41 @@ impl<'de> Fast<'de> {
                 other => return other.copied(),
             }
         }
+    }
+
+    /// Step to the next item of an array or object closed by `close` (the
+    /// reader is past its opening bracket): `Ok(false)` at the closing
+    /// bracket (not consumed), `Ok(true)` before an item. A comma must
+    /// separate items and no comma may trail, as serde_json requires.
+    #[inline]
+    pub(super) fn next_item(&mut self, close: u8, first: &mut bool) -> R<bool> {
+        match self.ws() {
+            Some(c) if c == close => Ok(false),
+            Some(b',') if !*first => {
+                self.i += 1;
+                match self.ws() {
+                    Some(c) if c != close => Ok(true),
+                    _ => Err(Bail),
+                }
+            }
+            Some(_) if *first => {
+                *first = false;
+                Ok(true)
+            }
+            _ => Err(Bail),
+        }
+    }
+
+    /// Skip an array or object (the reader at its opening bracket), each
+    /// item with `item`.
+    fn skip_container(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> R<()>) -> R<()> {
+        self.container(close, |de| {
+            let mut first = true;
+            while de.next_item(close, &mut first)? {
+                item(de)?;
+            }
+            Ok(())
+        })
     }
 
     #[inline]
@@ -414,57 +449,19 @@ impl<'de> Fast<'de> {
                 self.i += 1;
                 self.skip_str()
             }
-            Some(b'[') => {
-                self.enter()?;
-                self.i += 1;
-                if self.ws() == Some(b']') {
-                    self.i += 1;
-                } else {
-                    loop {
-                        self.skip()?;
-                        match self.ws() {
-                            Some(b',') => self.i += 1,
-                            Some(b']') => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return Err(Bail),
-                        }
-                    }
+            Some(b'[') => self.skip_container(b']', Self::skip),
+            Some(b'{') => self.skip_container(b'}', |de| {
+                if de.ws() != Some(b'"') {
+                    return Err(Bail);
                 }
-                self.leave();
-                Ok(())
-            }
-            Some(b'{') => {
-                self.enter()?;
-                self.i += 1;
-                if self.ws() == Some(b'}') {
-                    self.i += 1;
-                } else {
-                    loop {
-                        if self.ws() != Some(b'"') {
-                            return Err(Bail);
-                        }
-                        self.i += 1;
-                        self.skip_str()?;
-                        if self.ws() != Some(b':') {
-                            return Err(Bail);
-                        }
-                        self.i += 1;
-                        self.skip()?;
-                        match self.ws() {
-                            Some(b',') => self.i += 1,
-                            Some(b'}') => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return Err(Bail),
-                        }
-                    }
+                de.i += 1;
+                de.skip_str()?;
+                if de.ws() != Some(b':') {
+                    return Err(Bail);
                 }
-                self.leave();
-                Ok(())
-            }
+                de.i += 1;
+                de.skip()
+            }),
             _ => Err(Bail),
         }
     }
@@ -572,31 +569,25 @@ impl<'de> Fast<'de> {
     }
 
     fn seq<V: Visitor<'de>>(&mut self, visitor: V) -> R<V::Value> {
-        self.enter()?;
-        self.i += 1;
-        let v = visitor.visit_seq(Seq { de: self, first: true })?;
-        self.leave();
-        match self.ws() {
-            Some(b']') => {
-                self.i += 1;
-                Ok(v)
-            }
-            _ => Err(Bail),
-        }
+        self.container(b']', |de| visitor.visit_seq(Items { de, first: true }))
     }
 
     fn map<V: Visitor<'de>>(&mut self, visitor: V) -> R<V::Value> {
+        self.container(b'}', |de| visitor.visit_map(Items { de, first: true }))
+    }
+
+    /// Read an array or object closed by `close` (the reader at its opening
+    /// bracket) with `read`, which stops before the closing bracket.
+    fn container<T>(&mut self, close: u8, read: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
         self.enter()?;
         self.i += 1;
-        let v = visitor.visit_map(Map { de: self, first: true })?;
+        let v = read(self)?;
         self.leave();
-        match self.ws() {
-            Some(b'}') => {
-                self.i += 1;
-                Ok(v)
-            }
-            _ => Err(Bail),
+        if self.ws() != Some(close) {
+            return Err(Bail);
         }
+        self.i += 1;
+        Ok(v)
     }
 
     /// A string value (its opening quote next) to the visitor.

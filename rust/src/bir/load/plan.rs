@@ -14,6 +14,9 @@
 
 use std::ops::Range;
 
+#[cfg(target_arch = "x86_64")]
+use super::json;
+
 /// Deepest nesting a plan accepts: well below serde_json's recursion limit
 /// (128) and the loader's own (256), so neither can trigger in the serial
 /// load of a text that has a plan, nor differ in a chunk parsed from the
@@ -417,33 +420,24 @@ use self::masks_sse2 as masks;
 use self::masks_words as masks;
 
 /// [`masks`] with SSE2: 16 bytes compared at once (`pcmpeqb`), one bit a
-/// byte gathered by `pmovmskb`. Half the scan's time of [`masks_words`].
+/// byte gathered by `pmovmskb` — the fast reader's 16-byte masks
+/// ([`json::masks`]), four to a block. Half the scan's time of
+/// [`masks_words`].
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn masks_sse2(blk: &[u8; BLOCK]) -> Masks {
-    use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
     let mut m = Masks {
         quote: 0,
         backslash: 0,
         open: 0,
         close: 0,
     };
-    for (k, part) in blk.chunks_exact(16).enumerate() {
-        // SAFETY: SSE2 is enabled on every x86_64 target, so its intrinsics
-        // may be called; the one load reads the 16 bytes of `part` (an
-        // unaligned load: no alignment needed).
-        let [quote, backslash, open, close] = unsafe {
-            let v = _mm_loadu_si128(part.as_ptr().cast::<__m128i>());
-            // `{` and `[` (`}` and `]`) differ in the 0x20 bit only.
-            let v20 = _mm_or_si128(v, _mm_set1_epi8(0x20));
-            let eq = |x: __m128i, c: u8| _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(c as i8))) as u16;
-            [eq(v, b'"'), eq(v, b'\\'), eq(v20, b'{'), eq(v20, b'}')]
-        };
-        let at = 16 * k;
-        m.quote |= u64::from(quote) << at;
-        m.backslash |= u64::from(backslash) << at;
-        m.open |= u64::from(open) << at;
-        m.close |= u64::from(close) << at;
+    for at in (0..BLOCK).step_by(16) {
+        let [quote, backslash, open, close] = json::masks(blk, at).map(u64::from);
+        m.quote |= quote << at;
+        m.backslash |= backslash << at;
+        m.open |= open << at;
+        m.close |= close << at;
     }
     m
 }

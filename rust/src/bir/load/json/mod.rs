@@ -35,7 +35,9 @@ use serde::de::{self, Visitor};
 
 pub(super) use self::access::RawText;
 use self::access::{Items, OneEntry, Text};
-use self::scan::{find_special, masks};
+use self::scan::find_special;
+/// The structural masks of 16 bytes (also the pre-scan's, `plan.rs`).
+pub(in crate::bir::load) use self::scan::masks;
 
 mod access;
 mod scan;

@@ -1,7 +1,7 @@
 //! The byte scans of the fast reader: 16 bytes at a time with SSE2 on
-//! x86_64 (two small `unsafe` blocks with SAFETY notes, like `plan.rs`'s
-//! masks), a scalar loop elsewhere; the scalar versions are checked against
-//! them.
+//! x86_64 (two small `unsafe` blocks with SAFETY notes), a scalar loop
+//! elsewhere; the scalar versions are checked against them. [`masks`] also
+//! serves the parallel loader's pre-scan (`plan.rs`, four to a 64-byte block).
 
 /// Index of the first `"`, `\` or control character at or after `i` (the
 /// length if none).
@@ -36,7 +36,7 @@ pub(super) fn find_special(b: &[u8], mut i: usize) -> usize {
 /// set when byte `i + k` is `"`, `\\`, `{` or `[`, `}` or `]`.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-pub(super) fn masks(b: &[u8], i: usize) -> [u32; 4] {
+pub(in crate::bir::load) fn masks(b: &[u8], i: usize) -> [u32; 4] {
     use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
     let Some(part) = b.get(i..i + 16) else {
         return masks_scalar(b, i);
@@ -55,7 +55,7 @@ pub(super) fn masks(b: &[u8], i: usize) -> [u32; 4] {
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
-pub(super) fn masks(b: &[u8], i: usize) -> [u32; 4] {
+pub(in crate::bir::load) fn masks(b: &[u8], i: usize) -> [u32; 4] {
     masks_scalar(b, i)
 }
 

@@ -215,10 +215,14 @@ fn increase_ifmap_memset_size(
         .memory_location_set(set)
         .map(SetGeometry::of)
         .unwrap_or(SetGeometry { elems: 1, elem_size: 1 });
-    let mut names: HashSet<Arc<str>> =
-        HashSet::with_capacity(f.basic_blocks.iter().map(|b| b.instructions.len()).sum());
+    // Every name `unique_name` tries contains `_replicate`: only those names
+    // can clash, so the walk keeps just them (no clone and no hash of the
+    // others).
+    let mut names: HashSet<Arc<str>> = HashSet::new();
     f.walk(&mut |i| {
-        names.insert(i.name.clone());
+        if has_replicate(&i.name) {
+            names.insert(i.name.clone());
+        }
     });
     let mut x = Expansion {
         ctx,
@@ -301,14 +305,16 @@ impl Expansion<'_> {
             return Ok(());
         }
         let added: usize = inserts.iter().map(|(_, c)| c.len()).sum();
-        let mut out = Vec::with_capacity(b.instructions.len() + added);
-        let mut inserts = inserts.into_iter().peekable();
-        for (k, inst) in std::mem::take(&mut b.instructions).into_iter().enumerate() {
-            out.push(inst);
-            if let Some((_, copies)) = inserts.next_if(|(at, _)| *at == k) {
-                out.extend(copies);
-            }
+        let mut old = std::mem::take(&mut b.instructions);
+        let mut out = Vec::with_capacity(old.len() + added);
+        // The runs between writers move in bulk (an Instruction is large).
+        let mut drained = 0;
+        for (k, copies) in inserts {
+            out.extend(old.drain(..=k - drained));
+            drained = k + 1;
+            out.extend(copies);
         }
+        out.append(&mut old);
         b.instructions = out;
         Ok(())
     }
@@ -443,7 +449,20 @@ fn shifted(ctx: &mut Context, addr: ExprId, shift: i64) -> Result<ExprId> {
     ctx.sum(&[addr, k])
 }
 
+/// The marker every name of a replicated copy contains.
+const REPLICATE: &[u8] = b"_replicate";
+
+/// Whether `name` contains `_replicate`.
+fn has_replicate(name: &str) -> bool {
+    let b = name.as_bytes();
+    (0..b.len()).any(|i| b[i] == b'_' && b[i..].starts_with(REPLICATE))
+}
+
+/// `base` when no instruction of the function has that name, else the first
+/// free `base_<k>`. `names` holds (at least) every name of the function that
+/// contains `_replicate`, which every candidate does.
 fn unique_name(base: String, names: &mut HashSet<Arc<str>>) -> Arc<str> {
+    debug_assert!(has_replicate(&base));
     let mut name = base.clone();
     let mut k = 1;
     while names.contains(name.as_str()) {

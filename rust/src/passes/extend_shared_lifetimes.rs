@@ -109,24 +109,72 @@ fn candidates(f: &Function) -> Vec<Arc<str>> {
 /// locations each set holds (sets with none are absent), and each
 /// location's set (a `physical_ap` may name only its location).
 struct SharedIndex<'f> {
-    by_set: HashMap<&'f str, Vec<&'f str>>,
+    by_set: FirstByName<'f, Vec<&'f str>>,
     by_loc: HashMap<&'f str, &'f str>,
+}
+
+/// Name → value, the first entry of a name winning. A function shares few
+/// sets, and every argument of every instruction asks whether its set is
+/// one: a handful of length-first comparisons answer a miss for less than
+/// hashing the name (the scan's hot path, docs/performance.md).
+enum FirstByName<'f, V> {
+    Few(Vec<(&'f str, V)>),
+    Many(HashMap<&'f str, V>),
+}
+
+impl<'f, V> FirstByName<'f, V> {
+    /// Past this many names a hash lookup is the cheaper miss.
+    const FEW: usize = 8;
+
+    fn new(entries: Vec<(&'f str, V)>) -> Self {
+        if entries.len() <= Self::FEW {
+            let mut few: Vec<(&'f str, V)> = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                if !few.iter().any(|(x, _)| *x == k) {
+                    few.push((k, v));
+                }
+            }
+            return FirstByName::Few(few);
+        }
+        let mut map = HashMap::with_capacity(entries.len());
+        for (k, v) in entries {
+            map.entry(k).or_insert(v);
+        }
+        FirstByName::Many(map)
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            FirstByName::Few(v) => v.is_empty(),
+            FirstByName::Many(m) => m.is_empty(),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&V> {
+        match self {
+            FirstByName::Few(v) => v.iter().find(|(k, _)| *k == name).map(|(_, v)| v),
+            FirstByName::Many(m) => m.get(name),
+        }
+    }
 }
 
 impl<'f> SharedIndex<'f> {
     fn new(f: &'f Function) -> Self {
-        let mut by_set = HashMap::new();
+        let mut shared = Vec::new();
         let mut by_loc = HashMap::new();
         for set in &f.allocations {
             let keys = shared_keys(set);
             if !keys.is_empty() {
-                by_set.entry(&*set.name).or_insert(keys);
+                shared.push((&*set.name, keys));
             }
             for l in &set.locations {
                 by_loc.entry(&*l.name).or_insert(&*set.name);
             }
         }
-        SharedIndex { by_set, by_loc }
+        SharedIndex {
+            by_set: FirstByName::new(shared),
+            by_loc,
+        }
     }
 
     /// The shared locations an argument touches (every location of its set,
@@ -290,12 +338,20 @@ fn in_place(block: &Block, name: &str, at_start: bool) -> bool {
 type Inserts = (Vec<Vec<Instruction>>, Vec<Vec<Instruction>>);
 
 fn prepare(f: &Function, core: usize, sg: u64, n: usize, list: &[Bracket]) -> Result<Inserts> {
-    let mut names: HashSet<Arc<str>> = HashSet::new();
-    f.walk(&mut |i| {
-        names.insert(i.name.clone());
-    });
     let mut fronts: Vec<Vec<Instruction>> = vec![Vec::new(); f.basic_blocks.len()];
     let mut backs: Vec<Vec<Instruction>> = vec![Vec::new(); f.basic_blocks.len()];
+    if list.is_empty() {
+        return Ok((fronts, backs));
+    }
+    // Every name made here starts `cb_sg<sg>_`: only those can clash, so the
+    // walk keeps (and hashes) just them.
+    let prefix = format!("cb_sg{sg}_");
+    let mut names: HashSet<&str> = HashSet::new();
+    f.walk(&mut |i| {
+        if i.name.starts_with(&prefix) {
+            names.insert(&i.name);
+        }
+    });
     for &(k, _, start, end) in list {
         for (name, block, at_start) in [
             (format!("cb_sg{sg}_start_{k}"), start, true),

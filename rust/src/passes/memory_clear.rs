@@ -21,7 +21,7 @@
 
 use hashbrown::HashSet;
 
-use crate::bir::{Argument, Function, MemoryLocation, MemoryLocationSet, Module, Opcode};
+use crate::bir::{Argument, Function, Instruction, MemoryLocation, MemoryLocationSet, Module, Opcode};
 use crate::tail::moved::{bytes_per_partition_moved, MAX_INSTANCES};
 use crate::tail::walk::static_instances;
 use crate::tail::Layout;
@@ -66,8 +66,25 @@ pub fn proven_clear(m: &Module, q: &Question) -> bool {
     let mut cc = CcSets::default();
     let mut dram = Dram::default();
     for (fi, f) in m.functions.iter().enumerate() {
-        let rules_hold = q.cc_only || (locations_clear(f, &q.geometry, &mut dram) && instructions_clear(m, f, q.lnc));
-        if !rules_hold || !cc.add(fi, f) {
+        if !q.cc_only && !locations_clear(f, &q.geometry, &mut dram) {
+            return false;
+        }
+        // One walk of the instructions answers both the instruction rules
+        // and the collective buffers' sum.
+        let mut insts = (!q.cc_only).then(|| InstructionRules::new(f, q.lnc));
+        let mut ok = true;
+        f.walk(&mut |i| {
+            if !ok {
+                return;
+            }
+            if let Some(r) = &mut insts {
+                ok = r.visit(f, i);
+            }
+            if ok && i.opcode == Opcode::COLLECTIVE_COMPUTE {
+                ok = cc.add(fi, f, i);
+            }
+        });
+        if !ok || !insts.is_none_or(|r| r.finish(m, f)) {
             return false;
         }
     }
@@ -217,30 +234,56 @@ fn is_matmult(op: Opcode) -> bool {
 }
 
 /// `check_instructions` (Matmult inputs at SB partition 0; GPSIMDSB2SB with
-/// N = 2, SBUF to SBUF) and `check_sb2sb_moved` (≤ 1024 bytes per partition).
-fn instructions_clear(m: &Module, f: &Function, lnc: usize) -> bool {
-    let mut clear = true;
-    let mut walk_moves = false;
-    f.walk(&mut |i| {
-        if !clear {
-            return;
+/// N = 2, SBUF to SBUF) and `check_sb2sb_moved` (≤ 1024 bytes per partition),
+/// instruction by instruction.
+struct InstructionRules {
+    lnc: usize,
+    /// Some SB location of the function has a base partition other than 0:
+    /// without one, no Matmult input can break the rule (its targets are
+    /// locations of the function), so Matmults need no look-up.
+    sb_offset: bool,
+    walk_moves: bool,
+}
+
+impl InstructionRules {
+    fn new(f: &Function, lnc: usize) -> Self {
+        let sb_offset = (f.allocations.iter().flat_map(|s| &s.locations)).any(|l| !matmult_input_ok(l));
+        InstructionRules {
+            lnc,
+            sb_offset,
+            walk_moves: false,
         }
+    }
+
+    /// False when instruction `i` breaks a rule.
+    fn visit(&mut self, f: &Function, i: &Instruction) -> bool {
         if is_matmult(i.opcode) {
-            clear = i.ins.iter().all(|a| {
-                targets(f, a)
+            return !self.sb_offset
+                || i.ins
                     .iter()
-                    .all(|(_, l)| &*l.mem_type != "SB" || l.base.unwrap_or(0) == 0)
-            });
-        } else if i.opcode == Opcode::GPSIMD_SB2SB {
-            clear = lnc == 2
-                && (i.ins.iter().chain(&i.outs)).all(|a| targets(f, a).iter().all(|(_, l)| &*l.mem_type == "SB"));
+                    .all(|a| targets(f, a).iter().all(|(_, l)| matmult_input_ok(l)));
+        }
+        if i.opcode == Opcode::GPSIMD_SB2SB {
+            let sb_only =
+                (i.ins.iter().chain(&i.outs)).all(|a| targets(f, a).iter().all(|(_, l)| &*l.mem_type == "SB"));
             let moved = [i.ins.first(), i.outs.first()].into_iter().flatten();
-            walk_moves |= moved
+            self.walk_moves |= moved
                 .flat_map(|a| targets(f, a))
                 .any(|(s, l)| partition_bytes(s, l) > SB2SB_MAX_BYTES_PER_PARTITION);
+            return self.lnc == 2 && sb_only;
         }
-    });
-    clear && instances_within_limit(m, f) && (!walk_moves || sb2sb_moves_fit(m, f))
+        true
+    }
+
+    /// The rules that need the whole function, once every instruction passed.
+    fn finish(self, m: &Module, f: &Function) -> bool {
+        instances_within_limit(m, f) && (!self.walk_moves || sb2sb_moves_fit(m, f))
+    }
+}
+
+/// A Matmult may read this location: not SB, or SB from partition 0.
+fn matmult_input_ok(l: &MemoryLocation) -> bool {
+    &*l.mem_type != "SB" || l.base.unwrap_or(0) == 0
 }
 
 /// `check_sb2sb_moved` walks every function, so one past the instance limit
@@ -281,24 +324,21 @@ struct CcSets<'f> {
 }
 
 impl<'f> CcSets<'f> {
-    fn add(&mut self, fi: usize, f: &'f Function) -> bool {
+    /// Count the DRAM sets collective `i` of function `fi` may use; false
+    /// when one's size does not fit 64 bits.
+    fn add(&mut self, fi: usize, f: &'f Function, i: &Instruction) -> bool {
         let mut ok = true;
-        f.walk(&mut |i| {
-            if i.opcode != Opcode::COLLECTIVE_COMPUTE {
-                return;
-            }
-            for a in i.ins.iter().chain(&i.outs) {
-                for (s, l) in targets(f, a) {
-                    if &*l.mem_type != "DRAM" || !self.seen.insert((fi, &*s.name)) {
-                        continue;
-                    }
-                    match s.bytes_per_partition() {
-                        Some(bpp) => self.total += tensor_bytes(s, bpp),
-                        None => ok = false,
-                    }
+        for a in i.ins.iter().chain(&i.outs) {
+            for (s, l) in targets(f, a) {
+                if &*l.mem_type != "DRAM" || !self.seen.insert((fi, &*s.name)) {
+                    continue;
+                }
+                match s.bytes_per_partition() {
+                    Some(bpp) => self.total += tensor_bytes(s, bpp),
+                    None => ok = false,
                 }
             }
-        });
+        }
         ok
     }
 }

@@ -15,6 +15,7 @@ use hashbrown::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::chunk::{chunk_ap, Chunk};
+use super::filter::NameFilter;
 use super::group::{Group, Kind};
 use super::{fail, operand, Facts, Plan};
 use crate::bir::{
@@ -571,66 +572,89 @@ fn already_fenced(blocks: &[Block], x: &str, fence: &str) -> bool {
     false
 }
 
-fn replace_in(blocks: &mut [Block], seqs: &mut HashMap<Arc<str>, Replacement>) {
+/// Replace the collectives of `blocks` (`seqs`) and point the dependencies
+/// on a replaced collective at its completion barrier (`from`), loop bodies
+/// included, in one walk. The created instructions carry the collective's
+/// dependencies, so they are redirected too.
+fn rewrite(blocks: &mut [Block], seqs: &mut HashMap<Arc<str>, Replacement>, from: &Redirect<'_>) {
     for b in blocks {
-        if seqs.is_empty() {
-            return;
-        }
         let mut here = false;
         for inst in &mut b.instructions {
             if let OpFields::Loop { blocks, .. } = &mut inst.op {
-                replace_in(blocks, seqs);
+                rewrite(blocks, seqs, from);
             }
             here |= inst.opcode == Opcode::COLLECTIVE_COMPUTE && seqs.contains_key(&inst.name);
         }
         if here {
             replace_top(b, seqs);
         }
+        // Loop bodies were redirected above; created instructions are no loops.
+        for inst in &mut b.instructions {
+            from.apply(inst);
+        }
     }
 }
 
-/// Replace the collectives at the top level of one block.
+/// Replace the collectives at the top level of one block. The runs between
+/// them move as runs (an Instruction is large; most of a block is kept).
 fn replace_top(b: &mut Block, seqs: &mut HashMap<Arc<str>, Replacement>) {
-    let old = std::mem::take(&mut b.instructions);
-    let mut out = Vec::with_capacity(old.len() + 8);
-    for inst in old {
-        if inst.opcode == Opcode::COLLECTIVE_COMPUTE {
-            match seqs.remove(&inst.name) {
-                Some(Replacement::Sequence(seq)) => {
-                    out.extend(seq);
-                    continue;
-                }
-                Some(Replacement::Fence(fence)) => {
-                    let fenced = out
-                        .last()
-                        .is_some_and(|p: &Instruction| p.opcode == Opcode::CORE_BARRIER && p.name == fence.name);
-                    if !fenced {
-                        out.push(*fence);
-                    }
-                }
-                None => {}
+    let at: Vec<usize> = (b.instructions.iter().enumerate())
+        .filter(|(_, i)| i.opcode == Opcode::COLLECTIVE_COMPUTE && seqs.contains_key(&i.name))
+        .map(|(k, _)| k)
+        .collect();
+    let mut old = std::mem::take(&mut b.instructions).into_iter();
+    let mut out = Vec::with_capacity(old.len() + 8 * at.len());
+    let mut next = 0;
+    for k in at {
+        out.extend(old.by_ref().take(k - next));
+        next = k + 1;
+        let Some(inst) = old.next() else { break };
+        match seqs.remove(&inst.name) {
+            Some(Replacement::Sequence(seq)) => {
+                out.extend(seq);
+                continue;
             }
+            Some(Replacement::Fence(fence)) => {
+                let fenced = out
+                    .last()
+                    .is_some_and(|p: &Instruction| p.opcode == Opcode::CORE_BARRIER && p.name == fence.name);
+                if !fenced {
+                    out.push(*fence);
+                }
+            }
+            None => {}
         }
         out.push(inst);
     }
+    out.extend(old);
     b.instructions = out;
 }
 
-/// Dependencies on a collective that no longer exists by name now name its
-/// completion barrier.
-fn redirect_dependencies(blocks: &mut [Block], from: &HashMap<Arc<str>, Arc<str>>) {
-    for b in blocks {
-        for inst in &mut b.instructions {
-            for d in inst.dependencies.iter_mut().flatten() {
-                if let Some(to) = from.get(&d.name) {
-                    *d = Dependency {
-                        name: to.clone(),
-                        ..d.clone()
-                    };
-                }
+/// The dependency redirects of one function: old name → new one.
+struct Redirect<'a> {
+    from: Option<&'a HashMap<Arc<str>, Arc<str>>>,
+    filter: NameFilter,
+}
+
+impl<'a> Redirect<'a> {
+    fn new(from: Option<&'a HashMap<Arc<str>, Arc<str>>>) -> Self {
+        let filter = NameFilter::new(from.into_iter().flat_map(|m| m.keys()).map(|k| &**k));
+        Redirect { from, filter }
+    }
+
+    /// Dependencies on a collective that no longer exists by name now name
+    /// its completion barrier.
+    fn apply(&self, inst: &mut Instruction) {
+        let Some(from) = self.from else { return };
+        for d in inst.dependencies.iter_mut().flatten() {
+            if !self.filter.may_hold(&d.name) {
+                continue;
             }
-            if let OpFields::Loop { blocks, .. } = &mut inst.op {
-                redirect_dependencies(blocks, from);
+            if let Some(to) = from.get(&d.name) {
+                *d = Dependency {
+                    name: to.clone(),
+                    ..d.clone()
+                };
             }
         }
     }
@@ -718,8 +742,9 @@ impl Lowering {
 /// (9104). Only candidate names are kept, so the scan allocates little.
 pub type UserNames = Vec<HashMap<Arc<str>, HashSet<Arc<str>>>>;
 
-/// Every name lowering may create in a group's function, whatever the plan.
-fn candidates(orig: &[Module], g: &Group<'_>, out: &mut HashSet<String>) {
+/// Every name lowering may create in a group's function, whatever the plan,
+/// each given to `emit`.
+fn candidates(orig: &[Module], g: &Group<'_>, emit: &mut dyn FnMut(std::fmt::Arguments<'_>)) {
     let n = g.n();
     let x = &g.name;
     for s in [
@@ -734,13 +759,13 @@ fn candidates(orig: &[Module], g: &Group<'_>, out: &mut HashSet<String>) {
         "stage",
         "stage_dram",
     ] {
-        out.insert(format!("{x}_{s}"));
+        emit(format_args!("{x}_{s}"));
     }
     for t in 0..n {
-        for s in [format!("rs_{t}"), format!("ag_{t}"), format!("stage_remote_{t}")] {
-            out.insert(format!("{x}_{s}"));
-        }
-        out.insert(format!("{x}_stage_dram_remote_{t}"));
+        emit(format_args!("{x}_rs_{t}"));
+        emit(format_args!("{x}_ag_{t}"));
+        emit(format_args!("{x}_stage_remote_{t}"));
+        emit(format_args!("{x}_stage_dram_remote_{t}"));
     }
     for (c, site) in g.sites.iter().enumerate() {
         let Some(f) = orig[c].function(&g.function) else {
@@ -750,37 +775,82 @@ fn candidates(orig: &[Module], g: &Group<'_>, out: &mut HashSet<String>) {
             continue;
         };
         for t in 0..n {
-            out.insert(format!("{}_remote_{t}", set.name));
-            if set.locations.is_empty() {
-                continue;
-            }
+            emit(format_args!("{}_remote_{t}", set.name));
             for l in &set.locations {
-                out.insert(format!("{}_remote_{t}", l.name));
+                emit(format_args!("{}_remote_{t}", l.name));
             }
         }
     }
 }
 
-pub fn user_names_of(orig: &[Module], groups: &[Group<'_>]) -> UserNames {
-    let mut cand: HashMap<Arc<str>, HashSet<String>> = HashMap::new();
-    for g in groups {
-        candidates(orig, g, cand.entry(g.function.clone()).or_default());
+/// The candidate names of one function's groups: a filter made without
+/// keeping them, and the names themselves, made only when a user name passes
+/// the filter (rarely: most kernels take none).
+struct Candidates<'g, 'm> {
+    groups: Vec<&'g Group<'m>>,
+    filter: NameFilter,
+    names: Option<HashSet<String>>,
+}
+
+impl<'g, 'm> Candidates<'g, 'm> {
+    fn new(orig: &[Module], groups: Vec<&'g Group<'m>>) -> Self {
+        let mut filter = NameFilter::default();
+        let mut buf = String::new();
+        for g in &groups {
+            candidates(orig, g, &mut |args| {
+                buf.clear();
+                let _ = std::fmt::Write::write_fmt(&mut buf, args);
+                filter.add(&buf);
+            });
+        }
+        Candidates {
+            groups,
+            filter,
+            names: None,
+        }
     }
+
+    fn names(&mut self, orig: &[Module]) -> &HashSet<String> {
+        self.names.get_or_insert_with(|| {
+            let mut set = HashSet::new();
+            for g in &self.groups {
+                candidates(orig, g, &mut |args| {
+                    set.insert(args.to_string());
+                });
+            }
+            set
+        })
+    }
+}
+
+pub fn user_names_of(orig: &[Module], groups: &[Group<'_>]) -> UserNames {
+    let mut by_fn: HashMap<Arc<str>, Vec<&Group<'_>>> = HashMap::new();
+    for g in groups {
+        by_fn.entry(g.function.clone()).or_default().push(g);
+    }
+    let mut cand: Vec<(Arc<str>, Candidates<'_, '_>)> = by_fn
+        .into_iter()
+        .map(|(f, gs)| (f, Candidates::new(orig, gs)))
+        .collect();
     orig.iter()
         .map(|m| {
             let mut out: HashMap<Arc<str>, HashSet<Arc<str>>> = HashMap::new();
-            for (fname, names) in &cand {
+            for (fname, cands) in &mut cand {
                 let Some(f) = m.function(fname) else { continue };
-                let mut taken: HashSet<Arc<str>> = HashSet::new();
-                let mut note = |n: &Arc<str>| {
-                    if names.contains(&**n) {
-                        taken.insert(n.clone());
+                let mut hits: Vec<&Arc<str>> = Vec::new();
+                let filter = &cands.filter;
+                f.walk(&mut |i| {
+                    if filter.may_hold(&i.name) {
+                        hits.push(&i.name);
                     }
-                };
-                f.walk(&mut |i| note(&i.name));
-                for s in &f.allocations {
-                    note(&s.name);
-                    s.locations.iter().for_each(|l| note(&l.name));
+                });
+                let set_names = f.allocations.iter().map(|s| &s.name);
+                let loc_names = f.allocations.iter().flat_map(|s| &s.locations).map(|l| &l.name);
+                hits.extend(set_names.chain(loc_names).filter(|n| filter.may_hold(n)));
+                let mut taken: HashSet<Arc<str>> = HashSet::new();
+                if !hits.is_empty() {
+                    let names = cands.names(orig);
+                    taken.extend(hits.into_iter().filter(|n| names.contains(&***n)).cloned());
                 }
                 out.insert(fname.clone(), taken);
             }
@@ -860,11 +930,10 @@ pub fn commit(low: Lowering, cores: &mut [Module]) {
             if let Some(new) = sets.remove(&f.name) {
                 f.allocations.extend(new);
             }
-            if let Some(mut seqs) = replace.remove(&f.name) {
-                replace_in(&mut f.basic_blocks, &mut seqs);
-            }
-            if let Some(from) = redirect.get(&f.name) {
-                redirect_dependencies(&mut f.basic_blocks, from);
+            let mut seqs = replace.remove(&f.name).unwrap_or_default();
+            let from = redirect.get(&f.name);
+            if !seqs.is_empty() || from.is_some() {
+                rewrite(&mut f.basic_blocks, &mut seqs, &Redirect::new(from));
             }
         }
     }

@@ -22,6 +22,7 @@
 mod build;
 mod check;
 pub mod chunk;
+mod filter;
 mod group;
 mod survey;
 
@@ -305,10 +306,16 @@ pub fn lower_local_collectives(cores: &mut [Module], opts: &LowerOptions) -> Res
 }
 
 fn has_collectives(cores: &[Module]) -> bool {
+    fn any_in(blocks: &[crate::bir::Block]) -> bool {
+        blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .any(|i| i.opcode == crate::bir::Opcode::COLLECTIVE_COMPUTE || any_in(i.nested_blocks()))
+    }
     cores
         .iter()
         .flat_map(|m| m.functions.iter())
-        .any(|f| !group::collectives_of(f).is_empty())
+        .any(|f| any_in(&f.basic_blocks))
 }
 
 /// A lowering that passed its check, the locations it lets other cores

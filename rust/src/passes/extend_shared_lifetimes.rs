@@ -109,77 +109,44 @@ fn candidates(f: &Function) -> Vec<Arc<str>> {
 /// locations each set holds (sets with none are absent), and each
 /// location's set (a `physical_ap` may name only its location).
 struct SharedIndex<'f> {
-    by_set: FirstByName<'f, Vec<&'f str>>,
+    /// Set name → index in `keys`, the first set of a name winning.
+    by_set: HashMap<&'f str, usize>,
+    keys: Vec<Vec<&'f str>>,
     by_loc: HashMap<&'f str, &'f str>,
-}
-
-/// Name → value, the first entry of a name winning. A function shares few
-/// sets, and every argument of every instruction asks whether its set is
-/// one: a handful of length-first comparisons answer a miss for less than
-/// hashing the name (the scan's hot path, docs/performance.md).
-enum FirstByName<'f, V> {
-    Few(Vec<(&'f str, V)>),
-    Many(HashMap<&'f str, V>),
-}
-
-impl<'f, V> FirstByName<'f, V> {
-    /// Past this many names a hash lookup is the cheaper miss.
-    const FEW: usize = 8;
-
-    fn new(entries: Vec<(&'f str, V)>) -> Self {
-        if entries.len() <= Self::FEW {
-            let mut few: Vec<(&'f str, V)> = Vec::with_capacity(entries.len());
-            for (k, v) in entries {
-                if !few.iter().any(|(x, _)| *x == k) {
-                    few.push((k, v));
-                }
-            }
-            return FirstByName::Few(few);
-        }
-        let mut map = HashMap::with_capacity(entries.len());
-        for (k, v) in entries {
-            map.entry(k).or_insert(v);
-        }
-        FirstByName::Many(map)
-    }
-
-    fn is_empty(&self) -> bool {
-        match self {
-            FirstByName::Few(v) => v.is_empty(),
-            FirstByName::Many(m) => m.is_empty(),
-        }
-    }
-
-    fn get(&self, name: &str) -> Option<&V> {
-        match self {
-            FirstByName::Few(v) => v.iter().find(|(k, _)| *k == name).map(|(_, v)| v),
-            FirstByName::Many(m) => m.get(name),
-        }
-    }
+    /// The answer for each set-name string met, by address and length: the
+    /// loader shares one string among the arguments that name a set, so
+    /// every argument after the first is answered without reading its name
+    /// (the scan's hot path, docs/performance.md).
+    seen: HashMap<(usize, usize), Option<usize>>,
 }
 
 impl<'f> SharedIndex<'f> {
     fn new(f: &'f Function) -> Self {
-        let mut shared = Vec::new();
+        let mut by_set = HashMap::new();
+        let mut keys = Vec::new();
         let mut by_loc = HashMap::new();
         for set in &f.allocations {
-            let keys = shared_keys(set);
-            if !keys.is_empty() {
-                shared.push((&*set.name, keys));
+            let k = shared_keys(set);
+            if !k.is_empty() && !by_set.contains_key(&*set.name) {
+                by_set.insert(&*set.name, keys.len());
+                keys.push(k);
             }
             for l in &set.locations {
                 by_loc.entry(&*l.name).or_insert(&*set.name);
             }
         }
         SharedIndex {
-            by_set: FirstByName::new(shared),
+            by_set,
+            keys,
             by_loc,
+            seen: HashMap::new(),
         }
     }
 
     /// The shared locations an argument touches (every location of its set,
-    /// as the race checker reads arguments, contract §3.6).
-    fn keys(&self, arg: &Argument) -> Option<&Vec<&'f str>> {
+    /// as the race checker reads arguments, contract §3.6), as an index in
+    /// `keys`.
+    fn keys(&mut self, arg: &Argument) -> Option<usize> {
         let set = match arg {
             Argument::Symbolic(s) => s.memsetref.as_deref()?,
             Argument::Physical(p) => match (&p.memsetref, &p.memref) {
@@ -190,7 +157,10 @@ impl<'f> SharedIndex<'f> {
             Argument::Other { kind, .. } if &**kind == "register_ap" => arg.memsetref()?,
             _ => return None,
         };
-        self.by_set.get(set)
+        let by_set = &self.by_set;
+        *(self.seen)
+            .entry((set.as_ptr() as usize, set.len()))
+            .or_insert_with(|| by_set.get(set).copied())
     }
 }
 
@@ -225,8 +195,8 @@ fn record(spans: &mut HashMap<Arc<str>, Span>, key: &str, place: Place, core: us
 }
 
 fn scan_core(f: &Function, core: usize, spans: &mut HashMap<Arc<str>, Span>, touched: &mut HashSet<Arc<str>>) {
-    let index = SharedIndex::new(f);
-    if index.by_set.is_empty() {
+    let mut index = SharedIndex::new(f);
+    if index.keys.is_empty() {
         return;
     }
     for (b, block) in f.basic_blocks.iter().enumerate() {
@@ -239,8 +209,8 @@ fn scan_core(f: &Function, core: usize, spans: &mut HashMap<Arc<str>, Span>, tou
                 ];
                 for (args, write) in lists {
                     for arg in args {
-                        let Some(keys) = index.keys(arg) else { continue };
-                        for &key in keys {
+                        let Some(k) = index.keys(arg) else { continue };
+                        for &key in &index.keys[k] {
                             if spans.contains_key(key) {
                                 if !touched.contains(key) {
                                     touched.insert(Arc::from(key));

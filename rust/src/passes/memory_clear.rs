@@ -403,6 +403,33 @@ mod tests {
         assert!(!proven_clear(&m, &question(false)));
     }
 
+    /// Two SB sets, `a` from partition 0 and `b` from partition `b_base`, and
+    /// one Matmult reading `reads`.
+    fn matmult_module(b_base: i64, reads: &str) -> Module {
+        let src = format!(
+            r#"{{"version": 2, "name": "m", "functions": [{{"name": "main",
+              "allocations": [
+                {{"name": "a", "dtype": "float32", "tensor_shape": [32, 4],
+                  "locations": [{{"name": "a0", "type": "SB", "addr": 0, "base": 0}}]}},
+                {{"name": "b", "dtype": "float32", "tensor_shape": [32, 4],
+                  "locations": [{{"name": "b0", "type": "SB", "addr": 64, "base": {b_base}}}]}}],
+              "basic_blocks": [{{"name": "e", "instructions": [
+                {{"name": "mm", "opcode": "Matmult", "ins": [
+                  {{"kind": "symbolic_ap", "ap": [[4, 32], [1, 4]], "memsetref": "{reads}",
+                    "addrs": [{{"kind": "AffExprKind", "terms": [], "c": 0}}, {{"kind": "AffExprKind", "terms": [], "c": 0}}]}}]}}]}}]}}]}}"#
+        );
+        load_module_str(&src).unwrap()
+    }
+
+    #[test]
+    fn a_matmult_input_off_partition_0_is_found_with_or_without_the_no_offset_shortcut() {
+        // No SB location off partition 0: the shortcut answers.
+        assert!(proven_clear(&matmult_module(0, "a"), &question(false)));
+        // One is: Matmults are looked at one by one, and only the one reading it fails.
+        assert!(proven_clear(&matmult_module(32, "a"), &question(false)));
+        assert!(!proven_clear(&matmult_module(32, "b"), &question(false)));
+    }
+
     #[test]
     fn overlapping_dram_ranges_count_once() {
         let mut d = Dram {

@@ -76,6 +76,9 @@ mod _core {
     // the memory checks' quick proof (orders 15, 90)
     #[pymodule_export]
     use super::passes::memory_proven_clear;
+    // the shared-DRAM passes' common case (orders 82, 83)
+    #[pymodule_export]
+    use super::passes::shared_dram_pass;
 
     // the LNC tail (orders 80, 81)
     #[pymodule_export]

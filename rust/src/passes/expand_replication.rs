@@ -92,9 +92,14 @@ fn matmult_params(inst: &Instruction) -> Result<Option<MatmultReplication>> {
 /// One replicated ifmap set: (function index, set name, params).
 type Entry = (usize, Arc<str>, ReplicationParams);
 
+/// Per function, the instruction names that contain `_replicate` (the only
+/// ones a replicated copy's name can clash with).
+type ReplicateNames = Vec<HashSet<Arc<str>>>;
+
 /// MatmultVisitor: `main` first, then the other functions in order; blocks and
-/// loop bodies in order.
-fn visit(m: &Module) -> Result<Vec<Entry>> {
+/// loop bodies in order. The same walk keeps each function's `_replicate`
+/// names, so inserting the copies needs no walk of its own.
+fn visit(m: &Module) -> Result<(Vec<Entry>, ReplicateNames)> {
     let mut order: Vec<usize> = m
         .functions
         .iter()
@@ -103,12 +108,17 @@ fn visit(m: &Module) -> Result<Vec<Entry>> {
         .collect();
     order.extend((0..m.functions.len()).filter(|i| &*m.functions[*i].name != "main"));
     let mut entries: Vec<Entry> = Vec::new();
+    let mut names: ReplicateNames = vec![HashSet::new(); m.functions.len()];
     for fi in order {
         let f = &m.functions[fi];
+        let reps = &mut names[fi];
         let mut err = None;
         f.walk(&mut |inst| {
             if err.is_some() {
                 return;
+            }
+            if has_replicate(&inst.name) {
+                reps.insert(inst.name.clone());
             }
             let r = (|| -> Result<()> {
                 let Some(MatmultReplication {
@@ -152,16 +162,18 @@ fn visit(m: &Module) -> Result<Vec<Entry>> {
             return Err(e);
         }
     }
-    Ok(entries)
+    Ok((entries, names))
 }
 
 /// ExpandReplication::run on one symbolic module, in place. A module without
 /// a replicated matmult is left untouched.
 pub fn expand_replication(m: &mut Module) -> Result<()> {
-    let entries = visit(m)?;
+    let (entries, mut names) = visit(m)?;
     let partitions = m.arch.sb_partitions();
     for (fi, set, params) in entries {
-        increase_ifmap_memset_size(m, fi, &set, params, partitions)?;
+        // `names[fi]` stays every `_replicate` name of the function: the
+        // copies an earlier set added went in as they were named.
+        increase_ifmap_memset_size(m, fi, &set, params, partitions, &mut names[fi])?;
     }
     Ok(())
 }
@@ -173,6 +185,7 @@ fn increase_ifmap_memset_size(
     set: &Arc<str>,
     p: ReplicationParams,
     partitions: i64,
+    names: &mut HashSet<Arc<str>>,
 ) -> Result<()> {
     let fname = m.functions[fi].name.clone();
     let grown = p.rows.checked_mul(p.resolution).unwrap_or(i64::MAX);
@@ -215,21 +228,12 @@ fn increase_ifmap_memset_size(
         .memory_location_set(set)
         .map(SetGeometry::of)
         .unwrap_or(SetGeometry { elems: 1, elem_size: 1 });
-    // Every name `unique_name` tries contains `_replicate`: only those names
-    // can clash, so the walk keeps just them (no clone and no hash of the
-    // others).
-    let mut names: HashSet<Arc<str>> = HashSet::new();
-    f.walk(&mut |i| {
-        if has_replicate(&i.name) {
-            names.insert(i.name.clone());
-        }
-    });
     let mut x = Expansion {
         ctx,
         set,
         p,
         geo,
-        names: &mut names,
+        names,
     };
     for b in &mut f.basic_blocks {
         x.expand_block(b)?;
@@ -455,7 +459,8 @@ const REPLICATE: &[u8] = b"_replicate";
 /// Whether `name` contains `_replicate`.
 fn has_replicate(name: &str) -> bool {
     let b = name.as_bytes();
-    (0..b.len()).any(|i| b[i] == b'_' && b[i..].starts_with(REPLICATE))
+    // A shorter name is answered from its length, without reading it.
+    b.len() >= REPLICATE.len() && (0..=b.len() - REPLICATE.len()).any(|i| b[i] == b'_' && b[i..].starts_with(REPLICATE))
 }
 
 /// `base` when no instruction of the function has that name, else the first

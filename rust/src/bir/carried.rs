@@ -200,7 +200,7 @@ pub fn instruction<R: ExprRewriter + ?Sized>(r: &mut R, inst: &mut Instruction) 
     match &mut inst.op {
         OpFields::CollectiveCompute {
             cc_channel: Some(cc), ..
-        } => value(r, cc, &at("cc_channel")),
+        } if r.wants(cc) => value(r, cc, &at("cc_channel")),
         OpFields::Loop { axis_extra, .. } => map(r, axis_extra, |k| at(&format!("axis key {k:?}"))),
         _ => Ok(()),
     }
@@ -218,7 +218,10 @@ fn argument<R: ExprRewriter + ?Sized>(r: &mut R, a: &mut Argument, at: &dyn Fn(&
         }
         Argument::Physical(p) => map(r, &mut p.extra, |k| at(&format!("key {k:?}"))),
         Argument::Imm { value: v, extra, .. } => {
-            value(r, v, &at("value"))?;
+            // The site is formatted only for a value that is walked.
+            if r.wants(v) {
+                value(r, v, &at("value"))?;
+            }
             map(r, extra, |k| at(&format!("key {k:?}")))
         }
         Argument::Other { kind, fields } => {

@@ -523,11 +523,24 @@ fn carried_shard_probe_finds_every_carried_place() {
         let before = dump_module(&m, 2).unwrap();
         assert_eq!(module_has_carried_shard(&mut m), want, "{what}");
         assert_eq!(dump_module(&m, 2).unwrap(), before, "{what}: the probe changes nothing");
-        // Either way the split leaves no ShardId anywhere.
-        let out = split(vec![m], &SplitOptions::new(2)).unwrap();
-        assert!(
-            out.iter().all(|c| !crate::passes::birverifier::has_shard_anywhere(c)),
-            "{what}"
-        );
+        // Either way the split leaves no ShardId anywhere, serial (core 0's
+        // clone tells the other cores whether to bind) or parallel (the
+        // probe tells), with the same bytes.
+        for lnc in [2usize] {
+            let mut bytes = Vec::new();
+            for parallel in [false, true] {
+                let opts = SplitOptions {
+                    parallel,
+                    ..SplitOptions::new(lnc)
+                };
+                let out = split(vec![m.clone()], &opts).unwrap();
+                assert!(
+                    out.iter().all(|c| !crate::passes::birverifier::has_shard_anywhere(c)),
+                    "{what}"
+                );
+                bytes.push(out.iter().map(|c| dump_module(c, 2).unwrap()).collect::<Vec<_>>());
+            }
+            assert_eq!(bytes[0], bytes[1], "{what} lnc {lnc}");
+        }
     }
 }

@@ -16,6 +16,10 @@ pub const FLUSH_AT: usize = 1 << 20;
 /// is sealed as a chunk (larger than any one instruction of a real module).
 const SEAL_SLACK: usize = 64 << 10;
 
+/// Buffers up to this size are made a quarter larger than the estimate
+/// (see [`Out::memory_in`]).
+const SLACK_UNDER: usize = 8 << 20;
+
 /// The largest buffer that follows a sealed one.
 const SEAL_NEXT: usize = 4 << 20;
 
@@ -117,7 +121,13 @@ impl<'w> Out<'w> {
     /// has its pages faulted in already).
     pub fn memory_in(mut buf: Vec<u8>, cap: usize) -> Out<'static> {
         buf.clear();
-        buf.reserve(cap);
+        if buf.capacity() < cap {
+            // A new buffer (not a grown copy: it is empty). Up to
+            // [`SLACK_UNDER`], a quarter more than asked, so a kept buffer
+            // also fits the next module of about the same size.
+            let slack = if cap <= SLACK_UNDER { cap / 4 } else { 0 };
+            buf = Vec::with_capacity(cap + slack);
+        }
         Out {
             buf,
             done: Vec::new(),

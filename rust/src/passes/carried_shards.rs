@@ -25,8 +25,6 @@
 //! carried values is `bir::carried`'s (one walk for every carried-expression
 //! rule).
 
-use std::cell::Cell;
-
 use serde_json::Value;
 
 use crate::bir::carried::{self, AnyScope, ExprRewriter, MAX_DEPTH};
@@ -66,31 +64,12 @@ fn unbindable(site: &str, why: impl std::fmt::Display) -> Error {
 }
 
 /// Whether any carried value of `m` holds a ShardId ([`value_has_shard`]),
-/// found by the binder's own walk (`bir::carried::walk_module`): the split
-/// asks once per module and, when none does (the usual module), its cores
-/// skip the binder (its walk was a fifth of the split's time in `perf`, once
-/// per core). Nothing is changed: the probe declines every value, so the
-/// walk descends into none and copies nothing on write.
-pub fn module_has_carried_shard(m: &mut Module) -> bool {
-    struct Probe(Cell<bool>);
-    impl ExprRewriter for Probe {
-        fn wants(&self, v: &Value) -> bool {
-            if !self.0.get() && value_has_shard(v) {
-                self.0.set(true);
-            }
-            false
-        }
-        fn expr(&mut self, _: &mut Value, _: u32, _: &str) -> Result<()> {
-            Ok(())
-        }
-        fn too_deep(&self, site: &str) -> Error {
-            unbindable(site, "too deep")
-        }
-    }
-    let mut probe = Probe(Cell::new(false));
-    // The walk cannot fail: it only fails inside a value it descends into.
-    let walked = carried::walk_module(&mut probe, m);
-    walked.is_err() || probe.0.get()
+/// over the values the binder's walk offers it (`bir::carried::any_value`):
+/// the split asks once per module and, when none does (the usual module),
+/// its cores skip the binder (its walk was a fifth of the split's time in
+/// `perf`, once per core).
+pub fn module_has_carried_shard(m: &Module) -> bool {
+    carried::any_value(m, &mut |v: &Value| value_has_shard(v))
 }
 
 /// Binds the ShardIds of one core's carried values. The split calls

@@ -236,7 +236,8 @@ fn split_without_carried_shards_equals_the_binding_walk() {
                 ..Default::default()
             })
             .unwrap();
-            assert!(!module_has_carried_shard(&mut src), "the fast path is taken");
+            assert!(!module_has_carried_shard(&src), "the fast path is taken");
+            assert!(!walk_probe(&mut src));
             let slow: Vec<Vec<u8>> = (0..lnc as i64)
                 .map(|c| {
                     let m = if c + 1 < lnc as i64 {
@@ -521,7 +522,8 @@ fn carried_shard_probe_finds_every_carried_place() {
     ];
     for (what, mut m, want) in cases {
         let before = dump_module(&m, 2).unwrap();
-        assert_eq!(module_has_carried_shard(&mut m), want, "{what}");
+        assert_eq!(module_has_carried_shard(&m), want, "{what}");
+        assert_eq!(walk_probe(&mut m), want, "{what}: the binder's walk sees it too");
         assert_eq!(dump_module(&m, 2).unwrap(), before, "{what}: the probe changes nothing");
         // Either way the split leaves no ShardId anywhere, serial (core 0's
         // clone tells the other cores whether to bind) or parallel (the
@@ -543,4 +545,31 @@ fn carried_shard_probe_finds_every_carried_place() {
             assert_eq!(bytes[0], bytes[1], "{what} lnc {lnc}");
         }
     }
+}
+
+/// The binder's own walk (`bir::carried::walk_module`) as a probe: whether
+/// it offers the binder any value holding a ShardId. The read-only
+/// `module_has_carried_shard` must answer the same.
+fn walk_probe(m: &mut Module) -> bool {
+    use crate::bir::carried::{walk_module, ExprRewriter};
+    use crate::passes::carried_shards::value_has_shard;
+    use std::cell::Cell;
+    struct Probe(Cell<bool>);
+    impl ExprRewriter for Probe {
+        fn wants(&self, v: &serde_json::Value) -> bool {
+            if value_has_shard(v) {
+                self.0.set(true);
+            }
+            false
+        }
+        fn expr(&mut self, _: &mut serde_json::Value, _: u32, _: &str) -> crate::error::Result<()> {
+            Ok(())
+        }
+        fn too_deep(&self, site: &str) -> crate::error::Error {
+            crate::error::Error::pelican(site.to_string(), "test")
+        }
+    }
+    let mut p = Probe(Cell::new(false));
+    walk_module(&mut p, m).unwrap();
+    p.0.get()
 }

@@ -11,6 +11,7 @@
 //! I/O errors of a streaming sink.
 
 mod expr;
+mod kept;
 mod out;
 #[cfg(test)]
 mod reference;
@@ -18,6 +19,7 @@ mod reference;
 use std::io::Write;
 
 use self::expr::ExprWriter;
+use self::kept::Kept;
 use self::out::Out;
 use super::argument::{Ap, Argument, SymbolicAp};
 use super::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
@@ -312,9 +314,11 @@ impl Run {
     }
 }
 
-/// Writes one module (its context's expressions share one byte cache).
+/// Writes one module (its context's expressions share one byte cache, its
+/// shared JSON values another).
 struct Writer<'c> {
     exprs: ExprWriter<'c>,
+    kept: Kept,
     version: u32,
     /// A function with this many instructions in its blocks (not counting
     /// those inside loops) has them written in parallel runs.
@@ -325,6 +329,7 @@ impl<'c> Writer<'c> {
     fn new(ctx: &'c Context, version: u32) -> Self {
         Writer {
             exprs: ExprWriter::new(ctx),
+            kept: Kept::default(),
             version,
             par_block: usize::MAX,
         }
@@ -534,11 +539,11 @@ impl<'c> Writer<'c> {
                 if k > 0 {
                     o.byte(b',');
                 }
-                dependency(o, d);
+                dependency(o, &mut self.kept, d);
             }
             o.byte(b']');
         }
-        extras(o, &i.extra);
+        self.kept.extras(o, &i.extra);
         o.byte(b'}');
         Ok(())
     }
@@ -560,7 +565,7 @@ impl<'c> Writer<'c> {
                 o.int(a.ub);
                 o.raw(br#","step":"#);
                 o.int(a.step);
-                extras(o, axis_extra);
+                self.kept.extras(o, axis_extra);
                 o.raw(br#"},"blocks":["#);
                 for (i, b) in blocks.iter().enumerate() {
                     if i > 0 {
@@ -644,14 +649,14 @@ impl<'c> Writer<'c> {
                 opt!(o, "dtype", &p.dtype, str);
                 opt!(o, "memref", &p.memref, str);
                 opt!(o, "memsetref", &p.memsetref, str);
-                extras(o, &p.extra);
+                self.kept.extras(o, &p.extra);
             }
             Argument::Imm { dtype, value, extra } => {
                 o.raw(br#"{"kind":"imm_value""#);
                 opt!(o, "dtype", dtype, str);
                 o.raw(br#","value":"#);
                 o.value(value);
-                extras(o, extra);
+                self.kept.extras(o, extra);
             }
             Argument::Other { fields, .. } => {
                 o.value_map(fields);
@@ -688,8 +693,11 @@ impl<'c> Writer<'c> {
             o.raw(br#","block_addrs":"#);
             self.expr(o, e)?;
         }
-        opt!(o, "access_shape", s.access_shape.as_deref(), value);
-        extras(o, &s.extra);
+        if let Some(v) = &s.access_shape {
+            o.raw(br#","access_shape":"#);
+            self.kept.value(o, v);
+        }
+        self.kept.extras(o, &s.extra);
         o.byte(b'}');
         Ok(())
     }
@@ -739,7 +747,7 @@ fn location(o: &mut Out, l: &MemoryLocation) {
     o.byte(b'}');
 }
 
-fn dependency(o: &mut Out, d: &Dependency) {
+fn dependency(o: &mut Out, kept: &mut Kept, d: &Dependency) {
     if d.bare {
         o.str(&d.name);
         return;
@@ -748,7 +756,7 @@ fn dependency(o: &mut Out, d: &Dependency) {
     o.str(&d.name);
     if let Some(k) = &d.kind {
         o.byte(b',');
-        o.value(k);
+        kept.value(o, k);
     }
     o.byte(b']');
 }

@@ -186,7 +186,7 @@ fn clone_concretized_probing(src: &Module, core: i64, probe: Option<i64>, carrie
         cz.deleted.clear();
         let mut blocks = Vec::with_capacity(f.basic_blocks.len());
         for b in &f.basic_blocks {
-            let instructions = cz.instructions(b.instructions.iter().cloned())?;
+            let instructions = cz.cloned_instructions(&b.instructions)?;
             let mut block = Block {
                 name: b.name.clone(),
                 instructions,
@@ -288,13 +288,18 @@ impl<'a> Concretizer<'a> {
         }
     }
 
-    /// Concretize a sequence of instructions: returns the kept ones and
-    /// records the names of the deleted ones. Serves both the in-place walk
-    /// (instructions moved out of their block) and the fused clone
-    /// (instructions cloned from the source one at a time).
-    fn instructions(&mut self, insts: impl ExactSizeIterator<Item = Instruction>) -> Result<Vec<Instruction>> {
-        let mut kept = Vec::with_capacity(insts.len());
-        for mut inst in insts {
+    /// The fused clone's walk over one source block: an instruction this
+    /// core deletes is decided on the source and never cloned (a tenth of a
+    /// split's instructions, each a clone and a drop for nothing); the others
+    /// are cloned and concretized one at a time, while hot in cache.
+    fn cloned_instructions(&mut self, src: &[Instruction]) -> Result<Vec<Instruction>> {
+        let mut kept = Vec::with_capacity(src.len());
+        for s in src {
+            if self.deleted_before_clone(s)? {
+                self.deleted.insert(s.name.clone());
+                continue;
+            }
+            let mut inst = s.clone();
             if self.instruction(&mut inst)? {
                 self.deleted.insert(inst.name.clone());
             } else {
@@ -302,6 +307,47 @@ impl<'a> Concretizer<'a> {
             }
         }
         Ok(kept)
+    }
+
+    /// Whether [`Self::instruction`] would delete a clone of `s`, found on
+    /// `s` itself. Only for an instruction with predicates, outside a loop
+    /// and when no carried value needs binding; it binds what `instruction`
+    /// binds, in the same order (so the arena grows exactly as it would, and
+    /// the same binding error comes first), on copies of the ids. When it
+    /// answers "kept", the clone's own walk finds every id bound already.
+    fn deleted_before_clone(&mut self, s: &Instruction) -> Result<bool> {
+        if s.predicates.is_empty() || self.carried.is_some() || matches!(s.op, OpFields::Loop { .. }) {
+            return Ok(false);
+        }
+        let mut fields = match s.op {
+            OpFields::CollectiveCompute {
+                recv_from_rank,
+                send_to_rank,
+                queue,
+                ..
+            } => [recv_from_rank, send_to_rank, queue],
+            OpFields::Matmult {
+                replication_resolution,
+                replication_shift_amnt,
+                replication_num_rows,
+            } => [replication_resolution, replication_shift_amnt, replication_num_rows],
+            _ => [None; 3],
+        };
+        for f in &mut fields {
+            self.bind_field(f)?;
+        }
+        for a in s.arguments() {
+            if let Argument::Symbolic(ap) = a {
+                for mut e in ap.addrs.iter().copied().chain(ap.tile_addrs).chain(ap.block_addrs) {
+                    self.bind(&mut e)?;
+                }
+            }
+        }
+        let mut preds = s.predicates.clone();
+        for p in &mut preds {
+            self.bind(&mut p.expr)?;
+        }
+        Ok(eval_mask(self.ctx, &preds, &Bindings::shard(self.core))? == 0)
     }
 
     /// Walk a block in place: returns how many instructions were deleted from it.
@@ -364,30 +410,7 @@ impl<'a> Concretizer<'a> {
         if let Some(c) = &mut self.carried {
             c.instruction(inst)?;
         }
-        // IT48: a collective carries shard-dependent geometry on the op itself,
-        // bound before the generic argument walk.
-        match &mut inst.op {
-            OpFields::CollectiveCompute {
-                recv_from_rank,
-                send_to_rank,
-                queue,
-                ..
-            } => {
-                self.bind_field(recv_from_rank)?;
-                self.bind_field(send_to_rank)?;
-                self.bind_field(queue)?;
-            }
-            OpFields::Matmult {
-                replication_resolution,
-                replication_shift_amnt,
-                replication_num_rows,
-            } => {
-                self.bind_field(replication_resolution)?;
-                self.bind_field(replication_shift_amnt)?;
-                self.bind_field(replication_num_rows)?;
-            }
-            _ => {}
-        }
+        self.op_fields(&mut inst.op)?;
         for arg in inst.arguments_mut() {
             self.argument(arg)?;
         }
@@ -412,6 +435,34 @@ impl<'a> Concretizer<'a> {
             drop_true_predicates(self.ctx, inst, &bindings)?;
         }
         Ok(delete)
+    }
+
+    /// IT48: a collective carries shard-dependent geometry on the op itself,
+    /// bound before the generic argument walk.
+    fn op_fields(&mut self, op: &mut OpFields) -> Result<()> {
+        match op {
+            OpFields::CollectiveCompute {
+                recv_from_rank,
+                send_to_rank,
+                queue,
+                ..
+            } => {
+                self.bind_field(recv_from_rank)?;
+                self.bind_field(send_to_rank)?;
+                self.bind_field(queue)?;
+            }
+            OpFields::Matmult {
+                replication_resolution,
+                replication_shift_amnt,
+                replication_num_rows,
+            } => {
+                self.bind_field(replication_resolution)?;
+                self.bind_field(replication_shift_amnt)?;
+                self.bind_field(replication_num_rows)?;
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// concretizeArgument: a symbolic access pattern binds the shard in its

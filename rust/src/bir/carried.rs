@@ -200,7 +200,7 @@ pub fn instruction<R: ExprRewriter + ?Sized>(r: &mut R, inst: &mut Instruction) 
     match &mut inst.op {
         OpFields::CollectiveCompute {
             cc_channel: Some(cc), ..
-        } => value(r, cc, &at("cc_channel")),
+        } if r.wants(cc) => value(r, cc, &at("cc_channel")),
         OpFields::Loop { axis_extra, .. } => map(r, axis_extra, |k| at(&format!("axis key {k:?}"))),
         _ => Ok(()),
     }
@@ -218,7 +218,10 @@ fn argument<R: ExprRewriter + ?Sized>(r: &mut R, a: &mut Argument, at: &dyn Fn(&
         }
         Argument::Physical(p) => map(r, &mut p.extra, |k| at(&format!("key {k:?}"))),
         Argument::Imm { value: v, extra, .. } => {
-            value(r, v, &at("value"))?;
+            // The site is formatted only for a value that is walked.
+            if r.wants(v) {
+                value(r, v, &at("value"))?;
+            }
             map(r, extra, |k| at(&format!("key {k:?}")))
         }
         Argument::Other { kind, fields } => {
@@ -257,6 +260,69 @@ pub fn walk_module<R: ExprRewriter + ?Sized>(r: &mut R, m: &mut Module) -> Resul
         blocks(r, &mut f.basic_blocks)?;
     }
     Ok(())
+}
+
+/// Whether `wants` holds for some carried value of `m`: the values
+/// [`walk_module`] offers its rewriter's `wants` (at the top of each carried
+/// field; `wants` looks inside), read-only, in the same order, stopping at
+/// the first. A probe that runs before a walk which changes the module
+/// (the split asks whether any carried value holds a ShardId) takes this one:
+/// no `&mut`, no site closures.
+pub fn any_value<W: FnMut(&Value) -> bool>(m: &Module, wants: &mut W) -> bool {
+    if extra_any(&m.extra, wants) || m.attributes.iter().flat_map(|a| a.values()).any(&mut *wants) {
+        return true;
+    }
+    m.functions.iter().any(|f| {
+        extra_any(&f.extra, wants)
+            || f.allocations
+                .iter()
+                .any(|s| extra_any(&s.extra, wants) || s.locations.iter().any(|l| extra_any(&l.extra, wants)))
+            || blocks_any(&f.basic_blocks, wants)
+    })
+}
+
+/// The unknown keys of one object.
+fn extra_any<W: FnMut(&Value) -> bool>(e: &Extra, wants: &mut W) -> bool {
+    e.iter().flat_map(|m| m.values()).any(wants)
+}
+
+fn blocks_any<W: FnMut(&Value) -> bool>(bs: &[Block], wants: &mut W) -> bool {
+    bs.iter().any(|b| {
+        extra_any(&b.extra, wants)
+            || b.instructions.iter().any(|inst| {
+                instruction_any(inst, wants)
+                    || matches!(&inst.op, OpFields::Loop { blocks: body, .. } if blocks_any(body, wants))
+            })
+    })
+}
+
+/// One instruction's carried values ([`instruction`]'s, read-only).
+fn instruction_any<W: FnMut(&Value) -> bool>(inst: &Instruction, wants: &mut W) -> bool {
+    if extra_any(&inst.extra, wants)
+        || inst
+            .dependencies
+            .iter()
+            .flatten()
+            .any(|d| d.kind.as_deref().is_some_and(&mut *wants))
+    {
+        return true;
+    }
+    let arg = |a: &Argument, wants: &mut W| match a {
+        Argument::Symbolic(s) => s.access_shape.as_deref().is_some_and(&mut *wants) || extra_any(&s.extra, wants),
+        Argument::Physical(p) => extra_any(&p.extra, wants),
+        Argument::Imm { value, extra, .. } => wants(value) || extra_any(extra, wants),
+        Argument::Other { fields, .. } => fields.values().any(wants),
+    };
+    if inst.arguments().any(|a| arg(a, wants)) {
+        return true;
+    }
+    match &inst.op {
+        OpFields::CollectiveCompute {
+            cc_channel: Some(cc), ..
+        } => wants(cc),
+        OpFields::Loop { axis_extra, .. } => extra_any(axis_extra, wants),
+        _ => false,
+    }
 }
 
 /// Resolves every axis name to a free axis of that name (a carried field

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::bir::{Argument, Block, Function, Instruction, IntOrExpr, Module, OpFields};
 use crate::error::{Error, Result};
-use crate::passes::carried_shards::CarriedBinder;
+use crate::passes::carried_shards::{module_has_carried_shard, CarriedBinder};
 use crate::pelican::{eval_mask, Bindings, Context, ExprId, Node};
 
 /// How the per-core copies are made.
@@ -103,6 +103,9 @@ pub fn split_module(orig: &mut Module, opts: &SplitOptions) -> Result<Vec<Module
         return Ok(Vec::new());
     }
     check_shard_bounds(orig, n)?;
+    // One walk over the carried values instead of one per core: a module
+    // whose carried values hold no ShardId has nothing for the binder to do.
+    let carried = module_has_carried_shard(orig);
     // All clones are taken before the original is mutated, so every core
     // starts from the same state. With the structural clone, cloning and
     // concretizing are fused per instruction (one pass over memory instead of
@@ -115,10 +118,10 @@ pub fn split_module(orig: &mut Module, opts: &SplitOptions) -> Result<Vec<Module
     let make = |c: usize| -> Result<Module> {
         let probe = (c == 0).then_some(last);
         match opts.clone {
-            CloneMode::Structural => clone_concretized_probing(orig_ro, c as i64, probe),
+            CloneMode::Structural => clone_concretized_probing(orig_ro, c as i64, probe, carried),
             CloneMode::Json => {
                 let mut m = clone_module(orig_ro, CloneMode::Json)?;
-                concretize_probing(&mut m, c as i64, probe)?;
+                concretize_probing(&mut m, c as i64, probe, carried)?;
                 Ok(m)
             }
         }
@@ -128,7 +131,7 @@ pub fn split_module(orig: &mut Module, opts: &SplitOptions) -> Result<Vec<Module
     } else {
         (0..n - 1).map(make).collect::<Result<_>>()?
     };
-    concretize_module(orig, last)?;
+    concretize_probing(orig, last, None, carried)?;
     Ok(clones)
 }
 
@@ -169,24 +172,29 @@ fn stamp_core(m: &mut Module, core: i64) {
 /// this core is never kept. The result is identical to
 /// `concretize_module(&mut src.clone(), core)`.
 pub fn clone_concretized(src: &Module, core: i64) -> Result<Module> {
-    clone_concretized_probing(src, core, None)
+    clone_concretized_probing(src, core, None, true)
 }
 
-fn clone_concretized_probing(src: &Module, core: i64, probe: Option<i64>) -> Result<Module> {
+/// `carried`: whether the module's carried values may hold a ShardId (when
+/// not, the binder is skipped).
+fn clone_concretized_probing(src: &Module, core: i64, probe: Option<i64>, carried: bool) -> Result<Module> {
     let mut ctx = src.ctx.clone();
-    let mut cz = Concretizer::new(&mut ctx, core, CarriedBinder::new(core, probe));
+    let binder = carried.then(|| CarriedBinder::new(core, probe));
+    let mut cz = Concretizer::new(&mut ctx, core, binder);
     let mut functions = Vec::with_capacity(src.functions.len());
     for f in &src.functions {
         cz.deleted.clear();
         let mut blocks = Vec::with_capacity(f.basic_blocks.len());
         for b in &f.basic_blocks {
-            let instructions = cz.instructions(b.instructions.iter().cloned())?;
+            let instructions = cz.cloned_instructions(&b.instructions)?;
             let mut block = Block {
                 name: b.name.clone(),
                 instructions,
                 extra: b.extra.clone(),
             };
-            cz.carried.block(&mut block)?;
+            if let Some(c) = &mut cz.carried {
+                c.block(&mut block)?;
+            }
             blocks.push(block);
         }
         if !cz.deleted.is_empty() {
@@ -201,7 +209,7 @@ fn clone_concretized_probing(src: &Module, core: i64, probe: Option<i64>) -> Res
             extra: f.extra.clone(),
         });
     }
-    let mut carried = cz.carried;
+    let carried = cz.carried;
     let mut m = Module {
         version: src.version,
         name: src.name.clone(),
@@ -214,21 +222,24 @@ fn clone_concretized_probing(src: &Module, core: i64, probe: Option<i64>) -> Res
         ctx,
     };
     stamp_core(&mut m, core);
-    carried.module_level(&mut m)?;
+    if let Some(mut c) = carried {
+        c.module_level(&mut m)?;
+    }
     Ok(m)
 }
 
 /// concretizeModule: specialize a module to `core`, in the seed's order;
 /// ShardIds in carried-through fields are bound too.
 pub fn concretize_module(m: &mut Module, core: i64) -> Result<()> {
-    concretize_probing(m, core, None)
+    concretize_probing(m, core, None, true)
 }
 
-fn concretize_probing(m: &mut Module, core: i64, probe: Option<i64>) -> Result<()> {
+fn concretize_probing(m: &mut Module, core: i64, probe: Option<i64>, carried: bool) -> Result<()> {
     // (4a) stamp the core id; (4b) per-core rename and artifact path.
     stamp_core(m, core);
     // (4c) walk, concretize, prune; then clear the shard-id sets.
-    let mut cz = Concretizer::new(&mut m.ctx, core, CarriedBinder::new(core, probe));
+    let binder = carried.then(|| CarriedBinder::new(core, probe));
+    let mut cz = Concretizer::new(&mut m.ctx, core, binder);
     for f in &mut m.functions {
         cz.deleted.clear();
         for b in &mut f.basic_blocks {
@@ -239,39 +250,56 @@ fn concretize_probing(m: &mut Module, core: i64, probe: Option<i64>) -> Result<(
         }
         f.shard_ids.clear();
     }
-    let mut carried = cz.carried;
-    carried.module_level(m)
+    match cz.carried {
+        Some(mut c) => c.module_level(m),
+        None => Ok(()),
+    }
 }
 
 /// One core's concretize walk: its expression arena, the memo of bound
 /// expressions, the names deleted in the current function, and the binder of
-/// carried-through fields.
+/// carried-through fields (none when the module's carried values hold no
+/// ShardId).
 struct Concretizer<'a> {
     ctx: &'a mut Context,
     core: i64,
     memo: HashMap<ExprId, ExprId>,
+    /// The memo again, by id, for the ids the arena had when the walk began
+    /// (the ids the instructions hold): a bound id is looked up by index,
+    /// not hashed (`NONE` = not bound yet).
+    bound: Vec<u32>,
     deleted: HashSet<Arc<str>>,
-    carried: CarriedBinder,
+    carried: Option<CarriedBinder>,
 }
 
+/// Not bound yet, in [`Concretizer::bound`].
+const NONE: u32 = u32::MAX;
+
 impl<'a> Concretizer<'a> {
-    fn new(ctx: &'a mut Context, core: i64, carried: CarriedBinder) -> Self {
+    fn new(ctx: &'a mut Context, core: i64, carried: Option<CarriedBinder>) -> Self {
+        let bound = vec![NONE; ctx.len()];
         Concretizer {
             ctx,
             core,
             memo: HashMap::new(),
+            bound,
             deleted: HashSet::new(),
             carried,
         }
     }
 
-    /// Concretize a sequence of instructions: returns the kept ones and
-    /// records the names of the deleted ones. Serves both the in-place walk
-    /// (instructions moved out of their block) and the fused clone
-    /// (instructions cloned from the source one at a time).
-    fn instructions(&mut self, insts: impl ExactSizeIterator<Item = Instruction>) -> Result<Vec<Instruction>> {
-        let mut kept = Vec::with_capacity(insts.len());
-        for mut inst in insts {
+    /// The fused clone's walk over one source block: an instruction this
+    /// core deletes is decided on the source and never cloned (a tenth of a
+    /// split's instructions, each a clone and a drop for nothing); the others
+    /// are cloned and concretized one at a time, while hot in cache.
+    fn cloned_instructions(&mut self, src: &[Instruction]) -> Result<Vec<Instruction>> {
+        let mut kept = Vec::with_capacity(src.len());
+        for s in src {
+            if self.deleted_before_clone(s)? {
+                self.deleted.insert(s.name.clone());
+                continue;
+            }
+            let mut inst = s.clone();
             if self.instruction(&mut inst)? {
                 self.deleted.insert(inst.name.clone());
             } else {
@@ -281,11 +309,54 @@ impl<'a> Concretizer<'a> {
         Ok(kept)
     }
 
+    /// Whether [`Self::instruction`] would delete a clone of `s`, found on
+    /// `s` itself. Only for an instruction with predicates, outside a loop
+    /// and when no carried value needs binding; it binds what `instruction`
+    /// binds, in the same order (so the arena grows exactly as it would, and
+    /// the same binding error comes first), on copies of the ids. When it
+    /// answers "kept", the clone's own walk finds every id bound already.
+    fn deleted_before_clone(&mut self, s: &Instruction) -> Result<bool> {
+        if s.predicates.is_empty() || self.carried.is_some() || matches!(s.op, OpFields::Loop { .. }) {
+            return Ok(false);
+        }
+        let mut fields = match s.op {
+            OpFields::CollectiveCompute {
+                recv_from_rank,
+                send_to_rank,
+                queue,
+                ..
+            } => [recv_from_rank, send_to_rank, queue],
+            OpFields::Matmult {
+                replication_resolution,
+                replication_shift_amnt,
+                replication_num_rows,
+            } => [replication_resolution, replication_shift_amnt, replication_num_rows],
+            _ => [None; 3],
+        };
+        for f in &mut fields {
+            self.bind_field(f)?;
+        }
+        for a in s.arguments() {
+            if let Argument::Symbolic(ap) = a {
+                for mut e in ap.addrs.iter().copied().chain(ap.tile_addrs).chain(ap.block_addrs) {
+                    self.bind(&mut e)?;
+                }
+            }
+        }
+        let mut preds = s.predicates.clone();
+        for p in &mut preds {
+            self.bind(&mut p.expr)?;
+        }
+        Ok(eval_mask(self.ctx, &preds, &Bindings::shard(self.core))? == 0)
+    }
+
     /// Walk a block in place: returns how many instructions were deleted from it.
     /// The kept instructions stay where they are (only those after a deleted
     /// one move down), so a block that loses nothing is not rebuilt.
     fn block(&mut self, b: &mut Block) -> Result<usize> {
-        self.carried.block(b)?;
+        if let Some(c) = &mut self.carried {
+            c.block(b)?;
+        }
         let before = b.instructions.len();
         let mut failed = None;
         b.instructions.retain_mut(|inst| {
@@ -311,7 +382,16 @@ impl<'a> Concretizer<'a> {
     }
 
     fn bind(&mut self, e: &mut ExprId) -> Result<()> {
-        *e = self.ctx.update_shard_id_memo(*e, self.core, &mut self.memo)?;
+        let slot = self.bound.get(e.index()).copied();
+        if let Some(b) = slot.filter(|&b| b != NONE) {
+            *e = ExprId(b);
+            return Ok(());
+        }
+        let b = self.ctx.update_shard_id_memo(*e, self.core, &mut self.memo)?;
+        if slot.is_some() {
+            self.bound[e.index()] = b.0;
+        }
+        *e = b;
         Ok(())
     }
 
@@ -327,31 +407,10 @@ impl<'a> Concretizer<'a> {
     fn instruction(&mut self, inst: &mut Instruction) -> Result<bool> {
         // Carried fields first, pruned or not: every instruction of core 0's
         // clone is checked against the original's core this way.
-        self.carried.instruction(inst)?;
-        // IT48: a collective carries shard-dependent geometry on the op itself,
-        // bound before the generic argument walk.
-        match &mut inst.op {
-            OpFields::CollectiveCompute {
-                recv_from_rank,
-                send_to_rank,
-                queue,
-                ..
-            } => {
-                self.bind_field(recv_from_rank)?;
-                self.bind_field(send_to_rank)?;
-                self.bind_field(queue)?;
-            }
-            OpFields::Matmult {
-                replication_resolution,
-                replication_shift_amnt,
-                replication_num_rows,
-            } => {
-                self.bind_field(replication_resolution)?;
-                self.bind_field(replication_shift_amnt)?;
-                self.bind_field(replication_num_rows)?;
-            }
-            _ => {}
+        if let Some(c) = &mut self.carried {
+            c.instruction(inst)?;
         }
+        self.op_fields(&mut inst.op)?;
         for arg in inst.arguments_mut() {
             self.argument(arg)?;
         }
@@ -376,6 +435,34 @@ impl<'a> Concretizer<'a> {
             drop_true_predicates(self.ctx, inst, &bindings)?;
         }
         Ok(delete)
+    }
+
+    /// IT48: a collective carries shard-dependent geometry on the op itself,
+    /// bound before the generic argument walk.
+    fn op_fields(&mut self, op: &mut OpFields) -> Result<()> {
+        match op {
+            OpFields::CollectiveCompute {
+                recv_from_rank,
+                send_to_rank,
+                queue,
+                ..
+            } => {
+                self.bind_field(recv_from_rank)?;
+                self.bind_field(send_to_rank)?;
+                self.bind_field(queue)?;
+            }
+            OpFields::Matmult {
+                replication_resolution,
+                replication_shift_amnt,
+                replication_num_rows,
+            } => {
+                self.bind_field(replication_resolution)?;
+                self.bind_field(replication_shift_amnt)?;
+                self.bind_field(replication_num_rows)?;
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// concretizeArgument: a symbolic access pattern binds the shard in its

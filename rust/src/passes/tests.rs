@@ -218,3 +218,358 @@ fn concretized_set_must_be_cores_0_to_n_minus_1_in_order() {
     let text = lnc_verifier::verify_concretized(&swapped, 2).unwrap_err().to_string();
     assert!(text.contains("position 0 holds core 1"), "{text}");
 }
+
+/// The split's fast path (no carried value holds a ShardId, so the cores
+/// skip the binder) gives the bytes of the always-binding walk, on every
+/// core of generated modules.
+#[test]
+fn split_without_carried_shards_equals_the_binding_walk() {
+    use crate::bir::{generate_module, GenOptions};
+    use crate::passes::carried_shards::module_has_carried_shard;
+    use crate::passes::lnc_splitter::{clone_concretized, concretize_module};
+    for seed in 0..4 {
+        for lnc in [2usize, 4] {
+            let mut src = generate_module(&GenOptions {
+                seed,
+                instructions: 400,
+                lnc: lnc as i64,
+                ..Default::default()
+            })
+            .unwrap();
+            assert!(!module_has_carried_shard(&src), "the fast path is taken");
+            assert!(!walk_probe(&mut src));
+            let slow: Vec<Vec<u8>> = (0..lnc as i64)
+                .map(|c| {
+                    let m = if c + 1 < lnc as i64 {
+                        clone_concretized(&src, c).unwrap()
+                    } else {
+                        let mut m = src.clone();
+                        concretize_module(&mut m, c).unwrap();
+                        m
+                    };
+                    dump_module(&m, 2).unwrap()
+                })
+                .collect();
+            for parallel in [false, true] {
+                let opts = SplitOptions {
+                    parallel,
+                    ..SplitOptions::new(lnc)
+                };
+                let fast = split(vec![src.clone()], &opts).unwrap();
+                for (c, m) in fast.iter().enumerate() {
+                    assert_eq!(dump_module(m, 2).unwrap(), slow[c], "seed {seed} lnc {lnc} core {c}");
+                }
+            }
+        }
+    }
+}
+
+/// The pre-scan finds a ShardId in every kind of carried value (so the
+/// binder runs), changes nothing, and ignores the modelled fields the
+/// split binds itself.
+#[test]
+fn carried_shard_probe_finds_every_carried_place() {
+    use crate::passes::carried_shards::module_has_carried_shard;
+    let s = shard_aff(1, 0);
+    let arg = |extra: serde_json::Value| {
+        let mut a = json!({"kind": "symbolic_ap", "ap": [[1, 2]], "memsetref": "t", "addrs": [shard_aff(2, 0)]});
+        a.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        a
+    };
+    let module = |module_extra: serde_json::Value,
+                  attrs: serde_json::Value,
+                  fn_extra: serde_json::Value,
+                  set_extra: serde_json::Value,
+                  loc_extra: serde_json::Value,
+                  block_extra: serde_json::Value,
+                  inst: serde_json::Value| {
+        let mut set = json!({"name": "t", "dtype": "float32", "tensor_shape": [4], "locations": [
+            {"name": "l", "type": "SB"}]});
+        set.as_object_mut()
+            .unwrap()
+            .extend(set_extra.as_object().unwrap().clone());
+        set["locations"][0]
+            .as_object_mut()
+            .unwrap()
+            .extend(loc_extra.as_object().unwrap().clone());
+        let mut block = json!({"name": "bb", "instructions": [
+            {"name": "p", "opcode": "NoOp", "predicates": [{"expr": shard_aff(1, 0), "ge": false}]},
+            inst]});
+        block
+            .as_object_mut()
+            .unwrap()
+            .extend(block_extra.as_object().unwrap().clone());
+        let mut f = json!({"name": "main", "allocations": [set], "basic_blocks": [block]});
+        f.as_object_mut().unwrap().extend(fn_extra.as_object().unwrap().clone());
+        let mut m = json!({"name": "k_nc_symbolic", "version": 2, "attributes": attrs, "functions": [f]});
+        m.as_object_mut()
+            .unwrap()
+            .extend(module_extra.as_object().unwrap().clone());
+        module_from_value(m).unwrap()
+    };
+    let none = json!({});
+    let plain = json!({"name": "a", "opcode": "NoOp", "ins": [arg(json!({}))]});
+    let cases = [
+        (
+            "none",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                plain.clone(),
+            ),
+            false,
+        ),
+        (
+            "module key",
+            module(
+                json!({"x": s}),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                plain.clone(),
+            ),
+            true,
+        ),
+        (
+            "attribute",
+            module(
+                none.clone(),
+                json!({"x": [s]}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                plain.clone(),
+            ),
+            true,
+        ),
+        (
+            "function key",
+            module(
+                none.clone(),
+                json!({}),
+                json!({"x": s}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                plain.clone(),
+            ),
+            true,
+        ),
+        (
+            "set key",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                json!({"x": s}),
+                none.clone(),
+                none.clone(),
+                plain.clone(),
+            ),
+            true,
+        ),
+        (
+            "location key",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                json!({"x": s}),
+                none.clone(),
+                plain.clone(),
+            ),
+            true,
+        ),
+        (
+            "block key",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                json!({"x": s}),
+                plain.clone(),
+            ),
+            true,
+        ),
+        (
+            "instruction key",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                json!({"name": "a", "opcode": "NoOp", "order": s}),
+            ),
+            true,
+        ),
+        (
+            "dependency kind",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                json!({"name": "a", "opcode": "NoOp", "dependencies": [["p", {"k": s}]]}),
+            ),
+            true,
+        ),
+        (
+            "argument key",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                json!({"name": "a", "opcode": "NoOp", "ins": [arg(json!({"x": s}))]}),
+            ),
+            true,
+        ),
+        (
+            "access_shape",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                json!({"name": "a", "opcode": "NoOp", "outs": [arg(json!({"access_shape": [s]}))]}),
+            ),
+            true,
+        ),
+        (
+            "imm value",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                json!({"name": "a", "opcode": "NoOp", "ins": [{"kind": "imm_value", "value": s}]}),
+            ),
+            true,
+        ),
+        (
+            "register_ap",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                json!({"name": "a", "opcode": "NoOp", "ins": [{"kind": "register_ap", "regref": "r", "o": s}]}),
+            ),
+            true,
+        ),
+        (
+            "cc_channel",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                json!({"name": "a", "opcode": "CollectiveCompute", "cc_channel": {"c": s}}),
+            ),
+            true,
+        ),
+        (
+            "loop axis key",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                json!({"name": "a", "opcode": "Loop", "axis": {"name": "i", "ub": 2, "lb_expr": s}, "blocks": []}),
+            ),
+            true,
+        ),
+        (
+            "loop body",
+            module(
+                none.clone(),
+                json!({}),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                json!({"name": "a", "opcode": "Loop", "axis": {"name": "i", "ub": 2}, "blocks": [{"name": "in",
+              "instructions": [{"name": "b", "opcode": "NoOp", "order": s}]}]}),
+            ),
+            true,
+        ),
+    ];
+    for (what, mut m, want) in cases {
+        let before = dump_module(&m, 2).unwrap();
+        assert_eq!(module_has_carried_shard(&m), want, "{what}");
+        assert_eq!(walk_probe(&mut m), want, "{what}: the binder's walk sees it too");
+        assert_eq!(dump_module(&m, 2).unwrap(), before, "{what}: the probe changes nothing");
+        // Either way the split leaves no ShardId anywhere, serial (core 0's
+        // clone tells the other cores whether to bind) or parallel (the
+        // probe tells), with the same bytes.
+        for lnc in [2usize] {
+            let mut bytes = Vec::new();
+            for parallel in [false, true] {
+                let opts = SplitOptions {
+                    parallel,
+                    ..SplitOptions::new(lnc)
+                };
+                let out = split(vec![m.clone()], &opts).unwrap();
+                assert!(
+                    out.iter().all(|c| !crate::passes::birverifier::has_shard_anywhere(c)),
+                    "{what}"
+                );
+                bytes.push(out.iter().map(|c| dump_module(c, 2).unwrap()).collect::<Vec<_>>());
+            }
+            assert_eq!(bytes[0], bytes[1], "{what} lnc {lnc}");
+        }
+    }
+}
+
+/// The binder's own walk (`bir::carried::walk_module`) as a probe: whether
+/// it offers the binder any value holding a ShardId. The read-only
+/// `module_has_carried_shard` must answer the same.
+fn walk_probe(m: &mut Module) -> bool {
+    use crate::bir::carried::{walk_module, ExprRewriter};
+    use crate::passes::carried_shards::value_has_shard;
+    use std::cell::Cell;
+    struct Probe(Cell<bool>);
+    impl ExprRewriter for Probe {
+        fn wants(&self, v: &serde_json::Value) -> bool {
+            if value_has_shard(v) {
+                self.0.set(true);
+            }
+            false
+        }
+        fn expr(&mut self, _: &mut serde_json::Value, _: u32, _: &str) -> crate::error::Result<()> {
+            Ok(())
+        }
+        fn too_deep(&self, site: &str) -> crate::error::Error {
+            crate::error::Error::pelican(site.to_string(), "test")
+        }
+    }
+    let mut p = Probe(Cell::new(false));
+    walk_module(&mut p, m).unwrap();
+    p.0.get()
+}

@@ -11,6 +11,7 @@
 //! I/O errors of a streaming sink.
 
 mod expr;
+mod kept;
 mod out;
 #[cfg(test)]
 mod reference;
@@ -18,8 +19,9 @@ mod reference;
 use std::io::Write;
 
 use self::expr::ExprWriter;
+use self::kept::Kept;
 use self::out::Out;
-use super::argument::{Ap, Argument};
+use super::argument::{Ap, Argument, SymbolicAp};
 use super::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
 use super::memory::{MemoryLocation, MemoryLocationSet};
 use super::module::{Function, Module};
@@ -63,20 +65,43 @@ pub fn dump_module_parallel(m: &Module, version: u32) -> Result<Vec<u8>> {
 /// together, so a caller that copies the bytes anyway (into a Python `str`
 /// or `bytes`) copies them once.
 pub fn dump_module_chunks(m: &Module, version: u32) -> Result<Chunks> {
+    dump_module_chunks_in(m, version, Vec::new())
+}
+
+/// [`dump_module_chunks`] starting in `buf` (its capacity reused, see
+/// [`Out::memory_in`]): the same bytes.
+pub fn dump_module_chunks_in(m: &Module, version: u32, buf: Vec<u8>) -> Result<Chunks> {
     // Carried expressions in the requested version (a copy only for version 1).
     let m = crate::bir::carried::for_version(m, version)?;
-    Ok(Chunks(dump_out(&m, version, PAR_BLOCK)?.into_chunks()))
+    Ok(Chunks(dump_out_in(&m, version, PAR_BLOCK, buf)?.into_chunks()))
 }
 
 /// Every module's JSON ([`dump_module_chunks`]), the modules written on
 /// rayon's pool when `parallel` (the N cores of one split): the same bytes
 /// as writing them one after the other.
 pub fn dump_modules_chunks(ms: &[&Module], version: u32, parallel: bool) -> Result<Vec<Chunks>> {
+    dump_modules_chunks_in(ms, version, parallel, Vec::new())
+}
+
+/// [`dump_modules_chunks`] with module `i` started in `bufs[i]` (modules
+/// past the end of `bufs` in new buffers): the same bytes.
+pub fn dump_modules_chunks_in(
+    ms: &[&Module],
+    version: u32,
+    parallel: bool,
+    mut bufs: Vec<Vec<u8>>,
+) -> Result<Vec<Chunks>> {
     use rayon::prelude::*;
+    bufs.resize_with(ms.len(), Vec::new);
+    let work: Vec<(&Module, Vec<u8>)> = ms.iter().copied().zip(bufs).collect();
     if parallel {
-        ms.par_iter().map(|m| dump_module_chunks(m, version)).collect()
+        work.into_par_iter()
+            .map(|(m, b)| dump_module_chunks_in(m, version, b))
+            .collect()
     } else {
-        ms.iter().map(|m| dump_module_chunks(m, version)).collect()
+        work.into_iter()
+            .map(|(m, b)| dump_module_chunks_in(m, version, b))
+            .collect()
     }
 }
 
@@ -163,8 +188,13 @@ fn dump(m: &Module, version: u32, par_block: usize) -> Result<Vec<u8>> {
 }
 
 fn dump_out(m: &Module, version: u32, par_block: usize) -> Result<Out<'static>> {
+    dump_out_in(m, version, par_block, Vec::new())
+}
+
+fn dump_out_in(m: &Module, version: u32, par_block: usize, buf: Vec<u8>) -> Result<Out<'static>> {
     check_version(version)?;
-    let mut o = Out::memory(m.instruction_count().saturating_mul(BYTES_PER_INSTRUCTION) + 4096);
+    let cap = m.instruction_count().saturating_mul(BYTES_PER_INSTRUCTION) + 4096;
+    let mut o = Out::memory_in(buf, cap);
     let mut w = Writer::new(&m.ctx, version);
     w.par_block = par_block;
     w.module(&mut o, m)?;
@@ -184,10 +214,10 @@ fn io(e: std::io::Error) -> Error {
 }
 
 /// Write one piece of a module with a fresh writer and parse it back.
-fn to_value(
-    ctx: &Context,
+fn to_value<'c>(
+    ctx: &'c Context,
     version: u32,
-    f: impl FnOnce(&mut Writer, &mut Out) -> Result<()>,
+    f: impl FnOnce(&mut Writer<'c>, &mut Out) -> Result<()>,
 ) -> Result<serde_json::Value> {
     check_version(version)?;
     let mut o = Out::memory(256);
@@ -284,9 +314,11 @@ impl Run {
     }
 }
 
-/// Writes one module (its context's expressions share one byte cache).
+/// Writes one module (its context's expressions share one byte cache, its
+/// shared JSON values another).
 struct Writer<'c> {
     exprs: ExprWriter<'c>,
+    kept: Kept,
     version: u32,
     /// A function with this many instructions in its blocks (not counting
     /// those inside loops) has them written in parallel runs.
@@ -297,6 +329,7 @@ impl<'c> Writer<'c> {
     fn new(ctx: &'c Context, version: u32) -> Self {
         Writer {
             exprs: ExprWriter::new(ctx),
+            kept: Kept::default(),
             version,
             par_block: usize::MAX,
         }
@@ -315,13 +348,13 @@ impl<'c> Writer<'c> {
         serde_json::to_writer(&mut o.buf, &w).map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
     }
 
-    fn module(&mut self, o: &mut Out, m: &Module) -> Result<()> {
+    fn module(&mut self, o: &mut Out, m: &'c Module) -> Result<()> {
         o.raw(br#"{"version":"#);
         o.uint(self.version as u64);
         o.raw(br#","name":"#);
         o.str(&m.name);
         o.raw(br#","arch":"#);
-        o.str(m.arch.name());
+        o.name(m.arch.name());
         if let Some(p) = &m.artifact_path {
             o.raw(br#","artifact_path":"#);
             o.str(p);
@@ -346,7 +379,7 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    fn function(&mut self, o: &mut Out, f: &Function) -> Result<()> {
+    fn function(&mut self, o: &mut Out, f: &'c Function) -> Result<()> {
         o.raw(br#"{"name":"#);
         o.str(&f.name);
         if !f.shard_ids.is_empty() {
@@ -388,7 +421,7 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    fn block(&mut self, o: &mut Out, b: &Block) -> Result<()> {
+    fn block(&mut self, o: &mut Out, b: &'c Block) -> Result<()> {
         Self::block_open(o, b);
         self.instructions(o, &b.instructions)?;
         Self::block_close(o, b);
@@ -407,7 +440,7 @@ impl<'c> Writer<'c> {
         o.byte(b'}');
     }
 
-    fn instructions(&mut self, o: &mut Out, insts: &[Instruction]) -> Result<()> {
+    fn instructions(&mut self, o: &mut Out, insts: &'c [Instruction]) -> Result<()> {
         for (i, inst) in insts.iter().enumerate() {
             if i > 0 {
                 o.byte(b',');
@@ -424,7 +457,7 @@ impl<'c> Writer<'c> {
     /// block), each run written by its own writer (its own expression cache)
     /// into its own buffer, the buffers kept in order. Same bytes as
     /// [`Writer::block`] on each block in turn.
-    fn blocks_parallel(&mut self, o: &mut Out, blocks: &[Block]) -> Result<()> {
+    fn blocks_parallel(&mut self, o: &mut Out, blocks: &'c [Block]) -> Result<()> {
         use rayon::prelude::*;
         let total: usize = blocks.iter().map(|b| b.instructions.len()).sum();
         // A few runs per thread, so a thread slowed by the machine's other
@@ -478,11 +511,11 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    fn instruction(&mut self, o: &mut Out, i: &Instruction) -> Result<()> {
+    fn instruction(&mut self, o: &mut Out, i: &'c Instruction) -> Result<()> {
         o.raw(br#"{"name":"#);
         o.str(&i.name);
         o.raw(br#","opcode":"#);
-        o.str(i.opcode.name());
+        o.name(i.opcode.name());
         opt!(o, "engine", &i.engine, str);
         self.op_fields(o, &i.op)?;
         self.arguments(o, br#","ins":["#, &i.ins)?;
@@ -506,16 +539,16 @@ impl<'c> Writer<'c> {
                 if k > 0 {
                     o.byte(b',');
                 }
-                dependency(o, d);
+                dependency(o, &mut self.kept, d);
             }
             o.byte(b']');
         }
-        extras(o, &i.extra);
+        self.kept.extras(o, &i.extra);
         o.byte(b'}');
         Ok(())
     }
 
-    fn op_fields(&mut self, o: &mut Out, op: &OpFields) -> Result<()> {
+    fn op_fields(&mut self, o: &mut Out, op: &'c OpFields) -> Result<()> {
         match op {
             OpFields::None => {}
             OpFields::Loop {
@@ -532,7 +565,7 @@ impl<'c> Writer<'c> {
                 o.int(a.ub);
                 o.raw(br#","step":"#);
                 o.int(a.step);
-                extras(o, axis_extra);
+                self.kept.extras(o, axis_extra);
                 o.raw(br#"},"blocks":["#);
                 for (i, b) in blocks.iter().enumerate() {
                     if i > 0 {
@@ -585,7 +618,7 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    fn arguments(&mut self, o: &mut Out, head: &[u8], args: &[Argument]) -> Result<()> {
+    fn arguments(&mut self, o: &mut Out, head: &[u8], args: &'c [Argument]) -> Result<()> {
         o.raw(head);
         for (i, a) in args.iter().enumerate() {
             if i > 0 {
@@ -606,34 +639,9 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    fn argument(&mut self, o: &mut Out, a: &Argument) -> Result<()> {
+    fn argument(&mut self, o: &mut Out, a: &'c Argument) -> Result<()> {
         match a {
-            Argument::Symbolic(s) => {
-                o.raw(br#"{"kind":"#);
-                o.str(a.kind_name());
-                o.raw(br#","ap":"#);
-                ap(o, &s.ap);
-                opt!(o, "dtype", &s.dtype, str);
-                opt!(o, "memsetref", &s.memsetref, str);
-                o.raw(br#","addrs":["#);
-                for (i, &e) in s.addrs.iter().enumerate() {
-                    if i > 0 {
-                        o.byte(b',');
-                    }
-                    self.expr(o, e)?;
-                }
-                o.byte(b']');
-                if let Some(e) = s.tile_addrs {
-                    o.raw(br#","tile_addrs":"#);
-                    self.expr(o, e)?;
-                }
-                if let Some(e) = s.block_addrs {
-                    o.raw(br#","block_addrs":"#);
-                    self.expr(o, e)?;
-                }
-                opt!(o, "access_shape", s.access_shape.as_deref(), value);
-                extras(o, &s.extra);
-            }
+            Argument::Symbolic(s) => return self.symbolic(o, s),
             Argument::Physical(p) => {
                 o.raw(br#"{"kind":"physical_ap","ap":"#);
                 ap(o, &p.ap);
@@ -641,20 +649,55 @@ impl<'c> Writer<'c> {
                 opt!(o, "dtype", &p.dtype, str);
                 opt!(o, "memref", &p.memref, str);
                 opt!(o, "memsetref", &p.memsetref, str);
-                extras(o, &p.extra);
+                self.kept.extras(o, &p.extra);
             }
             Argument::Imm { dtype, value, extra } => {
                 o.raw(br#"{"kind":"imm_value""#);
                 opt!(o, "dtype", dtype, str);
                 o.raw(br#","value":"#);
                 o.value(value);
-                extras(o, extra);
+                self.kept.extras(o, extra);
             }
             Argument::Other { fields, .. } => {
                 o.value_map(fields);
                 return Ok(());
             }
         }
+        o.byte(b'}');
+        Ok(())
+    }
+
+    /// A symbolic argument.
+    fn symbolic(&mut self, o: &mut Out, s: &SymbolicAp) -> Result<()> {
+        o.raw(if s.pwap {
+            br#"{"kind":"symbolic_pwap","ap":"#
+        } else {
+            br#"{"kind":"symbolic_ap","ap":"#
+        });
+        ap(o, &s.ap);
+        opt!(o, "dtype", &s.dtype, str);
+        opt!(o, "memsetref", &s.memsetref, str);
+        o.raw(br#","addrs":["#);
+        for (i, &e) in s.addrs.iter().enumerate() {
+            if i > 0 {
+                o.byte(b',');
+            }
+            self.expr(o, e)?;
+        }
+        o.byte(b']');
+        if let Some(e) = s.tile_addrs {
+            o.raw(br#","tile_addrs":"#);
+            self.expr(o, e)?;
+        }
+        if let Some(e) = s.block_addrs {
+            o.raw(br#","block_addrs":"#);
+            self.expr(o, e)?;
+        }
+        if let Some(v) = &s.access_shape {
+            o.raw(br#","access_shape":"#);
+            self.kept.value(o, v);
+        }
+        self.kept.extras(o, &s.extra);
         o.byte(b'}');
         Ok(())
     }
@@ -704,7 +747,7 @@ fn location(o: &mut Out, l: &MemoryLocation) {
     o.byte(b'}');
 }
 
-fn dependency(o: &mut Out, d: &Dependency) {
+fn dependency(o: &mut Out, kept: &mut Kept, d: &Dependency) {
     if d.bare {
         o.str(&d.name);
         return;
@@ -713,7 +756,7 @@ fn dependency(o: &mut Out, d: &Dependency) {
     o.str(&d.name);
     if let Some(k) = &d.kind {
         o.byte(b',');
-        o.value(k);
+        kept.value(o, k);
     }
     o.byte(b']');
 }

@@ -16,14 +16,86 @@ pub const FLUSH_AT: usize = 1 << 20;
 /// is sealed as a chunk (larger than any one instruction of a real module).
 const SEAL_SLACK: usize = 64 << 10;
 
+/// Buffers up to this size are made a quarter larger than the estimate
+/// (see [`Out::memory_in`]).
+const SLACK_UNDER: usize = 8 << 20;
+
 /// The largest buffer that follows a sealed one.
 const SEAL_NEXT: usize = 4 << 20;
 
 /// Whether byte `b` must be escaped inside a JSON string (serde_json escapes
-/// exactly `"`, `\` and the control characters below 0x20).
-#[inline]
+/// exactly `"`, `\` and the control characters below 0x20): the reference
+/// the word scan is tested against.
+#[cfg(test)]
 fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// Every byte of a word set to `b`.
+const fn splat(b: u8) -> u64 {
+    0x0101_0101_0101_0101 * b as u64
+}
+
+/// Whether any byte of the 8-byte word `w` must be escaped: the classic
+/// "has a byte less than n" and "has a zero byte" word tricks, exact as a
+/// yes/no answer (a byte ≥ 0x80 never sets its high bit in the result).
+#[inline]
+fn word_needs_escape(w: u64) -> bool {
+    const HI: u64 = splat(0x80);
+    let below = |x: u64, n: u8| x.wrapping_sub(splat(n)) & !x & HI;
+    let ctrl = below(w, 0x20);
+    let quote = below(w ^ splat(b'"'), 1);
+    let backslash = below(w ^ splat(b'\\'), 1);
+    (ctrl | quote | backslash) != 0
+}
+
+/// The first 8 bytes of `b` (callers pass at least 8).
+#[inline]
+fn word(b: &[u8]) -> u64 {
+    b.first_chunk::<8>().map_or(0, |w| u64::from_le_bytes(*w))
+}
+
+/// The first 4 bytes of `b` (callers pass at least 4).
+#[inline]
+fn half(b: &[u8]) -> u64 {
+    b.first_chunk::<4>().map_or(0, |w| u32::from_le_bytes(*w) as u64)
+}
+
+/// Whether any byte of `s` must be escaped, 8 bytes at a time (names are
+/// most of a module's JSON strings; a byte at a time this scan was the
+/// writer's largest cost). A string of 8 bytes or more is read in words,
+/// its last one overlapping the one before; one of 4–7 bytes as its first
+/// and last 4 bytes in one word; a shorter one as its first, middle and
+/// last bytes padded with `a`.
+#[inline]
+pub fn has_escape(s: &[u8]) -> bool {
+    let n = s.len();
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 <= n {
+            if word_needs_escape(word(&s[i..])) {
+                return true;
+            }
+            i += 8;
+        }
+        return i < n && word_needs_escape(word(&s[n - 8..]));
+    }
+    if n >= 4 {
+        return word_needs_escape(half(s) | half(&s[n - 4..]) << 32);
+    }
+    if n == 0 {
+        return false;
+    }
+    word_needs_escape(u64::from_le_bytes([
+        s[0],
+        s[n / 2],
+        s[n - 1],
+        b'a',
+        b'a',
+        b'a',
+        b'a',
+        b'a',
+    ]))
 }
 
 pub struct Out<'w> {
@@ -39,6 +111,25 @@ impl<'w> Out<'w> {
     pub fn memory(cap: usize) -> Out<'static> {
         Out {
             buf: Vec::with_capacity(cap),
+            done: Vec::new(),
+            sink: None,
+        }
+    }
+
+    /// Write into memory, starting in `buf` (emptied; its capacity, grown
+    /// to `cap` if short, is reused: a buffer kept from an earlier output
+    /// has its pages faulted in already).
+    pub fn memory_in(mut buf: Vec<u8>, cap: usize) -> Out<'static> {
+        buf.clear();
+        if buf.capacity() < cap {
+            // A new buffer (not a grown copy: it is empty). Up to
+            // [`SLACK_UNDER`], a quarter more than asked, so a kept buffer
+            // also fits the next module of about the same size.
+            let slack = if cap <= SLACK_UNDER { cap / 4 } else { 0 };
+            buf = Vec::with_capacity(cap + slack);
+        }
+        Out {
+            buf,
             done: Vec::new(),
             sink: None,
         }
@@ -159,14 +250,22 @@ impl<'w> Out<'w> {
     /// the common case is one scan and one copy.
     #[inline]
     pub fn str(&mut self, s: &str) {
-        if s.bytes().any(needs_escape) {
+        if has_escape(s.as_bytes()) {
             self.escaped(s);
         } else {
-            self.buf.reserve(s.len() + 2);
-            self.buf.push(b'"');
-            self.buf.extend_from_slice(s.as_bytes());
-            self.buf.push(b'"');
+            self.name(s);
         }
+    }
+
+    /// A JSON string known to need no escaping (a name from one of the
+    /// model's fixed vocabularies: opcodes, argument kinds, arches).
+    #[inline]
+    pub fn name(&mut self, s: &str) {
+        debug_assert!(!has_escape(s.as_bytes()));
+        self.buf.reserve(s.len() + 2);
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(s.as_bytes());
+        self.buf.push(b'"');
     }
 
     #[cold]
@@ -218,6 +317,88 @@ impl<'w> Out<'w> {
                 // Writing a number into a Vec cannot fail.
                 let _ = serde_json::to_writer(&mut self.buf, n);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word-at-a-time scan answers as the byte-at-a-time one, for every
+    /// byte value at every position of strings of 0–24 bytes.
+    #[test]
+    fn word_scan_finds_every_escapable_byte_anywhere() {
+        for len in 0..=24usize {
+            for pos in 0..len.max(1) {
+                for b in 0..=255u8 {
+                    let mut s = vec![b'a'; len];
+                    if pos < len {
+                        s[pos] = b;
+                    }
+                    assert_eq!(
+                        has_escape(&s),
+                        s.iter().any(|&c| needs_escape(c)),
+                        "len {len} pos {pos} byte {b:#x}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Neighbouring bytes do not hide or fake an escapable one (borrows of
+    /// the subtraction across bytes: 0x00/0x01/0x20/0x21/0x22/0x5c/0x80/0xff).
+    #[test]
+    fn word_scan_is_exact_next_to_edge_bytes() {
+        let edges = [
+            0x00u8, 0x01, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7f, 0x80, 0xc3, 0xff,
+        ];
+        for &x in &edges {
+            for &y in &edges {
+                for len in [8usize, 9, 15, 16, 17] {
+                    for pos in 0..len - 1 {
+                        let mut s = vec![b'z'; len];
+                        s[pos] = x;
+                        s[pos + 1] = y;
+                        assert_eq!(
+                            has_escape(&s),
+                            s.iter().any(|&c| needs_escape(c)),
+                            "{x:#x} {y:#x} at {pos}/{len}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// `Out::name` skips the scan: every name it is given (opcodes, arches)
+    /// needs none.
+    #[test]
+    fn fixed_vocabularies_need_no_escaping() {
+        for n in crate::bir::opcode::OPCODE_NAMES {
+            assert!(!has_escape(n.as_bytes()), "{n}");
+        }
+        use crate::bir::Arch;
+        for a in [Arch::Inferentia, Arch::Sunda, Arch::Gen3, Arch::CoreV4] {
+            assert!(!has_escape(a.name().as_bytes()), "{}", a.name());
+        }
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_does() {
+        for s in [
+            "",
+            "plain",
+            "a\"b",
+            "back\\slash",
+            "tab\there",
+            "\u{1}",
+            "é and ü",
+            "0123456789abcdef\n",
+        ] {
+            let mut o = Out::memory(8);
+            o.str(s);
+            assert_eq!(o.into_bytes(), serde_json::to_vec(s).unwrap(), "{s:?}");
         }
     }
 }

@@ -12,7 +12,7 @@
 
 use hashbrown::HashMap;
 
-use crate::bir::{Argument, Instruction};
+use crate::bir::{ApPair, Argument, Instruction};
 use crate::error::{Error, Result};
 use crate::pelican::{Context, ExprId, Node};
 use crate::tail::access::{element_size, footprint_error, unknown_set, ArgList, FunctionIndex, SetEntry};
@@ -90,17 +90,50 @@ fn scale((lo, hi): (i64, i64), k: i64) -> Option<(i64, i64)> {
     Some((a.min(b), a.max(b)))
 }
 
+/// A symbolic argument as its verdict depends on it: its set (by index
+/// entry), element size, ap and address expressions.
+#[derive(PartialEq, Eq)]
+struct SymKey<'m> {
+    entry: usize,
+    esize: i64,
+    ap: &'m [ApPair],
+    addrs: &'m [ExprId],
+}
+
+impl std::hash::Hash for SymKey<'_> {
+    /// One word for the hasher: the std slice hashing feeds it element by
+    /// element, which cost as much as the check the memo saves.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+        let mut h = mix(self.entry as u64, self.esize as u64);
+        for &[step, num] in self.ap {
+            h = mix(mix(h, step as u64), num as u64);
+        }
+        for a in self.addrs {
+            h = mix(h, a.index() as u64);
+        }
+        state.write_u64(h);
+    }
+}
+
 /// One core's function as the scan sees it: its sets by name, each with
 /// whether another core reaches it.
 pub(super) struct Scanner<'i, 'm> {
     index: &'i FunctionIndex<'m>,
     sets: HashMap<&'m str, (&'i SetEntry<'m>, bool)>,
     pub ranges: Ranges<'i>,
+    /// The verdict of every symbolic argument checked without error: most
+    /// arguments of a generated kernel repeat one of a few (set, ap,
+    /// addresses), and the verdict is a function of those.
+    seen: HashMap<SymKey<'m>, Verdict>,
+    memo: bool,
 }
 
 impl<'i, 'm> Scanner<'i, 'm> {
-    /// `reachable(set)`: can another core touch this set's bytes?
-    pub fn new(ctx: &'i Context, index: &'i FunctionIndex<'m>, reachable: impl Fn(&str) -> bool) -> Self {
+    /// `reachable(set)`: can another core touch this set's bytes? `memo`:
+    /// reuse the verdict of a repeated symbolic argument (off in the tests
+    /// that compare).
+    pub fn new(ctx: &'i Context, index: &'i FunctionIndex<'m>, reachable: impl Fn(&str) -> bool, memo: bool) -> Self {
         let sets = (index.function.allocations.iter())
             .filter_map(|s| index.set(&s.name).map(|e| (&*s.name, (e, reachable(&s.name)))))
             .collect();
@@ -108,6 +141,8 @@ impl<'i, 'm> Scanner<'i, 'm> {
             index,
             sets,
             ranges: Ranges::new(ctx),
+            seen: HashMap::new(),
+            memo,
         }
     }
 
@@ -115,8 +150,8 @@ impl<'i, 'm> Scanner<'i, 'm> {
     /// for a footprint that certainly leaves (or a set that does not exist),
     /// else whether its instances need checking one by one, and whether it
     /// touches a set another core reaches.
-    pub fn instruction(&mut self, inst: &Instruction) -> Result<(Verdict, bool)> {
-        let lists: [(ArgList, &[Argument]); 3] = [
+    pub fn instruction(&mut self, inst: &'m Instruction) -> Result<(Verdict, bool)> {
+        let lists: [(ArgList, &'m [Argument]); 3] = [
             (ArgList::Ins, &inst.ins),
             (ArgList::Outs, &inst.outs),
             (ArgList::IndirectionIns, inst.indirection_ins.as_deref().unwrap_or(&[])),
@@ -150,7 +185,7 @@ impl<'i, 'm> Scanner<'i, 'm> {
         })
     }
 
-    fn argument(&mut self, inst: &Instruction, list: ArgList, k: usize, arg: &Argument) -> Result<(Verdict, bool)> {
+    fn argument(&mut self, inst: &Instruction, list: ArgList, k: usize, arg: &'m Argument) -> Result<(Verdict, bool)> {
         let Some(found) = self.entry(arg) else {
             return Ok((Verdict::Valid, false));
         };
@@ -161,7 +196,22 @@ impl<'i, 'm> Scanner<'i, 'm> {
         let verdict = match arg {
             Argument::Symbolic(ap) => {
                 let es = esize(ap.dtype.as_deref(), entry).map_err(fail)?;
-                self.symbolic(entry, ap, es).map_err(fail)?
+                let key = SymKey {
+                    entry: entry as *const SetEntry<'_> as usize,
+                    esize: es,
+                    ap: &ap.ap,
+                    addrs: &ap.addrs,
+                };
+                match self.seen.get(&key) {
+                    Some(&v) => v,
+                    None => {
+                        let v = self.symbolic(entry, ap, es).map_err(fail)?;
+                        if self.memo {
+                            self.seen.insert(key, v);
+                        }
+                        v
+                    }
+                }
             }
             Argument::Physical(p) => {
                 let es = esize(p.dtype.as_deref(), entry).map_err(fail)?;

@@ -497,36 +497,7 @@ fn scan<'i, 'm>(cf: &'i CoreFn<'m>, reach: &Reach, reached: &Reached, fast: bool
 struct Collected<'m> {
     /// Ordinals of the counted barrier instances, in execution order.
     barriers: Vec<u32>,
-    items: Items<'m>,
-}
-
-/// The recorded accesses of one core, in chunks that are never moved: an
-/// item is large (its footprint's run set inline), and regrowing one Vec
-/// copied every item about twice (4 % of the pass on the corpus).
-#[derive(Default)]
-pub(crate) struct Items<'m> {
-    chunks: Vec<Vec<Item<'m>>>,
-}
-
-impl<'m> Items<'m> {
-    const FIRST: usize = 64;
-    const MAX: usize = 4096;
-
-    fn push(&mut self, it: Item<'m>) {
-        match self.chunks.last_mut() {
-            Some(c) if c.len() < c.capacity() => c.push(it),
-            last => {
-                let cap = last.map_or(Self::FIRST, |c| (c.capacity() * 2).min(Self::MAX));
-                let mut c = Vec::with_capacity(cap);
-                c.push(it);
-                self.chunks.push(c);
-            }
-        }
-    }
-
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Item<'m>> {
-        self.chunks.iter().flatten()
-    }
+    items: Vec<Item<'m>>,
 }
 
 /// The last instance recorded for one (position, argument list, index,
@@ -540,7 +511,7 @@ fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode, fast: bool) -> Result
     let sc = scan(cf, reach, &reached, fast)?;
     let mut out = Collected {
         barriers: Vec::new(),
-        items: Items::default(),
+        items: Vec::new(),
     };
     let mut scratch: Vec<Access<'_>> = Vec::new();
     let mut last = Last::new();
@@ -593,7 +564,7 @@ fn record<'m>(
     at: &Instance<'_, 'm>,
     a: &Access<'_>,
     g: u32,
-    items: &mut Items<'m>,
+    items: &mut Vec<Item<'m>>,
     last: &mut Last,
 ) -> Result<()> {
     let set = &*a.set.set.name;
@@ -788,7 +759,7 @@ fn check_function(cores: Cores<'_>, fname: &str, mode: Mode, parallel: bool) -> 
     }
     let mut by_phys: HashMap<u32, Vec<Vec<&Item<'_>>>> = HashMap::new();
     for (c, col) in collected.iter().enumerate() {
-        for it in col.items.iter() {
+        for it in &col.items {
             by_phys.entry(it.phys).or_insert_with(|| vec![Vec::new(); fns.len()])[c].push(it);
         }
     }

@@ -92,7 +92,7 @@ fn scale((lo, hi): (i64, i64), k: i64) -> Option<(i64, i64)> {
 
 /// A symbolic argument as its verdict depends on it: its set (by index
 /// entry), element size, ap and address expressions.
-#[derive(PartialEq, Eq)]
+#[derive(Eq)]
 struct SymKey<'m> {
     entry: usize,
     esize: i64,
@@ -100,17 +100,28 @@ struct SymKey<'m> {
     addrs: &'m [ExprId],
 }
 
+impl PartialEq for SymKey<'_> {
+    /// Element by element: the slices are a few words, shorter than a
+    /// `memcmp` call.
+    fn eq(&self, o: &Self) -> bool {
+        self.entry == o.entry
+            && self.esize == o.esize
+            && self.ap.len() == o.ap.len()
+            && self.addrs.len() == o.addrs.len()
+            && self.ap.iter().zip(o.ap).all(|(x, y)| x[0] == y[0] && x[1] == y[1])
+            && self.addrs.iter().zip(o.addrs).all(|(x, y)| x == y)
+    }
+}
+
 impl std::hash::Hash for SymKey<'_> {
-    /// One word for the hasher: the std slice hashing feeds it element by
-    /// element, which cost as much as the check the memo saves.
+    /// One word for the hasher, from the addresses (which tell most
+    /// arguments apart) and the set: the std slice hashing feeds the hasher
+    /// element by element, which cost as much as the check the memo saves.
+    #[inline]
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
-        let mut h = mix(self.entry as u64, self.esize as u64);
-        for &[step, num] in self.ap {
-            h = mix(mix(h, step as u64), num as u64);
-        }
+        let mut h = (self.entry as u64) ^ ((self.ap.len() as u64) << 56);
         for a in self.addrs {
-            h = mix(h, a.index() as u64);
+            h = h.rotate_left(21) ^ a.index() as u64;
         }
         state.write_u64(h);
     }
@@ -262,7 +273,9 @@ impl<'i, 'm> Scanner<'i, 'm> {
 /// The element size of an argument: its set's (already in the layout) unless
 /// it names another dtype.
 fn esize(dtype: Option<&str>, entry: &SetEntry<'_>) -> std::result::Result<i64, FootprintError> {
-    let same = dtype.is_none_or(|d| d == &*entry.set.dtype);
+    // Dtype names are shared strings: the pointer test saves the compare.
+    let set = &*entry.set.dtype;
+    let same = dtype.is_none_or(|d| std::ptr::eq(d, set) || d == set);
     match entry.locations.first().map(|l| &l.layout) {
         Some(Ok(layout)) if same => Ok(layout.esize),
         _ => element_size(dtype, entry.set),

@@ -451,11 +451,10 @@ fn reachable(cf: &CoreFn<'_>, reach: &Reach, set: &str) -> bool {
 /// every instruction ([`bounds`]): a footprint that certainly leaves its
 /// location is an error here.
 /// `fast`: plan the statically valid instructions that touch reachable sets
-/// and memoize repeated arguments' verdicts (off: every argument is checked
-/// and every instance takes the general path, for the tests that compare).
+/// (off: every instance takes the general path, for the tests that compare).
 fn scan<'i, 'm>(cf: &'i CoreFn<'m>, reach: &Reach, reached: &Reached, fast: bool) -> Result<Scan<'i, 'm>> {
     let ctx = &cf.module.ctx;
-    let mut scanner = bounds::Scanner::new(ctx, &cf.index, |set| reachable(cf, reach, set), fast);
+    let mut scanner = bounds::Scanner::new(ctx, &cf.index, |set| reachable(cf, reach, set));
     let mut error = None;
     let (mut touches, mut verify, mut barrier) = (Vec::new(), Vec::new(), Vec::new());
     let (mut plan, mut plans) = (Vec::new(), Vec::new());

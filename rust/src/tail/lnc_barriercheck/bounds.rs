@@ -12,7 +12,7 @@
 
 use hashbrown::HashMap;
 
-use crate::bir::{ApPair, Argument, Instruction};
+use crate::bir::{Argument, Instruction};
 use crate::error::{Error, Result};
 use crate::pelican::{Context, ExprId, Node};
 use crate::tail::access::{element_size, footprint_error, unknown_set, ArgList, FunctionIndex, SetEntry};
@@ -90,61 +90,17 @@ fn scale((lo, hi): (i64, i64), k: i64) -> Option<(i64, i64)> {
     Some((a.min(b), a.max(b)))
 }
 
-/// A symbolic argument as its verdict depends on it: its set (by index
-/// entry), element size, ap and address expressions.
-#[derive(Eq)]
-struct SymKey<'m> {
-    entry: usize,
-    esize: i64,
-    ap: &'m [ApPair],
-    addrs: &'m [ExprId],
-}
-
-impl PartialEq for SymKey<'_> {
-    /// Element by element: the slices are a few words, shorter than a
-    /// `memcmp` call.
-    fn eq(&self, o: &Self) -> bool {
-        self.entry == o.entry
-            && self.esize == o.esize
-            && self.ap.len() == o.ap.len()
-            && self.addrs.len() == o.addrs.len()
-            && self.ap.iter().zip(o.ap).all(|(x, y)| x[0] == y[0] && x[1] == y[1])
-            && self.addrs.iter().zip(o.addrs).all(|(x, y)| x == y)
-    }
-}
-
-impl std::hash::Hash for SymKey<'_> {
-    /// One word for the hasher, from the addresses (which tell most
-    /// arguments apart) and the set: the std slice hashing feeds the hasher
-    /// element by element, which cost as much as the check the memo saves.
-    #[inline]
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let mut h = (self.entry as u64) ^ ((self.ap.len() as u64) << 56);
-        for a in self.addrs {
-            h = h.rotate_left(21) ^ a.index() as u64;
-        }
-        state.write_u64(h);
-    }
-}
-
 /// One core's function as the scan sees it: its sets by name, each with
 /// whether another core reaches it.
 pub(super) struct Scanner<'i, 'm> {
     index: &'i FunctionIndex<'m>,
     sets: HashMap<&'m str, (&'i SetEntry<'m>, bool)>,
     pub ranges: Ranges<'i>,
-    /// The verdict of every symbolic argument checked without error: most
-    /// arguments of a generated kernel repeat one of a few (set, ap,
-    /// addresses), and the verdict is a function of those.
-    seen: HashMap<SymKey<'m>, Verdict>,
-    memo: bool,
 }
 
 impl<'i, 'm> Scanner<'i, 'm> {
-    /// `reachable(set)`: can another core touch this set's bytes? `memo`:
-    /// reuse the verdict of a repeated symbolic argument (off in the tests
-    /// that compare).
-    pub fn new(ctx: &'i Context, index: &'i FunctionIndex<'m>, reachable: impl Fn(&str) -> bool, memo: bool) -> Self {
+    /// `reachable(set)`: can another core touch this set's bytes?
+    pub fn new(ctx: &'i Context, index: &'i FunctionIndex<'m>, reachable: impl Fn(&str) -> bool) -> Self {
         let sets = (index.function.allocations.iter())
             .filter_map(|s| index.set(&s.name).map(|e| (&*s.name, (e, reachable(&s.name)))))
             .collect();
@@ -152,8 +108,6 @@ impl<'i, 'm> Scanner<'i, 'm> {
             index,
             sets,
             ranges: Ranges::new(ctx),
-            seen: HashMap::new(),
-            memo,
         }
     }
 
@@ -161,8 +115,8 @@ impl<'i, 'm> Scanner<'i, 'm> {
     /// for a footprint that certainly leaves (or a set that does not exist),
     /// else whether its instances need checking one by one, and whether it
     /// touches a set another core reaches.
-    pub fn instruction(&mut self, inst: &'m Instruction) -> Result<(Verdict, bool)> {
-        let lists: [(ArgList, &'m [Argument]); 3] = [
+    pub fn instruction(&mut self, inst: &Instruction) -> Result<(Verdict, bool)> {
+        let lists: [(ArgList, &[Argument]); 3] = [
             (ArgList::Ins, &inst.ins),
             (ArgList::Outs, &inst.outs),
             (ArgList::IndirectionIns, inst.indirection_ins.as_deref().unwrap_or(&[])),
@@ -196,7 +150,7 @@ impl<'i, 'm> Scanner<'i, 'm> {
         })
     }
 
-    fn argument(&mut self, inst: &Instruction, list: ArgList, k: usize, arg: &'m Argument) -> Result<(Verdict, bool)> {
+    fn argument(&mut self, inst: &Instruction, list: ArgList, k: usize, arg: &Argument) -> Result<(Verdict, bool)> {
         let Some(found) = self.entry(arg) else {
             return Ok((Verdict::Valid, false));
         };
@@ -207,22 +161,7 @@ impl<'i, 'm> Scanner<'i, 'm> {
         let verdict = match arg {
             Argument::Symbolic(ap) => {
                 let es = esize(ap.dtype.as_deref(), entry).map_err(fail)?;
-                let key = SymKey {
-                    entry: entry as *const SetEntry<'_> as usize,
-                    esize: es,
-                    ap: &ap.ap,
-                    addrs: &ap.addrs,
-                };
-                match self.seen.get(&key) {
-                    Some(&v) => v,
-                    None => {
-                        let v = self.symbolic(entry, ap, es).map_err(fail)?;
-                        if self.memo {
-                            self.seen.insert(key, v);
-                        }
-                        v
-                    }
-                }
+                self.symbolic(entry, ap, es).map_err(fail)?
             }
             Argument::Physical(p) => {
                 let es = esize(p.dtype.as_deref(), entry).map_err(fail)?;

@@ -556,7 +556,7 @@ fn a_private_footprint_outside_its_location_is_9302_too() {
 type Recorded = (Vec<u32>, Vec<(String, u32, u32, u32, String, [i64; 5], String)>);
 
 /// Every function's per-core records, with the fast paths (planned
-/// accesses, memoized verdicts) on or off; an error as its message.
+/// accesses) on or off; an error as its message.
 fn records(cores: &[Module], mode: Mode, fast: bool) -> std::result::Result<Vec<Recorded>, String> {
     let refs: Vec<&Module> = cores.iter().collect();
     let cs = super::Cores::checked(&refs, "test").map_err(|e| e.to_string())?;

@@ -53,6 +53,7 @@ use crate::error::{Error, Result};
 use crate::passes::lnc_verifier;
 
 mod bounds;
+mod linear;
 mod sweep;
 #[cfg(test)]
 mod tests;
@@ -61,6 +62,10 @@ use sweep::{Footprint, Item};
 
 /// Where the checker's errors point.
 pub const WHERE: &str = "lncsplit/lnc_barriercheck";
+
+/// Whether the walk uses the planned fast path ([`linear`]); the tests
+/// compare it with the general path.
+const FAST: bool = true;
 
 /// The most instruction instances (loop iterations included) one function
 /// may have before the checker refuses it (9306).
@@ -400,7 +405,7 @@ fn resolve_partner_writes<'m>(
 // ----------------------------------------------------------------- static scan
 
 /// Per depth-first position of one core's function: what the walk must do.
-struct Scan {
+struct Scan<'i, 'm> {
     /// `Some`: skip the subtree (nothing in it can race or order).
     skip: Vec<Option<Skip>>,
     /// The instruction itself may touch a location another core reaches.
@@ -410,6 +415,23 @@ struct Scan {
     verify: Vec<bool>,
     /// Barrier ordinal (depth-first among the function's CoreBarriers).
     barrier: Vec<u32>,
+    /// Index into `plans` of the instruction's fast-path plan
+    /// ([`linear`]), or [`NO_PLAN`].
+    plan: Vec<u32>,
+    plans: Vec<Vec<linear::ArgPlan<'i, 'm>>>,
+}
+
+const NO_PLAN: u32 = u32::MAX;
+
+/// The sets (by their index entry's address) whose bytes another core reaches.
+type Reached = hashbrown::HashSet<usize>;
+
+fn reached_sets(cf: &CoreFn<'_>, reach: &Reach) -> Reached {
+    (cf.function.allocations.iter())
+        .filter(|s| reachable(cf, reach, &s.name))
+        .filter_map(|s| cf.index.set(&s.name))
+        .map(|e| e as *const SetEntry<'_> as usize)
+        .collect()
 }
 
 const NOT_A_BARRIER: u32 = u32::MAX;
@@ -428,16 +450,28 @@ fn reachable(cf: &CoreFn<'_>, reach: &Reach, set: &str) -> bool {
 /// What the walk must do per position, and the static footprint check of
 /// every instruction ([`bounds`]): a footprint that certainly leaves its
 /// location is an error here.
-fn scan(cf: &CoreFn<'_>, reach: &Reach) -> Result<Scan> {
-    let mut scanner = bounds::Scanner::new(&cf.module.ctx, &cf.index, |set| reachable(cf, reach, set));
+/// `fast`: plan the statically valid instructions that touch reachable sets
+/// (off: every instance takes the general path, for the tests that compare).
+fn scan<'i, 'm>(cf: &'i CoreFn<'m>, reach: &Reach, reached: &Reached, fast: bool) -> Result<Scan<'i, 'm>> {
+    let ctx = &cf.module.ctx;
+    let mut scanner = bounds::Scanner::new(ctx, &cf.index, |set| reachable(cf, reach, set));
     let mut error = None;
     let (mut touches, mut verify, mut barrier) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut plan, mut plans) = (Vec::new(), Vec::new());
     let mut barriers = 0u32;
-    let skip = prune_table(&cf.module.ctx, cf.function, &mut |inst| {
+    let is_reached = |e: &SetEntry<'m>| reached.contains(&(e as *const _ as usize));
+    let skip = prune_table(ctx, cf.function, &mut |inst| {
         let (v, t) = bounds::first_error(&mut error, scanner.instruction(inst));
         let v = v == bounds::Verdict::PerInstance;
         touches.push(t);
         verify.push(v);
+        let planned = (fast && t && !v)
+            .then(|| linear::plan(ctx, &cf.index, inst, &is_reached))
+            .flatten();
+        plan.push(planned.map_or(NO_PLAN, |p| {
+            plans.push(p);
+            plans.len() as u32 - 1
+        }));
         let is_barrier = inst.opcode == Opcode::CORE_BARRIER;
         barrier.push(if is_barrier { barriers } else { NOT_A_BARRIER });
         barriers += is_barrier as u32;
@@ -450,6 +484,8 @@ fn scan(cf: &CoreFn<'_>, reach: &Reach) -> Result<Scan> {
             touches,
             verify,
             barrier,
+            plan,
+            plans,
         }),
     }
 }
@@ -467,14 +503,11 @@ struct Collected<'m> {
 /// physical location): its barrier count and points, to drop repeats.
 type Last = HashMap<(u32, u8, u32, u32), (u32, Option<Progression>)>;
 
-fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode) -> Result<Collected<'m>> {
-    let sc = scan(cf, reach)?;
-    // The sets (by their index entry) whose bytes another core reaches.
-    let reached: hashbrown::HashSet<usize> = (cf.function.allocations.iter())
-        .filter(|s| reachable(cf, reach, &s.name))
-        .filter_map(|s| cf.index.set(&s.name))
-        .map(|e| e as *const SetEntry<'_> as usize)
-        .collect();
+/// One core's barrier instances and recorded accesses; `fast` plans the
+/// accesses it can ([`linear`]; the same items either way).
+fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode, fast: bool) -> Result<Collected<'m>> {
+    let reached = reached_sets(cf, reach);
+    let sc = scan(cf, reach, &reached, fast)?;
     let mut out = Collected {
         barriers: Vec::new(),
         items: Vec::new(),
@@ -500,7 +533,10 @@ fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode) -> Result<Collected<'
             return Ok(());
         }
         scratch.clear();
-        if sc.verify[p] {
+        let planned = sc.plans.get(sc.plan[p] as usize);
+        if planned.is_some_and(|plan| linear::accesses(plan, at.bindings, &mut scratch)) {
+            // Planned: the same accesses, computed from the plan.
+        } else if sc.verify[p] {
             cf.index.accesses(ctx, at.inst, at.bindings, 9302, &mut scratch)?;
         } else {
             // Statically valid: only the arguments another core reaches matter.
@@ -703,9 +739,9 @@ fn check_function(cores: Cores<'_>, fname: &str, mode: Mode, parallel: bool) -> 
     let mut reach = Reach::default();
     let fns = resolve_all(cores, fname, &mut reach)?;
     let collected: Vec<Result<Collected>> = if parallel {
-        fns.par_iter().map(|cf| collect(cf, &reach, mode)).collect()
+        fns.par_iter().map(|cf| collect(cf, &reach, mode, FAST)).collect()
     } else {
-        fns.iter().map(|cf| collect(cf, &reach, mode)).collect()
+        fns.iter().map(|cf| collect(cf, &reach, mode, FAST)).collect()
     };
     let collected: Vec<Collected<'_>> = collected.into_iter().collect::<Result<_>>()?;
     if n < 2 || fns.len() < 2 {

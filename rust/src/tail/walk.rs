@@ -134,10 +134,10 @@ pub fn static_instances(ctx: &Context, inst: &Instruction) -> u64 {
 /// instruction in its subtree is `needed` (the walk enters it), else the
 /// [`Skip`] that counts its subtree. `needed` sees every instruction once, in
 /// depth-first order.
-pub fn prune_table(
+pub fn prune_table<'m>(
     ctx: &Context,
-    function: &Function,
-    needed: &mut dyn FnMut(&Instruction) -> bool,
+    function: &'m Function,
+    needed: &mut dyn FnMut(&'m Instruction) -> bool,
 ) -> Vec<Option<Skip>> {
     let mut table = Vec::new();
     for b in &function.basic_blocks {
@@ -149,10 +149,10 @@ pub fn prune_table(
 }
 
 /// Returns (whether the subtree is needed, whether it has predicates).
-fn prune_subtree(
+fn prune_subtree<'m>(
     ctx: &Context,
-    inst: &Instruction,
-    needed: &mut dyn FnMut(&Instruction) -> bool,
+    inst: &'m Instruction,
+    needed: &mut dyn FnMut(&'m Instruction) -> bool,
     table: &mut Vec<Option<Skip>>,
 ) -> (bool, bool) {
     let pos = table.len();

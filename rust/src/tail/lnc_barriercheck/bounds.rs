@@ -212,7 +212,9 @@ impl<'i, 'm> Scanner<'i, 'm> {
 /// The element size of an argument: its set's (already in the layout) unless
 /// it names another dtype.
 fn esize(dtype: Option<&str>, entry: &SetEntry<'_>) -> std::result::Result<i64, FootprintError> {
-    let same = dtype.is_none_or(|d| d == &*entry.set.dtype);
+    // Dtype names are shared strings: the pointer test saves the compare.
+    let set = &*entry.set.dtype;
+    let same = dtype.is_none_or(|d| std::ptr::eq(d, set) || d == set);
     match entry.locations.first().map(|l| &l.layout) {
         Some(Ok(layout)) if same => Ok(layout.esize),
         _ => element_size(dtype, entry.set),

@@ -60,9 +60,17 @@ fn out_of_range(what: &str, v: i64, lo: i64, ub: i64, step: i64) -> Error {
 }
 
 fn check_in_range(what: &str, v: i64, lo: i64, ub: i64, step: i64) -> Result<i64> {
+    check_in_range_named(|| what.to_string(), v, lo, ub, step)
+}
+
+/// [`check_in_range`] with the value's name made only for the error (an
+/// axis is named `axis <name>`: formatting it for every evaluation of a loop
+/// variable was 5 % of the race checker, docs/performance.md).
+#[inline]
+fn check_in_range_named(what: impl FnOnce() -> String, v: i64, lo: i64, ub: i64, step: i64) -> Result<i64> {
     let aligned = step > 0 && (v as i128 - lo as i128) % step as i128 == 0;
     if v < lo || v >= ub || !aligned {
-        return Err(out_of_range(what, v, lo, ub, step));
+        return Err(out_of_range(&what(), v, lo, ub, step));
     }
     Ok(v)
 }
@@ -143,7 +151,13 @@ impl Context {
                 let a = self.axis(*axis);
                 let v = b.by_id.get(&id).or_else(|| b.by_name.get(&*a.name));
                 match v {
-                    Some(&v) => Some(check_in_range(&format!("axis {}", a.name), v, a.lo, a.ub, a.step)?),
+                    Some(&v) => Some(check_in_range_named(
+                        || format!("axis {}", a.name),
+                        v,
+                        a.lo,
+                        a.ub,
+                        a.step,
+                    )?),
                     None => None,
                 }
             }

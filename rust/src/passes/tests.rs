@@ -309,213 +309,104 @@ fn carried_shard_probe_finds_every_carried_place() {
     };
     let none = json!({});
     let plain = json!({"name": "a", "opcode": "NoOp", "ins": [arg(json!({}))]});
+    // Each case puts a ShardId in one place (or nowhere): that place's
+    // extra, or the instruction itself; every other place stays plain.
+    const MODULE: usize = 0;
+    const ATTRS: usize = 1;
+    const FUNCTION: usize = 2;
+    const SET: usize = 3;
+    const LOCATION: usize = 4;
+    const BLOCK: usize = 5;
+    const INST: usize = 6;
+    let at = |place: usize, v: serde_json::Value| {
+        let mut p = [
+            none.clone(),
+            json!({}),
+            none.clone(),
+            none.clone(),
+            none.clone(),
+            none.clone(),
+            plain.clone(),
+        ];
+        p[place] = v;
+        let [m, attrs, f, set, loc, block, inst] = p;
+        module(m, attrs, f, set, loc, block, inst)
+    };
     let cases = [
-        (
-            "none",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                plain.clone(),
-            ),
-            false,
-        ),
-        (
-            "module key",
-            module(
-                json!({"x": s}),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                plain.clone(),
-            ),
-            true,
-        ),
-        (
-            "attribute",
-            module(
-                none.clone(),
-                json!({"x": [s]}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                plain.clone(),
-            ),
-            true,
-        ),
-        (
-            "function key",
-            module(
-                none.clone(),
-                json!({}),
-                json!({"x": s}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                plain.clone(),
-            ),
-            true,
-        ),
-        (
-            "set key",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                json!({"x": s}),
-                none.clone(),
-                none.clone(),
-                plain.clone(),
-            ),
-            true,
-        ),
-        (
-            "location key",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                json!({"x": s}),
-                none.clone(),
-                plain.clone(),
-            ),
-            true,
-        ),
-        (
-            "block key",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                json!({"x": s}),
-                plain.clone(),
-            ),
-            true,
-        ),
+        ("none", at(INST, plain.clone()), false),
+        ("module key", at(MODULE, json!({"x": s})), true),
+        ("attribute", at(ATTRS, json!({"x": [s]})), true),
+        ("function key", at(FUNCTION, json!({"x": s})), true),
+        ("set key", at(SET, json!({"x": s})), true),
+        ("location key", at(LOCATION, json!({"x": s})), true),
+        ("block key", at(BLOCK, json!({"x": s})), true),
         (
             "instruction key",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                json!({"name": "a", "opcode": "NoOp", "order": s}),
-            ),
+            at(INST, json!({"name": "a", "opcode": "NoOp", "order": s})),
             true,
         ),
         (
             "dependency kind",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
+            at(
+                INST,
                 json!({"name": "a", "opcode": "NoOp", "dependencies": [["p", {"k": s}]]}),
             ),
             true,
         ),
         (
             "argument key",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
+            at(
+                INST,
                 json!({"name": "a", "opcode": "NoOp", "ins": [arg(json!({"x": s}))]}),
             ),
             true,
         ),
         (
             "access_shape",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
+            at(
+                INST,
                 json!({"name": "a", "opcode": "NoOp", "outs": [arg(json!({"access_shape": [s]}))]}),
             ),
             true,
         ),
         (
             "imm value",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
+            at(
+                INST,
                 json!({"name": "a", "opcode": "NoOp", "ins": [{"kind": "imm_value", "value": s}]}),
             ),
             true,
         ),
         (
             "register_ap",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
+            at(
+                INST,
                 json!({"name": "a", "opcode": "NoOp", "ins": [{"kind": "register_ap", "regref": "r", "o": s}]}),
             ),
             true,
         ),
         (
             "cc_channel",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
+            at(
+                INST,
                 json!({"name": "a", "opcode": "CollectiveCompute", "cc_channel": {"c": s}}),
             ),
             true,
         ),
         (
             "loop axis key",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
+            at(
+                INST,
                 json!({"name": "a", "opcode": "Loop", "axis": {"name": "i", "ub": 2, "lb_expr": s}, "blocks": []}),
             ),
             true,
         ),
         (
             "loop body",
-            module(
-                none.clone(),
-                json!({}),
-                none.clone(),
-                none.clone(),
-                none.clone(),
-                none.clone(),
+            at(
+                INST,
                 json!({"name": "a", "opcode": "Loop", "axis": {"name": "i", "ub": 2}, "blocks": [{"name": "in",
-              "instructions": [{"name": "b", "opcode": "NoOp", "order": s}]}]}),
+          "instructions": [{"name": "b", "opcode": "NoOp", "order": s}]}]}),
             ),
             true,
         ),

@@ -82,7 +82,10 @@ const KEEP_INPUT_BUFFER: usize = 64 << 20;
 /// Copy a buffer-protocol input into the thread's reused buffer and run `f` on it.
 fn with_buffer_input<T>(py: Python<'_>, buf: &pyo3::buffer::PyBuffer<u8>, f: impl FnOnce(&[u8]) -> T) -> PyResult<T> {
     INPUT.with_borrow_mut(|v| {
-        v.clear();
+        // Resized from the last input's length, not from empty: the copy
+        // overwrites every byte, so only a longer input's extra bytes are
+        // zeroed first (clearing first zeroed all of them: 1 MB per corpus
+        // file, 2.5 % of its load's instructions).
         v.resize(buf.len_bytes(), 0);
         buf.copy_to_slice(py, v)?;
         let out = f(v);

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::expr::ExprK;
 use super::instruction::Src;
+use super::json;
 use super::seed::{inline_seq, val, visit, DeResult, KeySeed, Kind, Seed, SharedStrK, ValueK, Visit, I64K};
 use super::{Seg, State};
 use crate::bir::argument::{Addrs, Ap, Argument, PhysicalAp, SymbolicAp};
@@ -188,6 +189,49 @@ impl<'de> Visitor<'de> for Visit<'_, ArgK> {
     }
 }
 
+/// An argument array (`ins`, `outs`, `indirection_ins`). Arguments are big
+/// (up to 160 bytes): collected on the loader's scratch stack of arguments
+/// (reused across instructions) and moved once into a vector of exactly
+/// their number, where an inline array of four would be moved whole on
+/// every return (`SeqK`'s way: ~10 % of a corpus load's instructions were
+/// `memcpy`, most of it these moves).
+pub(super) struct ArgsK;
+
+impl Kind for ArgsK {
+    type Out = Vec<Argument>;
+    fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<Vec<Argument>, D::Error> {
+        d.deserialize_seq(visit::<ArgsK>(st))
+    }
+}
+
+impl<'de> Visitor<'de> for Visit<'_, ArgsK> {
+    type Value = Vec<Argument>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> DeResult<Vec<Argument>, A::Error> {
+        let st = self.0;
+        st.enter()?;
+        let start = st.arg_scratch.len();
+        loop {
+            match seq.next_element_seed(Seed::<ArgK>::new(st)) {
+                Ok(Some(x)) => st.arg_scratch.push(x),
+                Ok(None) => break,
+                Err(e) => {
+                    let i = st.arg_scratch.len() - start;
+                    st.arg_scratch.truncate(start);
+                    st.unwind.push(Seg::Index(i));
+                    return Err(e);
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(st.arg_scratch.len() - start);
+        out.extend(st.arg_scratch.drain(start..));
+        st.leave();
+        Ok(out)
+    }
+}
+
 /// `addrs`: one expression per `ap` dim.
 struct AddrsK;
 
@@ -214,7 +258,10 @@ struct ApK;
 impl Kind for ApK {
     type Out = Ap;
     fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<Ap, D::Error> {
-        d.deserialize_seq(visit::<ApK>(st))
+        // The fast reader reads a plain `ap` straight into integers
+        // (`json::AP_PAIRS`); serde_json, and the fast reader on any other
+        // form, come back through `visit_newtype_struct` to the array read.
+        d.deserialize_newtype_struct(json::AP_PAIRS, visit::<ApK>(st))
     }
 }
 
@@ -222,6 +269,30 @@ impl<'de> Visitor<'de> for Visit<'_, ApK> {
     type Value = Ap;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array of [step, num] pairs")
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> DeResult<Ap, D::Error> {
+        d.deserialize_seq(self)
+    }
+    fn visit_bytes<E: de::Error>(self, b: &[u8]) -> DeResult<Ap, E> {
+        // Pairs of little-endian i64 from the fast reader (`json::AP_PAIRS`).
+        let st = self.0;
+        let pairs = b.chunks_exact(16);
+        if !pairs.remainder().is_empty() {
+            return Err(E::custom("an ap's pairs must be 16 bytes each"));
+        }
+        st.enter()?;
+        let int = |c: &[u8]| {
+            c.try_into()
+                .map(i64::from_le_bytes)
+                .map_err(|_| E::custom("bad ap pair"))
+        };
+        let mut ap = Ap::new();
+        for pair in pairs {
+            ap.push([int(&pair[..8])?, int(&pair[8..])?]);
+        }
+        ap.shrink_to_fit();
+        st.leave();
+        Ok(ap)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> DeResult<Ap, A::Error> {
         inline_seq::<PairK, A, 3>(self.0, seq)

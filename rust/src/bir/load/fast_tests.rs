@@ -185,3 +185,49 @@ fn random_edits_give_the_reference_result() {
         }
     }
 }
+
+/// An argument's `ap` read straight into integers by the fast reader
+/// (`json::AP_PAIRS`) or, in any other form, by the array read: the same
+/// module or error as the reference either way.
+#[test]
+fn ap_forms_give_the_reference_result() {
+    let base = EXAMPLES[0];
+    let at = base.find("\"ap\": ").expect("an ap") + "\"ap\": ".len();
+    let mut values = serde_json::Deserializer::from_str(&base[at..]).into_iter::<serde_json::Value>();
+    values.next().expect("a value").expect("valid");
+    let end = at + values.byte_offset();
+    let nine = format!("[{}[1, 2]]", "[1, 2], ".repeat(8));
+    let eight = format!("[{}[1, 2]]", "[1, 2], ".repeat(7));
+    let plain = [
+        "[]",
+        "[ [ 1 , 2 ] ,\n [3,4] ]",
+        "[[-9223372036854775808, 9223372036854775807]]",
+        "[[0, 0], [1, -1], [2, 3]]",
+        eight.as_str(),
+        nine.as_str(),
+    ];
+    for ap in plain {
+        assert_fast(&format!("{}{ap}{}", &base[..at], &base[end..]));
+    }
+    let other = [
+        "[[1, 2, 3]]",
+        "[[1]]",
+        "[[]]",
+        "[[1.5, 2]]",
+        "[[-0, 2]]",
+        "[[1e3, 2]]",
+        "[[9223372036854775808, 1]]",
+        "[[18446744073709551616, 1]]",
+        "[[1, 2],]",
+        "[[1, 2]",
+        "[[1 2]]",
+        "[[\"1\", 2]]",
+        "[1, 2]",
+        "\"x\"",
+        "{}",
+        "null",
+    ];
+    for ap in other {
+        assert_same(&format!("{}{ap}{}", &base[..at], &base[end..]));
+    }
+}

@@ -8,11 +8,12 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::argument::ArgK;
+use super::argument::ArgsK;
 use super::expr::{int_or_expr_value, ExprK, IntOrExprK};
 use super::parallel::InstsK;
 use super::seed::{
-    extra, keep, val, visit, BoolK, DeResult, KeySeed, Kind, Seed, SeqK, SharedStrK, StrK, StringK, ValueK, Visit, I64K,
+    extra, keep, val, visit, BoolK, DeResult, KeySeed, Kind, Rest, Seed, SeqK, SharedStrK, StrK, StringK, ValueK,
+    Visit, I64K,
 };
 use super::{compact, type_name, Seg, State};
 use crate::bir::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
@@ -160,16 +161,16 @@ fn inst_key<'de, A: MapAccess<'de>>(
     st: &mut State,
     inst: &mut Instruction,
     acc: &mut OpAcc,
-    rest: &mut Map<String, Value>,
+    rest: &mut Rest,
     key: &str,
     mut src: Src<'_, '_, A>,
 ) -> DeResult<(), A::Error> {
     let op = inst.opcode;
     match key {
         "engine" => inst.engine = Some(src.read::<SharedStrK>(st, "engine")?),
-        "ins" => inst.ins = src.read::<SeqK<ArgK>>(st, "ins")?,
-        "outs" => inst.outs = src.read::<SeqK<ArgK>>(st, "outs")?,
-        "indirection_ins" => inst.indirection_ins = Some(src.read::<SeqK<ArgK>>(st, "indirection_ins")?),
+        "ins" => inst.ins = src.read::<ArgsK>(st, "ins")?,
+        "outs" => inst.outs = src.read::<ArgsK>(st, "outs")?,
+        "indirection_ins" => inst.indirection_ins = Some(src.read::<ArgsK>(st, "indirection_ins")?),
         "predicates" => inst.predicates = src.read::<SeqK<PredK>>(st, "predicates")?,
         "dependencies" => inst.dependencies = Some(src.read::<SeqK<DepK>>(st, "dependencies")?),
         "blocks" if op == Opcode::LOOP => acc.blocks = src.read::<SeqK<BlockK>>(st, "blocks")?,
@@ -337,22 +338,22 @@ struct InstRead {
     /// Opcode (and a Loop's axis) known: other keys are read directly.
     ready: bool,
     acc: OpAcc,
-    rest: Map<String, Value>,
+    rest: Rest,
     /// Keys read before the instruction was ready.
     pending: Vec<(String, Box<RawValue>)>,
 }
 
 impl InstRead {
-    fn new() -> Self {
+    fn new(st: &State) -> Self {
         InstRead {
-            inst: Instruction::bare("", Opcode(0), OpFields::None),
+            inst: Instruction::bare(st.no_name.clone(), Opcode(0), OpFields::None),
             has_name: false,
             opcode_seen: false,
             axis: None,
             axis_pushed: false,
             ready: false,
             acc: OpAcc::default(),
-            rest: Map::new(),
+            rest: Rest::default(),
             pending: Vec::new(),
         }
     }
@@ -443,7 +444,7 @@ impl InstRead {
             return Err(st.bir("a Loop instruction is missing required key \"axis\""));
         }
         self.inst.op = self.acc.into_op(self.inst.opcode);
-        self.inst.extra = st.extras.get(self.rest);
+        self.inst.extra = st.extras.get_pairs(self.rest.0);
         Ok(self.inst)
     }
 }
@@ -456,7 +457,7 @@ impl<'de> Visitor<'de> for Visit<'_, InstK> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> DeResult<Instruction, A::Error> {
         let st = self.0;
         st.enter()?;
-        let mut r = InstRead::new();
+        let mut r = InstRead::new(st);
         let read = (|| -> DeResult<(), A::Error> {
             while let Some(k) = map.next_key_seed(KeySeed)? {
                 r.key(st, &mut map, k.as_str())?;

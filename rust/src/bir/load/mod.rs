@@ -259,6 +259,11 @@ struct State {
     /// again with it too, and any failure is only a signal to read the text
     /// again with serde_json.
     fast: bool,
+    /// Arguments of the argument arrays being read (`argument::ArgsK`).
+    arg_scratch: Vec<crate::bir::argument::Argument>,
+    /// The name an instruction has until its `name` is read (shared: no
+    /// allocation per instruction).
+    no_name: Arc<str>,
 }
 
 impl State {
@@ -283,6 +288,8 @@ impl State {
             axis_lookups: 0,
             splices: None,
             fast: false,
+            arg_scratch: Vec::new(),
+            no_name: Arc::from(""),
         }
     }
 

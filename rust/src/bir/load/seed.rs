@@ -152,11 +152,32 @@ pub(super) struct Extras {
     table: HashTable<Arc<Map<String, Value>>>,
 }
 
+/// An instruction's unknown keys in order, as a map would keep them (a
+/// repeated key keeps its place and takes the later value), without
+/// building the map: most are found among the shared ones
+/// ([`Extras::get_pairs`]), and a map costs two allocations and a SipHash
+/// per key.
+#[derive(Default)]
+pub(super) struct Rest(pub(super) Vec<(String, Value)>);
+
+impl Rest {
+    pub(super) fn insert(&mut self, k: String, v: Value) {
+        match self.0.iter_mut().find(|(key, _)| *key == k) {
+            Some(slot) => slot.1 = v,
+            None => self.0.push((k, v)),
+        }
+    }
+}
+
 /// The hash of a map of scalars, in key order; None for a map holding an
 /// array, an object or a long string (rarely repeated: not shared).
 fn hash_scalars(m: &Map<String, Value>) -> Option<u64> {
+    hash_scalar_pairs(m.iter())
+}
+
+fn hash_scalar_pairs<'a>(pairs: impl Iterator<Item = (&'a String, &'a Value)>) -> Option<u64> {
     let mut h = foldhash::fast::FixedState::with_seed(0x0065_7874_7261).build_hasher();
-    for (k, v) in m {
+    for (k, v) in pairs {
         h.write(k.as_bytes());
         match v {
             Value::String(s) if s.len() <= Strings::MAX_LEN => {
@@ -194,6 +215,29 @@ impl Extras {
             return Some(a.clone());
         }
         let a = Arc::new(m);
+        if self.table.len() < Self::MAX_ENTRIES {
+            self.table
+                .insert_unique(h, a.clone(), |a| hash_scalars(a).unwrap_or_default());
+        }
+        Some(a)
+    }
+
+    /// [`Extras::get`] of the map of `pairs` (distinct keys, in order),
+    /// built only when no shared map equals it.
+    pub(super) fn get_pairs(&mut self, pairs: Vec<(String, Value)>) -> Extra {
+        if pairs.is_empty() {
+            return None;
+        }
+        let Some(h) = hash_scalar_pairs(pairs.iter().map(|(k, v)| (k, v))) else {
+            return Some(Arc::new(pairs.into_iter().collect()));
+        };
+        let same = |a: &Arc<Map<String, Value>>| {
+            a.len() == pairs.len() && a.iter().zip(&pairs).all(|((ka, va), (kb, vb))| ka == kb && va == vb)
+        };
+        if let Some(a) = self.table.find(h, same) {
+            return Some(a.clone());
+        }
+        let a = Arc::new(pairs.into_iter().collect::<Map<String, Value>>());
         if self.table.len() < Self::MAX_ENTRIES {
             self.table
                 .insert_unique(h, a.clone(), |a| hash_scalars(a).unwrap_or_default());

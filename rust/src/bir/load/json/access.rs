@@ -8,7 +8,7 @@ use std::fmt;
 use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::{Bail, Fast, R, RAW_TOKEN, UNCHECKED_RAW};
+use super::{Bail, Fast, AP_PAIRS, R, RAW_TOKEN, UNCHECKED_RAW};
 
 /// Receives an [`UNCHECKED_RAW`] value's text (from a reader that does not
 /// know the token: the checked raw value's).
@@ -262,6 +262,9 @@ impl<'de> Deserializer<'de> for &mut Fast<'de> {
         }
         if name == UNCHECKED_RAW {
             return self.raw_unchecked(visitor);
+        }
+        if name == AP_PAIRS {
+            return self.ap_pairs(visitor);
         }
         visitor.visit_newtype_struct(self)
     }

@@ -53,6 +53,14 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 /// reader asks for it: a text it finds in its cache equals one that was read
 /// in full, and any other is read in full (see `expr.rs`, `ExprK`).
 pub(super) const UNCHECKED_RAW: &str = "$lncsplit::private::UncheckedRaw";
+/// The loader's token for an argument's `ap` (`[[step, num], …]`): this
+/// reader hands the pairs of a plain one (at most [`AP_MAX_PAIRS`] pairs of
+/// 64-bit integers) to `visit_bytes`, each pair as two little-endian `i64`;
+/// anything else, and any other reader, goes to `visit_newtype_struct`
+/// (the ordinary array read, with its checks).
+pub(super) const AP_PAIRS: &str = "$lncsplit::private::ApPairs";
+/// Most pairs an `ap` read by [`AP_PAIRS`] may have.
+pub(super) const AP_MAX_PAIRS: usize = 8;
 /// serde_json's recursion budget per reader (a container at depth 128 fails).
 const RECURSION: u8 = 128;
 
@@ -556,6 +564,74 @@ impl<'de> Fast<'de> {
         }
         let raw = self.text.get(start..self.i).ok_or(Bail)?;
         visitor.visit_borrowed_str(raw.trim_start_matches([' ', '\n', '\t', '\r']))
+    }
+
+    /// An `ap` read straight into integer pairs ([`AP_PAIRS`]); any other
+    /// form is read again from its start by the ordinary array read.
+    fn ap_pairs<V: Visitor<'de>>(&mut self, visitor: V) -> R<V::Value> {
+        let start = self.i;
+        let mut buf = [0u8; 16 * AP_MAX_PAIRS];
+        match self.ap_plain(&mut buf) {
+            Some(n) => visitor.visit_bytes(&buf[..16 * n]),
+            None => {
+                self.i = start;
+                visitor.visit_newtype_struct(self)
+            }
+        }
+    }
+
+    /// The pairs of a plain `ap` into `buf` (how many), or None (the
+    /// position is then anywhere: the caller rewinds).
+    fn ap_plain(&mut self, buf: &mut [u8; 16 * AP_MAX_PAIRS]) -> Option<usize> {
+        // The ordinary read enters two containers: where that would reach
+        // the recursion limit, it decides.
+        if self.remaining < 3 || self.ws() != Some(b'[') {
+            return None;
+        }
+        self.i += 1;
+        if self.ws() == Some(b']') {
+            self.i += 1;
+            return Some(0);
+        }
+        let mut n = 0;
+        loop {
+            if n == AP_MAX_PAIRS || self.ws() != Some(b'[') {
+                return None;
+            }
+            self.i += 1;
+            let step = self.ap_int()?;
+            if self.ws() != Some(b',') {
+                return None;
+            }
+            self.i += 1;
+            let num = self.ap_int()?;
+            if self.ws() != Some(b']') {
+                return None;
+            }
+            self.i += 1;
+            buf[16 * n..16 * n + 8].copy_from_slice(&step.to_le_bytes());
+            buf[16 * n + 8..16 * n + 16].copy_from_slice(&num.to_le_bytes());
+            n += 1;
+            match self.ws() {
+                Some(b',') => self.i += 1,
+                Some(b']') => {
+                    self.i += 1;
+                    return Some(n);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A 64-bit signed integer as the typed read gives it, or None.
+    fn ap_int(&mut self) -> Option<i64> {
+        match self.ws() {
+            Some(b'-' | b'0'..=b'9') => match self.integer().ok()? {
+                Int::U(v) => i64::try_from(v).ok(),
+                Int::I(v) => Some(v),
+            },
+            _ => None,
+        }
     }
 
     /// A raw value: the text of one checked value.

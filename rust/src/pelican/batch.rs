@@ -96,6 +96,22 @@ impl Context {
             };
             // the result grows into untouched memory, like the arena (see `push_with_meta`)
             prefetch(out.as_ptr().wrapping_add(out.len() + 64));
+            // a unary row next whose operand is already known (a FloorDiv
+            // after a Modulo of the same AffExpr): start fetching its slot
+            // in the index's large table now, so that miss overlaps this row
+            if row + 1 < n && matches!(ops[row + 1], 23 | 25..=28) {
+                let r = a[row + 1];
+                let known = if r >= 0 {
+                    u32::try_from(r).ok().filter(|&i| (i as usize) < self.len())
+                } else {
+                    // rows before this one are resolved (`out` holds them)
+                    let t = (-(r + 1)) as u64;
+                    (t < row as u64).then(|| out[t as usize]).filter(|&i| i != NO_ID)
+                };
+                if let Some(i) = known {
+                    self.prefetch_unary(ops[row + 1], ExprId(i), b[row + 1], c[row + 1]);
+                }
+            }
             let (ai, bi, ci) = (a[row], b[row], c[row]);
             let id = match ops[row] {
                 OP_ARG => return Err(bad(row, "argument row (op 0) outside an AffExpr or Sum")),

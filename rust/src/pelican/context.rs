@@ -503,6 +503,31 @@ impl Context {
         Ok(id)
     }
 
+    /// Start fetching what interning the unary node of batch op `op`
+    /// (Mult 23, FloorDiv 25, Modulo 26, CCDiv 27, CCMod 28; anything else
+    /// is ignored) over `child` will read from the index's large table, so
+    /// that miss overlaps the work before it. A hint: any arguments are fine.
+    #[inline(always)]
+    pub(super) fn prefetch_unary(&self, op: u8, child: ExprId, b: i64, c: i64) {
+        let node = match op {
+            23 => Node::Mult { var: child, scale: b },
+            25 => Node::FloorDiv { numer: child, denom: b },
+            26 => Node::Modulo { numer: child, denom: b },
+            27 => Node::CCDiv {
+                numer: child,
+                denom: b,
+                replica_groups_id: c as u64,
+            },
+            28 => Node::CCMod {
+                numer: child,
+                denom: b,
+                replica_groups_id: c as u64,
+            },
+            _ => return,
+        };
+        self.index.prefetch_for(hash_node(&node), child.0);
+    }
+
     #[inline(always)]
     fn meta_of(&self, node: &Node) -> Result<Meta> {
         let mut m = Meta {

@@ -19,11 +19,14 @@ const MAX_LOAD_NUM: usize = 3;
 const MAX_LOAD_DEN: usize = 4;
 
 /// Slots of the recent table at most (128 KiB: small beside the L2 cache,
-/// which the arena writes stream through; 512 KiB measured ~5 % slower).
+/// which the arena writes stream through; 512 KiB measured ~5 % slower on
+/// the Intel host; 64, 128 and 256 KiB measured alike on the AMD one).
 const RECENT_SLOTS: usize = 1 << 14;
 
 /// Bits of filter per slot of `main` (a power of two: words = slots / (64 / this)).
-const FILTER_BITS_PER_SLOT: usize = 4;
+/// 2 (512 KiB at 1M nodes: the L2 cache of the AMD host) measured as fast as
+/// 4 there with the filter words prefetched, and 1 slower (more false "maybe"s).
+const FILTER_BITS_PER_SLOT: usize = 2;
 
 /// Entries ahead of the one being placed whose slot a merge prefetches.
 const MERGE_PREFETCH: usize = 32;
@@ -47,7 +50,7 @@ pub(super) fn prefetch<T>(p: *const T) {
 /// A Bloom filter over the hashes stored in `main`, one 64-bit word a key
 /// (three bits set in it). `main` is far larger than the L2 cache, so a
 /// probe that finds nothing there (most new nodes whose children are old)
-/// costs a cache miss; the filter, 1/16 of `main`'s size, answers most of
+/// costs a cache miss; the filter, 1/32 of `main`'s size, answers most of
 /// those "not there" from cache. A "maybe" still probes `main`.
 #[derive(Clone, Default)]
 struct Filter {
@@ -74,6 +77,14 @@ impl Filter {
     fn add(&mut self, h: u32) {
         let (w, m) = self.bits(h);
         self.words[w] |= m;
+    }
+
+    /// Start fetching the word of hash `h` (a hint).
+    #[inline]
+    fn prefetch(&self, h: u32) {
+        if !self.words.is_empty() {
+            prefetch(&self.words[self.bits(h).0]);
+        }
     }
 
     /// False only when no hash `h` was added.
@@ -257,6 +268,9 @@ impl Index {
         for (i, (id, &h)) in (self.watermark..).zip(hashes).enumerate() {
             if let Some(&ahead) = hashes.get(i + MERGE_PREFETCH) {
                 prefetch(&self.main.slots[ahead as usize & mask]);
+                // and its filter word: the filter is larger than the L2
+                // cache of the AMD host, so each `add` was a miss too
+                self.filter.prefetch(ahead);
             }
             self.main.put((h as u64) << 32 | (id as u64 + 1));
             self.filter.add(h);
@@ -280,6 +294,11 @@ impl Index {
     #[inline(always)]
     pub(super) fn probe(&mut self, h: u32, newest_child: Option<u32>, mut eq: impl FnMut(u32) -> bool) -> Probe {
         if let Some(c) = newest_child.filter(|&c| c >= self.watermark && c < self.next && self.next - c <= SCAN_MAX) {
+            // a new node goes into `recent` after the scan: fetch its slot
+            // meanwhile (the arena writes stream through the L2 cache)
+            if !self.recent.slots.is_empty() {
+                prefetch(&self.recent.slots[h as usize & (self.recent.slots.len() - 1)]);
+            }
             let since = (c + 1 - self.watermark) as usize;
             for (id, &hh) in (c + 1..).zip(&self.recent_hashes[since..]) {
                 if hh == h && eq(id) {
@@ -290,10 +309,8 @@ impl Index {
         }
         self.room_for_one();
         let in_main = newest_child.is_none_or(|c| c < self.watermark);
-        if in_main && !self.main.slots.is_empty() {
-            // its slot is a cache miss: start fetching it now, so the miss
-            // overlaps the probe of `recent` and the filter's answer
-            prefetch(&self.main.slots[h as usize & (self.main.slots.len() - 1)]);
+        if in_main {
+            self.prefetch_main(h);
         }
         let slot = match self.recent.find(h, &mut eq) {
             Ok(id) => return Probe::Found(id),
@@ -305,6 +322,27 @@ impl Index {
             }
         }
         Probe::Vacant(slot)
+    }
+
+    /// Start fetching what a lookup of hash `h` in `main` reads: its slot
+    /// and its filter word, both cache misses at 1M nodes (the filter is
+    /// larger than the L2 cache of the AMD host), so that they overlap the
+    /// work before the lookup needs them. A hint only.
+    #[inline(always)]
+    fn prefetch_main(&self, h: u32) {
+        if !self.main.slots.is_empty() {
+            prefetch(&self.main.slots[h as usize & (self.main.slots.len() - 1)]);
+            self.filter.prefetch(h);
+        }
+    }
+
+    /// [`Index::prefetch_main`] for a node that [`Index::probe`] will look
+    /// up in `main` (`newest_child` is below the watermark); nothing otherwise.
+    #[inline(always)]
+    pub(super) fn prefetch_for(&self, h: u32, newest_child: u32) {
+        if newest_child < self.watermark {
+            self.prefetch_main(h);
+        }
     }
 
     /// Like [`Index::probe`] without the option to insert.

@@ -1005,6 +1005,58 @@ fn max_depth_expression_fits_a_small_stack() {
     assert!(h.join().is_ok());
 }
 
+/// The batch starts fetching the next row's index slot when it is a unary
+/// node over an already known id (a hint): the ids are those of interning
+/// the rows one node at a time, across several merges of the index's small
+/// table, and a next row with a bad operand still fails at its own row.
+#[test]
+fn intern_batch_look_ahead_changes_no_id_and_no_error() {
+    let [ops, a, b, c] = bench_intern_rows(60_000);
+    let ops: Vec<u8> = ops.iter().map(|&o| o as u8).collect();
+    let mut whole = Context::new();
+    let ids = whole.intern_batch(&ops, &a, &b, &c).unwrap();
+    // one node (with its argument rows) per call, references made absolute
+    let mut single = Context::new();
+    let (mut row, mut got) = (0, Vec::<u32>::new());
+    while row < ops.len() {
+        let k = if matches!(ops[row], 17 | 18) {
+            a[row] as usize
+        } else {
+            0
+        };
+        let rows = row..row + k + 1;
+        let refers = |j: usize| j > row || ops[j] >= 23;
+        let a_abs: Vec<i64> = rows
+            .clone()
+            .map(|j| match a[j] {
+                r if refers(j) && r < 0 => got[(-(r + 1)) as usize] as i64,
+                r => r,
+            })
+            .collect();
+        let part = single.intern_batch(&ops[rows.clone()], &a_abs, &b[rows.clone()], &c[rows]);
+        got.extend(part.unwrap());
+        row += k + 1;
+    }
+    assert_eq!(ids, got);
+    assert_eq!(whole.len(), single.len());
+    // next rows over an existing id (a ref ≥ 0) and over an earlier row
+    let mut c = Context::new();
+    let s = c.shard_id(4).unwrap();
+    let ids = c.intern_batch(&[12, 25, 26, 23], &[0, 0, -2, -3], &[64, 3, 5, 2], &[1, 0, 0, 0]);
+    let fd = c.floor_div(s, 3).unwrap();
+    let md = c.modulo(fd, 5).unwrap();
+    assert_eq!(ids.unwrap()[1..], [fd.0, md.0, c.mult(md, 2).unwrap().0]);
+    // a bad operand in the row looked ahead at: its own error, no panic
+    for bad in [i64::MIN, i64::MAX, -2, -3, 1 << 40] {
+        let e = msg(c.intern_batch(&[13, 25], &[4, bad], &[0, 3], &[0, 0]));
+        assert!(e.contains("row 1"), "{bad}: {e}");
+    }
+    let e = msg(c.intern_batch(&[13, 17, 0, 25, 26], &[4, 1, -1, -2, -3], &[0, 0, 2, 3, 3], &[0; 5]));
+    assert!(e.contains("row 4") && e.contains("names an argument row"), "{e}");
+    let e = msg(c.intern_batch(&[13, 12, 28], &[4, 0, -1], &[0, 64, 3], &[0, 1, -1]));
+    assert!(e.contains("replica_groups_id"), "{e}");
+}
+
 /// The rows of `benches/bench_pelican_ratios.py::intern_rows(n)`: per group an
 /// AffExpr over the shard and a SymbolicIdx, a Modulo, a FloorDiv, a Mult, a
 /// Sum and a CCDiv (11 rows); constants repeat so many nodes are duplicates.

@@ -168,6 +168,20 @@ impl Layout {
     /// (contract §3.6): with one ap dim per tensor dim the start is
     /// `Σ addrs[d]·S′[d]`, otherwise `addrs[0]·F + Σ_{d≥1} addrs[d]`.
     pub fn symbolic(&self, ap: &[ApPair], addrs: &[i64], esize: i64) -> FResult<Progression> {
+        let (part, within) = self.symbolic_start(ap, addrs, esize)?;
+        self.progression(part, within, ap)
+    }
+
+    /// [`Layout::symbolic`]'s verdict without building the points: the same
+    /// error, or `Ok` where it would return a progression (the race checker's
+    /// static bounds test only whether an access fits).
+    pub fn check_symbolic(&self, ap: &[ApPair], addrs: &[i64], esize: i64) -> FResult<()> {
+        let (part, within) = self.symbolic_start(ap, addrs, esize)?;
+        self.check_box(add(part, within)?, within, ap)
+    }
+
+    /// The (partition part, within-partition part) of a symbolic access's start.
+    fn symbolic_start(&self, ap: &[ApPair], addrs: &[i64], esize: i64) -> FResult<(i64, i64)> {
         self.check_esize(esize)?;
         if addrs.len() != ap.len() {
             return Err(FootprintError::AddrsCount {
@@ -192,7 +206,7 @@ impl Layout {
                 within = add(within, term)?;
             }
         }
-        self.progression(part, within, ap)
+        Ok((part, within))
     }
 
     /// The points of a `physical_ap`: `e = offset / esize + Σ_d step_d·i_d`
@@ -222,12 +236,19 @@ impl Layout {
     /// Build and bounds-check `part + within + Σ step·i`, where ap dim 0 moves
     /// the partition part and the other dims the within-partition part.
     fn progression(&self, part: i64, within: i64, ap: &[ApPair]) -> FResult<Progression> {
-        let p = Progression {
-            base: add(part, within)?,
+        let base = add(part, within)?;
+        self.check_box(base, within, ap)?;
+        Ok(Progression {
+            base,
             dims: ap.iter().copied().collect(),
-        };
-        if p.is_empty() {
-            return Ok(p);
+        })
+    }
+
+    /// The bounds checks of [`Layout::progression`] on `base + Σ step·i`
+    /// (`within`: its within-partition part), without building it.
+    fn check_box(&self, base: i64, within: i64, ap: &[ApPair]) -> FResult<()> {
+        if ap.iter().any(|d| d[1] <= 0) {
+            return Ok(()); // empty: touches nothing
         }
         let (wlo, whi) = span(within, ap.get(1..).unwrap_or(&[]))?;
         if self.on_chip && (wlo < 0 || whi >= self.free) {
@@ -237,7 +258,7 @@ impl Layout {
                 free: self.free,
             });
         }
-        let (lo, hi) = p.bounds()?;
+        let (lo, hi) = span(base, ap)?;
         let n = self.elements();
         if lo < 0 || hi >= n {
             let bad = if lo < 0 { lo } else { hi };
@@ -246,7 +267,7 @@ impl Layout {
                 elements: n,
             });
         }
-        Ok(p)
+        Ok(())
     }
 }
 

@@ -545,7 +545,7 @@ fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode, fast: bool) -> Result
                 .accesses_where(ctx, at.inst, at.bindings, 9302, &keep, &mut scratch)?;
         }
         let g = out.barriers.len() as u32;
-        for a in &scratch {
+        for a in scratch.drain(..) {
             record(cf, reach, mode, at, a, g, &mut out.items, &mut last)?;
         }
         Ok(())
@@ -561,7 +561,7 @@ fn record<'m>(
     reach: &Reach,
     mode: Mode,
     at: &Instance<'_, 'm>,
-    a: &Access<'_>,
+    a: Access<'_>,
     g: u32,
     items: &mut Vec<Item<'m>>,
     last: &mut Last,
@@ -576,7 +576,10 @@ fn record<'m>(
         return Ok(());
     }
     let key = (at.pos, a.list as u8, a.index as u32, phys);
-    if let Some((pg, pp)) = last.get(&key) {
+    // One lookup: the slot is read for the repeat test and written below.
+    let slot = last.entry(key);
+    if let hashbrown::hash_map::Entry::Occupied(o) = &slot {
+        let (pg, pp) = o.get();
         if *pg == g && pp.as_ref() == a.points.as_ref() {
             return Ok(());
         }
@@ -590,7 +593,8 @@ fn record<'m>(
     let Some(fp) = fp else {
         return Ok(()); // an empty access touches nothing
     };
-    last.insert(key, (g, a.points.clone()));
+    // The points move into the repeat test's slot (the footprint is built).
+    slot.insert((g, a.points));
     items.push(Item {
         inst: at.inst,
         phys,

@@ -9,6 +9,7 @@
 //! reaches core 0's location). Names of created instructions and stages start
 //! with the collective's name; a user name they would take is 9104.
 
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use hashbrown::{HashMap, HashSet};
@@ -784,30 +785,45 @@ fn candidates(orig: &[Module], g: &Group<'_>, emit: &mut dyn FnMut(std::fmt::Arg
 }
 
 /// The candidate names of one function's groups: a filter made without
-/// keeping them, and the names themselves, made only when a user name passes
-/// the filter (rarely: most kernels take none).
+/// keeping them (first byte and length, then a 64-bit hash of the whole
+/// name), and the names themselves, made only when a user name passes both
+/// (rarely: most kernels take none). The hash stage matters because the
+/// candidates share their collective's prefix, so many user names of the
+/// same shape pass the first test.
 struct Candidates<'g, 'm> {
     groups: Vec<&'g Group<'m>>,
     filter: NameFilter,
+    hasher: hashbrown::DefaultHashBuilder,
+    hashes: HashSet<u64>,
     names: Option<HashSet<String>>,
 }
 
 impl<'g, 'm> Candidates<'g, 'm> {
     fn new(orig: &[Module], groups: Vec<&'g Group<'m>>) -> Self {
         let mut filter = NameFilter::default();
+        let hasher = hashbrown::DefaultHashBuilder::default();
+        let mut hashes = HashSet::new();
         let mut buf = String::new();
         for g in &groups {
             candidates(orig, g, &mut |args| {
                 buf.clear();
                 let _ = std::fmt::Write::write_fmt(&mut buf, args);
                 filter.add(&buf);
+                hashes.insert(hasher.hash_one(buf.as_str()));
             });
         }
         Candidates {
             groups,
             filter,
+            hasher,
+            hashes,
             names: None,
         }
+    }
+
+    /// False only when `name` is not a candidate.
+    fn may_hold(&self, name: &str) -> bool {
+        self.filter.may_hold(name) && self.hashes.contains(&self.hasher.hash_one(name))
     }
 
     fn names(&mut self, orig: &[Module]) -> &HashSet<String> {
@@ -838,7 +854,7 @@ pub fn user_names_of(orig: &[Module], groups: &[Group<'_>]) -> UserNames {
             for (fname, cands) in &mut cand {
                 let Some(f) = m.function(fname) else { continue };
                 let mut hits: Vec<&Arc<str>> = Vec::new();
-                let filter = &cands.filter;
+                let filter = &*cands;
                 f.walk(&mut |i| {
                     if filter.may_hold(&i.name) {
                         hits.push(&i.name);

@@ -95,18 +95,31 @@ fn scale((lo, hi): (i64, i64), k: i64) -> Option<(i64, i64)> {
 pub(super) struct Scanner<'i, 'm> {
     index: &'i FunctionIndex<'m>,
     sets: HashMap<&'m str, (&'i SetEntry<'m>, bool)>,
+    /// The same entries by the address and length of the set's name: the
+    /// loader shares one string between a set and the arguments naming it,
+    /// so most lookups hash a pointer instead of a name.
+    by_addr: HashMap<(usize, usize), (&'i SetEntry<'m>, bool)>,
     pub ranges: Ranges<'i>,
+}
+
+/// A name's identity as a string object (address, length).
+fn addr(s: &str) -> (usize, usize) {
+    (s.as_ptr() as usize, s.len())
 }
 
 impl<'i, 'm> Scanner<'i, 'm> {
     /// `reachable(set)`: can another core touch this set's bytes?
     pub fn new(ctx: &'i Context, index: &'i FunctionIndex<'m>, reachable: impl Fn(&str) -> bool) -> Self {
-        let sets = (index.function.allocations.iter())
+        let sets: HashMap<&'m str, (&'i SetEntry<'m>, bool)> = (index.function.allocations.iter())
             .filter_map(|s| index.set(&s.name).map(|e| (&*s.name, (e, reachable(&s.name)))))
             .collect();
+        // A pointer hit names the same string as a key of `sets`, so it
+        // answers what `sets.get` would.
+        let by_addr = sets.iter().map(|(&n, &v)| (addr(n), v)).collect();
         Scanner {
             index,
             sets,
+            by_addr,
             ranges: Ranges::new(ctx),
         }
     }
@@ -136,7 +149,10 @@ impl<'i, 'm> Scanner<'i, 'm> {
     }
 
     fn entry(&self, arg: &Argument) -> Option<Option<(&'i SetEntry<'m>, bool)>> {
-        let by_name = |n: &str| self.sets.get(n).copied();
+        let by_name = |n: &str| match self.by_addr.get(&addr(n)) {
+            Some(&hit) => Some(hit),
+            None => self.sets.get(n).copied(),
+        };
         Some(match arg {
             Argument::Symbolic(s) => by_name(s.memsetref.as_deref()?),
             Argument::Physical(p) => match (&p.memsetref, &p.memref) {
@@ -196,12 +212,12 @@ impl<'i, 'm> Scanner<'i, 'm> {
         }
         for loc in &entry.locations {
             let layout = loc.layout.as_ref().map_err(Clone::clone)?;
-            let at_lo = layout.symbolic(&ap.ap, &lo, es);
+            let at_lo = layout.check_symbolic(&ap.ap, &lo, es);
             if hi == lo {
                 at_lo?;
                 continue;
             }
-            if at_lo.is_err() || layout.symbolic(&ap.ap, &hi, es).is_err() {
+            if at_lo.is_err() || layout.check_symbolic(&ap.ap, &hi, es).is_err() {
                 return Ok(Verdict::PerInstance);
             }
         }

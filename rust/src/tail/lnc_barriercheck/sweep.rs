@@ -129,6 +129,51 @@ pub(crate) fn bounding_box(p: &Progression, layout: &Layout) -> Result<(i64, i64
     Ok((pl, ph, 0, f * es - 1))
 }
 
+/// The sweep's entries `(epoch, least byte, side, index)` of both sides,
+/// sorted. Each is packed into one `u128` with the same order (epoch, then
+/// the byte with its sign bit flipped, then side and index in 32 bits) while
+/// the indices fit in 31 bits: sorting integers costs a fraction of
+/// comparing tuples field by field, the sweep's largest cost on big modules.
+fn sorted_entries(sides: [&[&Item<'_>]; 2], ep: &PairEpochs) -> Vec<(u32, i64, u8, u32)> {
+    let n = sides[0].len() + sides[1].len();
+    let mut entries: Vec<(u32, i64, u8, u32)> = Vec::with_capacity(n);
+    if sides.iter().all(|x| x.len() <= 1 << 31) {
+        let mut keys: Vec<u128> = Vec::with_capacity(n);
+        for (s, items) in sides.iter().enumerate() {
+            for (i, it) in items.iter().enumerate() {
+                keys.push(pack(ep.epoch(s, it.g), it.fp.blo, s as u8, i as u32));
+            }
+        }
+        keys.sort_unstable();
+        entries.extend(keys.into_iter().map(unpack));
+        return entries;
+    }
+    for (s, items) in sides.iter().enumerate() {
+        for (i, it) in items.iter().enumerate() {
+            entries.push((ep.epoch(s, it.g), it.fp.blo, s as u8, i as u32));
+        }
+    }
+    entries.sort_unstable();
+    entries
+}
+
+const SIGN: u64 = 1 << 63;
+
+/// `(epoch, byte, side, index)` as one integer of the same order (`side` 0
+/// or 1, `index` below 2³¹).
+fn pack(epoch: u32, byte: i64, side: u8, index: u32) -> u128 {
+    ((epoch as u128) << 96) | (((byte as u64 ^ SIGN) as u128) << 32) | ((side as u128) << 31) | index as u128
+}
+
+fn unpack(k: u128) -> (u32, i64, u8, u32) {
+    (
+        (k >> 96) as u32,
+        ((k >> 32) as u64 ^ SIGN) as i64,
+        ((k >> 31) & 1) as u8,
+        (k as u32) & 0x7fff_ffff,
+    )
+}
+
 /// The least witness of one pair of instructions.
 pub(crate) struct Witness<'i, 'm> {
     /// Side a's item, side b's item (the instance pair that gives the point).
@@ -152,13 +197,7 @@ fn class(r: Role) -> usize {
 /// two cores working on different columns of every partition never meet),
 /// then checks the partition ranges, then — exact mode — the run sets.
 pub(crate) fn sweep<'i, 'm>(sides: [&[&'i Item<'m>]; 2], ep: &PairEpochs) -> Vec<Witness<'i, 'm>> {
-    let mut entries: Vec<(u32, i64, u8, u32)> = Vec::with_capacity(sides[0].len() + sides[1].len());
-    for (s, items) in sides.iter().enumerate() {
-        for (i, it) in items.iter().enumerate() {
-            entries.push((ep.epoch(s, it.g), it.fp.blo, s as u8, i as u32));
-        }
-    }
-    entries.sort_unstable();
+    let entries = sorted_entries(sides, ep);
     let mut best: HashMap<(u32, u32), Witness<'i, 'm>> = HashMap::new();
     // active[side][class]: indices into sides[side] whose byte interval may still reach.
     let mut active: [[Vec<u32>; 2]; 2] = Default::default();
@@ -214,4 +253,32 @@ pub(crate) fn sweep<'i, 'm>(sides: [&[&'i Item<'m>]; 2], ep: &PairEpochs) -> Vec
         active[s][class(x.role)].push(i);
     }
     best.into_values().collect()
+}
+
+#[cfg(test)]
+mod pack_tests {
+    use super::{pack, unpack};
+
+    #[test]
+    fn packed_entries_keep_the_tuple_order() {
+        let bytes = [i64::MIN, i64::MIN + 1, -5, -1, 0, 1, 7, i64::MAX - 1, i64::MAX];
+        let mut tuples = Vec::new();
+        for e in [0u32, 1, 7, u32::MAX] {
+            for &b in &bytes {
+                for s in [0u8, 1] {
+                    for i in [0u32, 1, 5, (1 << 31) - 1] {
+                        tuples.push((e, b, s, i));
+                    }
+                }
+            }
+        }
+        for &t in &tuples {
+            assert_eq!(unpack(pack(t.0, t.1, t.2, t.3)), t);
+        }
+        let mut by_key: Vec<u128> = tuples.iter().map(|&(e, b, s, i)| pack(e, b, s, i)).collect();
+        by_key.reverse();
+        by_key.sort_unstable();
+        tuples.sort_unstable();
+        assert_eq!(by_key.into_iter().map(unpack).collect::<Vec<_>>(), tuples);
+    }
 }

@@ -110,12 +110,22 @@ def sweep_stale_temps(dirpath: str, base: str | None = None) -> list[str]:
     exists (and, with ``base``, only those of that final name). Returns the
     paths removed.
     """
+    return _sweep_names(dirpath, _listdir(dirpath), base)
+
+
+def _listdir(dirpath: str) -> list[str]:
     try:
-        names = os.listdir(dirpath)
+        return os.listdir(dirpath)
     except OSError:
         return []
+
+
+def _sweep_names(dirpath: str, names: Sequence[str], base: str | None = None) -> list[str]:
+    """:func:`sweep_stale_temps` over ``names``, a listing of ``dirpath``."""
     removed = []
     for name in names:
+        if not name.startswith("."):
+            continue  # every temporary is hidden: most names stop here
         m = _TMP.match(name)
         if m is None or (base is not None and m.group("base") != base):
             continue
@@ -178,10 +188,10 @@ def durable_in_this_thread(on: bool) -> Iterator[None]:
         _thread.fsync = before
 
 
-def fsync_dir(path: str) -> None:
+def fsync_dir(path: str, durable_now: bool | None = None) -> None:
     """fsync a directory so the renames in it are durable (best effort; only when
-    :func:`durable`)."""
-    if not durable():
+    :func:`durable`, or ``durable_now`` when the caller asked already)."""
+    if not (durable() if durable_now is None else durable_now):
         return
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -195,16 +205,16 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def write_fsync(path: str, data: bytes | memoryview) -> None:
+def write_fsync(path: str, data: bytes | memoryview, durable_now: bool | None = None) -> None:
     """Create ``path`` (it must not exist), write ``data`` whole, and fsync it when
-    :func:`durable`."""
+    :func:`durable` (or ``durable_now``, when the caller asked already)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
         view = memoryview(data)
         while view:
             n = os.write(fd, view)
             view = view[n:]
-        if durable():
+        if durable() if durable_now is None else durable_now:
             os.fsync(fd)
     finally:
         os.close(fd)
@@ -261,12 +271,11 @@ def write_files_atomic(blobs: Mapping[str, bytes]) -> list[str]:
     return list(blobs)
 
 
-def _core_files(dirpath: str) -> list[str]:
-    """The outputs of a split in ``dirpath``: its core files and ``linked.json``."""
-    try:
-        names = os.listdir(dirpath)
-    except OSError:
-        return []
+def _core_files(dirpath: str, names: Sequence[str] | None = None) -> list[str]:
+    """The outputs of a split in ``dirpath`` (or among ``names``, a listing of it):
+    its core files and ``linked.json``."""
+    if names is None:
+        names = _listdir(dirpath)
     return [os.path.join(dirpath, n) for n in names if _CORE_FILE.match(n) or n == LINKED_FILE]
 
 
@@ -290,21 +299,26 @@ def write_core_files(
     finals = [os.path.join(out_dir, core_file_name(c)) for c in range(len(blobs))]
     finals += [os.path.join(out_dir, name) for name in extra]
     datas = [*blobs, *extra.values()]
+    fsync = durable()
     with locked_dir(out_dir):
-        sweep_stale_temps(out_dir)
+        # One listing, taken under the lock, serves the sweep and the removal
+        # of an earlier run's extra cores: only lncsplit writes these names,
+        # and every lncsplit writer of this directory waits for the lock.
+        names = _listdir(out_dir)
+        _sweep_names(out_dir, names)
         temps: list[str] = []
         try:
             for final, data in zip(finals, datas, strict=True):
                 tmp = tmp_name(final)
                 temps.append(tmp)
-                write_fsync(tmp, data)
+                write_fsync(tmp, data, fsync)
             for tmp, final in zip(temps, finals, strict=True):
                 os.replace(tmp, final)
             keep = set(finals)
-            for stale in _core_files(out_dir):
+            for stale in _core_files(out_dir, names):
                 if stale not in keep:
                     os.unlink(stale)
-            fsync_dir(out_dir)
+            fsync_dir(out_dir, fsync)
         except BaseException:
             for p in temps:
                 with contextlib.suppress(OSError):

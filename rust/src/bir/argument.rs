@@ -37,7 +37,7 @@ pub enum Argument {
     },
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct SymbolicAp {
     pub pwap: bool,
     pub ap: Ap,
@@ -53,7 +53,7 @@ pub struct SymbolicAp {
     pub extra: Extra,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct PhysicalAp {
     pub ap: Ap,
     pub offset: Option<i64>,
@@ -61,6 +61,38 @@ pub struct PhysicalAp {
     pub memref: Option<Arc<str>>,
     pub memsetref: Option<Arc<str>>,
     pub extra: Extra,
+}
+
+// Clone by hand: `SmallVec`'s own `clone` collects element by element;
+// `from_slice` copies the (`Copy`) pairs and ids at once. Every split clones
+// every argument once per core.
+impl Clone for SymbolicAp {
+    fn clone(&self) -> Self {
+        SymbolicAp {
+            pwap: self.pwap,
+            ap: Ap::from_slice(&self.ap),
+            dtype: self.dtype.clone(),
+            memsetref: self.memsetref.clone(),
+            addrs: Addrs::from_slice(&self.addrs),
+            tile_addrs: self.tile_addrs,
+            block_addrs: self.block_addrs,
+            access_shape: self.access_shape.clone(),
+            extra: self.extra.clone(),
+        }
+    }
+}
+
+impl Clone for PhysicalAp {
+    fn clone(&self) -> Self {
+        PhysicalAp {
+            ap: Ap::from_slice(&self.ap),
+            offset: self.offset,
+            dtype: self.dtype.clone(),
+            memref: self.memref.clone(),
+            memsetref: self.memsetref.clone(),
+            extra: self.extra.clone(),
+        }
+    }
 }
 
 impl Argument {

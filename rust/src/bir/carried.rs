@@ -267,18 +267,66 @@ pub fn walk_module<R: ExprRewriter + ?Sized>(r: &mut R, m: &mut Module) -> Resul
 /// field; `wants` looks inside), read-only, in the same order, stopping at
 /// the first. A probe that runs before a walk which changes the module
 /// (the split asks whether any carried value holds a ShardId) takes this one:
-/// no `&mut`, no site closures.
+/// no `&mut`, no site closures. `wants` must answer on the value alone: a
+/// shared value of the instructions (an unknown-key map, a dependency kind,
+/// an `access_shape`: one allocation for many uses) that it refused is not
+/// offered again at the same address ([`Seen`]).
 pub fn any_value<W: FnMut(&Value) -> bool>(m: &Module, wants: &mut W) -> bool {
     if extra_any(&m.extra, wants) || m.attributes.iter().flat_map(|a| a.values()).any(&mut *wants) {
         return true;
     }
+    let seen = &mut Seen::default();
     m.functions.iter().any(|f| {
         extra_any(&f.extra, wants)
             || f.allocations
                 .iter()
                 .any(|s| extra_any(&s.extra, wants) || s.locations.iter().any(|l| extra_any(&l.extra, wants)))
-            || blocks_any(&f.basic_blocks, wants)
+            || blocks_any(&f.basic_blocks, wants, seen)
     })
+}
+
+/// Addresses of shared values [`any_value`]'s `wants` refused: while the
+/// module is borrowed an address names one value, so it need not be looked
+/// at again (the probe looked inside the same few maps and shapes on every
+/// instruction). Direct-mapped; 0 is an empty slot.
+struct Seen([usize; 256]);
+
+impl Default for Seen {
+    fn default() -> Self {
+        Seen([0; 256])
+    }
+}
+
+impl Seen {
+    /// `ask()` for the value at `addr`, unless it was refused before.
+    #[inline]
+    fn any(&mut self, addr: usize, ask: impl FnOnce() -> bool) -> bool {
+        let slot = (addr >> 4 ^ addr >> 12) & 255;
+        if self.0[slot] == addr {
+            return false;
+        }
+        let yes = ask();
+        if !yes {
+            self.0[slot] = addr;
+        }
+        yes
+    }
+
+    /// [`extra_any`] of a shared unknown-key map.
+    fn extra<W: FnMut(&Value) -> bool>(&mut self, e: &Extra, wants: &mut W) -> bool {
+        match e {
+            Some(m) => self.any(Arc::as_ptr(m) as usize, || m.values().any(wants)),
+            None => false,
+        }
+    }
+
+    /// `wants` of a shared value.
+    fn value<W: FnMut(&Value) -> bool>(&mut self, v: &Option<Arc<Value>>, wants: &mut W) -> bool {
+        match v {
+            Some(v) => self.any(Arc::as_ptr(v) as usize, || wants(v)),
+            None => false,
+        }
+    }
 }
 
 /// The unknown keys of one object.
@@ -286,32 +334,26 @@ fn extra_any<W: FnMut(&Value) -> bool>(e: &Extra, wants: &mut W) -> bool {
     e.iter().flat_map(|m| m.values()).any(wants)
 }
 
-fn blocks_any<W: FnMut(&Value) -> bool>(bs: &[Block], wants: &mut W) -> bool {
+fn blocks_any<W: FnMut(&Value) -> bool>(bs: &[Block], wants: &mut W, seen: &mut Seen) -> bool {
     bs.iter().any(|b| {
         extra_any(&b.extra, wants)
             || b.instructions.iter().any(|inst| {
-                instruction_any(inst, wants)
-                    || matches!(&inst.op, OpFields::Loop { blocks: body, .. } if blocks_any(body, wants))
+                instruction_any(inst, wants, seen)
+                    || matches!(&inst.op, OpFields::Loop { blocks: body, .. } if blocks_any(body, wants, seen))
             })
     })
 }
 
 /// One instruction's carried values ([`instruction`]'s, read-only).
-fn instruction_any<W: FnMut(&Value) -> bool>(inst: &Instruction, wants: &mut W) -> bool {
-    if extra_any(&inst.extra, wants)
-        || inst
-            .dependencies
-            .iter()
-            .flatten()
-            .any(|d| d.kind.as_deref().is_some_and(&mut *wants))
-    {
+fn instruction_any<W: FnMut(&Value) -> bool>(inst: &Instruction, wants: &mut W, seen: &mut Seen) -> bool {
+    if seen.extra(&inst.extra, wants) || inst.dependencies.iter().flatten().any(|d| seen.value(&d.kind, wants)) {
         return true;
     }
-    let arg = |a: &Argument, wants: &mut W| match a {
-        Argument::Symbolic(s) => s.access_shape.as_deref().is_some_and(&mut *wants) || extra_any(&s.extra, wants),
-        Argument::Physical(p) => extra_any(&p.extra, wants),
-        Argument::Imm { value, extra, .. } => wants(value) || extra_any(extra, wants),
-        Argument::Other { fields, .. } => fields.values().any(wants),
+    let mut arg = |a: &Argument, wants: &mut W| match a {
+        Argument::Symbolic(s) => seen.value(&s.access_shape, wants) || seen.extra(&s.extra, wants),
+        Argument::Physical(p) => seen.extra(&p.extra, wants),
+        Argument::Imm { value, extra, .. } => wants(value) || seen.extra(extra, wants),
+        Argument::Other { fields, .. } => fields.values().any(&mut *wants),
     };
     if inst.arguments().any(|a| arg(a, wants)) {
         return true;

@@ -17,7 +17,8 @@ use std::sync::Arc;
 use crate::bir::{Argument, Block, Function, Instruction, IntOrExpr, Module, OpFields};
 use crate::error::{Error, Result};
 use crate::passes::carried_shards::{module_has_carried_shard, CarriedBinder};
-use crate::pelican::{eval_mask, Bindings, Context, ExprId, Node};
+use crate::pelican::{eval_mask, AffinePredicate, Bindings, Context, ExprId, Node};
+use smallvec::SmallVec;
 
 /// How the per-core copies are made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -270,6 +271,9 @@ struct Concretizer<'a> {
     bound: Vec<u32>,
     deleted: HashSet<Arc<str>>,
     carried: Option<CarriedBinder>,
+    /// The shard bound to this core, made once for the walk (not per
+    /// instruction: two empty hash maps each time).
+    bindings: Bindings,
 }
 
 /// Not bound yet, in [`Concretizer::bound`].
@@ -285,6 +289,7 @@ impl<'a> Concretizer<'a> {
             bound,
             deleted: HashSet::new(),
             carried,
+            bindings: Bindings::shard(core),
         }
     }
 
@@ -343,11 +348,13 @@ impl<'a> Concretizer<'a> {
                 }
             }
         }
-        let mut preds = s.predicates.clone();
+        // Bound copies of the predicates (few: on the stack), every one bound
+        // before any is evaluated, as `instruction` does.
+        let mut preds: SmallVec<[AffinePredicate; 4]> = SmallVec::from_slice(&s.predicates);
         for p in &mut preds {
             self.bind(&mut p.expr)?;
         }
-        Ok(eval_mask(self.ctx, &preds, &Bindings::shard(self.core))? == 0)
+        Ok(eval_mask(self.ctx, &preds, &self.bindings)? == 0)
     }
 
     /// Walk a block in place: returns how many instructions were deleted from it.
@@ -414,7 +421,6 @@ impl<'a> Concretizer<'a> {
         for arg in inst.arguments_mut() {
             self.argument(arg)?;
         }
-        let bindings = Bindings::shard(self.core);
         for p in &mut inst.predicates {
             self.bind(&mut p.expr)?;
         }
@@ -427,12 +433,12 @@ impl<'a> Concretizer<'a> {
                 children += b.instructions.len();
                 removed += self.block(b)?;
             }
-            drop_true_predicates(self.ctx, inst, &bindings)?;
+            drop_true_predicates(self.ctx, inst, &self.bindings)?;
             return Ok(children > 0 && removed == children);
         }
-        let delete = eval_mask(self.ctx, &inst.predicates, &bindings)? == 0;
+        let delete = eval_mask(self.ctx, &inst.predicates, &self.bindings)? == 0;
         if !delete {
-            drop_true_predicates(self.ctx, inst, &bindings)?;
+            drop_true_predicates(self.ctx, inst, &self.bindings)?;
         }
         Ok(delete)
     }
@@ -486,9 +492,17 @@ impl<'a> Concretizer<'a> {
 /// On a kept instruction, predicates that became constant-true are dropped;
 /// undecided ones stay.
 fn drop_true_predicates(ctx: &Context, inst: &mut Instruction, b: &Bindings) -> Result<()> {
-    let mut verdicts = Vec::with_capacity(inst.predicates.len());
+    if inst.predicates.is_empty() {
+        return Ok(());
+    }
+    // Every verdict first (an evaluation error leaves the predicates as
+    // they were), then the true ones dropped; on the stack for the usual few.
+    let mut verdicts: SmallVec<[bool; 8]> = SmallVec::with_capacity(inst.predicates.len());
     for p in &inst.predicates {
         verdicts.push(p.eval(ctx, b)? == Some(true));
+    }
+    if !verdicts.contains(&true) {
+        return Ok(());
     }
     let mut v = verdicts.iter();
     inst.predicates.retain(|_| !*v.next().unwrap_or(&false));

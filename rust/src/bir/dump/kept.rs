@@ -22,6 +22,9 @@ const SLOTS: usize = 512;
 const MAX_VALUE_BYTES: usize = 1024;
 /// Largest total size of the kept bytes.
 const MAX_BYTES: usize = 4 << 20;
+/// Slots of the table of shared strings known to need no escaping (a power
+/// of two).
+const CLEAN_SLOTS: usize = 256;
 
 /// One slot: the address written there and where its bytes are (`len` 0:
 /// empty).
@@ -35,6 +38,10 @@ struct Slot {
 pub struct Kept {
     slots: Vec<Slot>,
     bytes: Vec<u8>,
+    /// Addresses of shared strings (dtypes, `memsetref`s, engines: a few
+    /// distinct ones on every argument) already scanned and found to need
+    /// no escaping; 0 is an empty slot (no allocation is at address 0).
+    clean: Vec<usize>,
 }
 
 impl Default for Kept {
@@ -42,6 +49,7 @@ impl Default for Kept {
         Kept {
             slots: vec![Slot::default(); SLOTS],
             bytes: Vec::new(),
+            clean: vec![0; CLEAN_SLOTS],
         }
     }
 }
@@ -88,6 +96,26 @@ impl Kept {
     pub fn value(&mut self, o: &mut Out, v: &Arc<Value>) {
         self.write(o, Arc::as_ptr(v) as usize, |o| o.value(v));
     }
+
+    /// A shared string (one allocation the loader gives every use of the
+    /// same dtype, `memsetref`, engine): scanned for escapes the first time
+    /// its address is seen, written unscanned after (the scan was a tenth of
+    /// the writer's instructions). The same bytes as [`Out::str`].
+    #[inline]
+    pub fn str(&mut self, o: &mut Out, s: &Arc<str>) {
+        let addr = Arc::as_ptr(s) as *const u8 as usize;
+        let slot = (addr >> 4 ^ addr >> 12) & (CLEAN_SLOTS - 1);
+        if self.clean[slot] == addr {
+            o.name(s);
+            return;
+        }
+        if super::out::has_escape(s.as_bytes()) {
+            o.str(s);
+        } else {
+            self.clean[slot] = addr;
+            o.name(s);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -103,8 +131,11 @@ mod tests {
         for i in 0..1500 {
             let k = i % 700;
             insts.push(format!(
-                r#"{{"name":"i{i}","opcode":"NoOp","ins":[{{"kind":"symbolic_ap","ap":[[1,2]],"memsetref":"t","addrs":[],"access_shape":[{k},{}]}}],"dependencies":[["i0",{{"w":{k}}}],["i1","Flow"]],"perf_mode":"m{k}","x":[{k},"\u0001"]}}"#,
-                k % 3
+                r#"{{"name":"i{i}","opcode":"NoOp","engine":"{}","ins":[{{"kind":"symbolic_ap","ap":[[1,2]],"dtype":"{}","memsetref":"t","addrs":[],"access_shape":[{k},{}]}},{{"kind":"physical_ap","ap":[[1,2]],"dtype":"{}","memsetref":"t"}}],"dependencies":[["i0",{{"w":{k}}}],["i1","Flow"]],"perf_mode":"m{k}","x":[{k},"\u0001"]}}"#,
+                ["Act", "Pool\\u0009", "DVE"][k % 3],
+                [r#"f\"32"#, "bf16", "int8"][k % 3],
+                k % 3,
+                ["bf16", r#"f\"32"#][k % 2],
             ));
         }
         let text = format!(

@@ -285,6 +285,16 @@ macro_rules! opt {
     };
 }
 
+/// `"key":string` for an optional shared string ([`Kept::str`]), in its place.
+macro_rules! opt_shared {
+    ($o:expr, $kept:expr, $key:literal, $v:expr) => {
+        if let Some(v) = $v {
+            $o.raw(concat!(",\"", $key, "\":").as_bytes());
+            $kept.str($o, v);
+        }
+    };
+}
+
 /// Instructions `start..end` of block `block`: one piece of the parallel
 /// writer.
 struct Run {
@@ -516,7 +526,7 @@ impl<'c> Writer<'c> {
         o.str(&i.name);
         o.raw(br#","opcode":"#);
         o.name(i.opcode.name());
-        opt!(o, "engine", &i.engine, str);
+        opt_shared!(o, self.kept, "engine", &i.engine);
         self.op_fields(o, &i.op)?;
         self.arguments(o, br#","ins":["#, &i.ins)?;
         self.arguments(o, br#","outs":["#, &i.outs)?;
@@ -646,14 +656,14 @@ impl<'c> Writer<'c> {
                 o.raw(br#"{"kind":"physical_ap","ap":"#);
                 ap(o, &p.ap);
                 opt!(o, "offset", p.offset, int);
-                opt!(o, "dtype", &p.dtype, str);
-                opt!(o, "memref", &p.memref, str);
-                opt!(o, "memsetref", &p.memsetref, str);
+                opt_shared!(o, self.kept, "dtype", &p.dtype);
+                opt_shared!(o, self.kept, "memref", &p.memref);
+                opt_shared!(o, self.kept, "memsetref", &p.memsetref);
                 self.kept.extras(o, &p.extra);
             }
             Argument::Imm { dtype, value, extra } => {
                 o.raw(br#"{"kind":"imm_value""#);
-                opt!(o, "dtype", dtype, str);
+                opt_shared!(o, self.kept, "dtype", dtype);
                 o.raw(br#","value":"#);
                 o.value(value);
                 self.kept.extras(o, extra);
@@ -675,8 +685,8 @@ impl<'c> Writer<'c> {
             br#"{"kind":"symbolic_ap","ap":"#
         });
         ap(o, &s.ap);
-        opt!(o, "dtype", &s.dtype, str);
-        opt!(o, "memsetref", &s.memsetref, str);
+        opt_shared!(o, self.kept, "dtype", &s.dtype);
+        opt_shared!(o, self.kept, "memsetref", &s.memsetref);
         o.raw(br#","addrs":["#);
         for (i, &e) in s.addrs.iter().enumerate() {
             if i > 0 {

@@ -61,6 +61,54 @@ fn half(b: &[u8]) -> u64 {
     b.first_chunk::<4>().map_or(0, |w| u32::from_le_bytes(*w) as u64)
 }
 
+/// Longest byte string [`Out::small`] and [`Out::name`] store without a
+/// call to `memcpy`.
+const SMALL: usize = 32;
+
+/// `N` bytes of `b` from `at` (the caller keeps `at + N ≤ b.len()`), as one
+/// load.
+#[inline(always)]
+fn load<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    b.get(at..)
+        .and_then(|r| r.first_chunk::<N>())
+        .copied()
+        .unwrap_or([0; N])
+}
+
+/// Store `b` (at most [`SMALL`] bytes) at `dst` with two overlapping
+/// stores of the widest size that fits (16, 8 or 4 bytes: its first and
+/// its last that many bytes), or byte by byte under 4 bytes: no call to
+/// `memcpy` for a few bytes. Every byte of `dst..dst + b.len()` is written,
+/// and nothing outside it.
+///
+/// # Safety
+/// `dst` must be valid for writes of `b.len()` bytes, and `b.len() ≤ SMALL`.
+#[inline(always)]
+unsafe fn store_small(dst: *mut u8, b: &[u8]) {
+    let n = b.len();
+    // SAFETY: each store writes within `dst..dst + n` (the first one at 0,
+    // the second one ending at n; both no wider than n), which the caller
+    // gives as writable; the values are loaded from within `b`.
+    unsafe {
+        if n >= 16 {
+            dst.cast::<[u8; 16]>().write_unaligned(load::<16>(b, 0));
+            dst.add(n - 16)
+                .cast::<[u8; 16]>()
+                .write_unaligned(load::<16>(b, n - 16));
+        } else if n >= 8 {
+            dst.cast::<[u8; 8]>().write_unaligned(load::<8>(b, 0));
+            dst.add(n - 8).cast::<[u8; 8]>().write_unaligned(load::<8>(b, n - 8));
+        } else if n >= 4 {
+            dst.cast::<[u8; 4]>().write_unaligned(load::<4>(b, 0));
+            dst.add(n - 4).cast::<[u8; 4]>().write_unaligned(load::<4>(b, n - 4));
+        } else if n > 0 {
+            *dst = b[0];
+            *dst.add(n / 2) = b[n / 2];
+            *dst.add(n - 1) = b[n - 1];
+        }
+    }
+}
+
 /// Whether any byte of `s` must be escaped, 8 bytes at a time (names are
 /// most of a module's JSON strings; a byte at a time this scan was the
 /// writer's largest cost). A string of 8 bytes or more is read in words,
@@ -229,16 +277,39 @@ impl<'w> Out<'w> {
         self.buf.push(b);
     }
 
+    /// Append `b`, usually a few bytes (an integer's digits, a short
+    /// name): up to [`SMALL`] bytes are stored as two overlapping words
+    /// into reserved space ([`store_small`]), where `extend_from_slice`
+    /// called `memcpy` for every few bytes (those calls were a tenth of the
+    /// writer's instructions).
+    #[inline(always)]
+    pub fn small(&mut self, b: &[u8]) {
+        let n = b.len();
+        if n > SMALL {
+            self.buf.extend_from_slice(b);
+            return;
+        }
+        self.buf.reserve(SMALL);
+        let len = self.buf.len();
+        // SAFETY: `SMALL` bytes of capacity follow `len` (reserved above)
+        // and n ≤ SMALL, so `store_small` may write `len..len + n`, and it
+        // initializes every one of those bytes before `set_len`.
+        unsafe {
+            store_small(self.buf.as_mut_ptr().add(len), b);
+            self.buf.set_len(len + n);
+        }
+    }
+
     #[inline]
     pub fn int(&mut self, v: i64) {
         let mut b = itoa::Buffer::new();
-        self.buf.extend_from_slice(b.format(v).as_bytes());
+        self.small(b.format(v).as_bytes());
     }
 
     #[inline]
     pub fn uint(&mut self, v: u64) {
         let mut b = itoa::Buffer::new();
-        self.buf.extend_from_slice(b.format(v).as_bytes());
+        self.small(b.format(v).as_bytes());
     }
 
     #[inline]
@@ -258,14 +329,34 @@ impl<'w> Out<'w> {
     }
 
     /// A JSON string known to need no escaping (a name from one of the
-    /// model's fixed vocabularies: opcodes, argument kinds, arches).
+    /// model's fixed vocabularies: opcodes, argument kinds, arches; or a
+    /// string already scanned, [`Out::str`], `Kept::str`).
     #[inline]
     pub fn name(&mut self, s: &str) {
         debug_assert!(!has_escape(s.as_bytes()));
-        self.buf.reserve(s.len() + 2);
-        self.buf.push(b'"');
-        self.buf.extend_from_slice(s.as_bytes());
-        self.buf.push(b'"');
+        let b = s.as_bytes();
+        let n = b.len();
+        if n > SMALL {
+            self.buf.reserve(n + 2);
+            self.buf.push(b'"');
+            self.buf.extend_from_slice(b);
+            self.buf.push(b'"');
+            return;
+        }
+        self.buf.reserve(SMALL + 2);
+        let len = self.buf.len();
+        // SAFETY: `SMALL + 2` bytes of capacity follow `len` (reserved
+        // above) and n ≤ SMALL: the quote at `len`, the `n` bytes after it
+        // (`store_small` initializes each of them) and the quote at
+        // `len + n + 1` all lie in `len..len + n + 2`, and together write
+        // every byte of it before `set_len`.
+        unsafe {
+            let dst = self.buf.as_mut_ptr().add(len);
+            *dst = b'"';
+            store_small(dst.add(1), b);
+            *dst.add(n + 1) = b'"';
+            self.buf.set_len(len + n + 2);
+        }
     }
 
     #[cold]
@@ -381,6 +472,45 @@ mod tests {
         use crate::bir::Arch;
         for a in [Arch::Inferentia, Arch::Sunda, Arch::Gen3, Arch::CoreV4] {
             assert!(!has_escape(a.name().as_bytes()), "{}", a.name());
+        }
+    }
+
+    /// `Out::small` appends exactly its bytes, at every length around its
+    /// word sizes and after any number of bytes already written.
+    #[test]
+    fn small_copies_are_exact() {
+        let src: Vec<u8> = (0..40u8).map(|i| b'a' + i).collect();
+        for pre in 0..20 {
+            for n in 0..=src.len() {
+                let mut o = Out::memory(0);
+                o.raw(&src[..pre]);
+                o.small(&src[..n]);
+                o.byte(b'!');
+                let mut want = src[..pre].to_vec();
+                want.extend_from_slice(&src[..n]);
+                want.push(b'!');
+                assert_eq!(o.into_bytes(), want, "pre {pre} n {n}");
+            }
+        }
+        let mut o = Out::memory(4);
+        for v in [0i64, -1, 9, 10, -99, 12345, i64::MIN, i64::MAX] {
+            o.int(v);
+            o.byte(b',');
+        }
+        o.uint(u64::MAX);
+        let want = "0,-1,9,10,-99,12345,-9223372036854775808,9223372036854775807,18446744073709551615";
+        assert_eq!(String::from_utf8(o.into_bytes()).unwrap(), want);
+        let text: String = (0..40u8).map(|i| (b'0' + i) as char).collect();
+        for n in 0..=text.len() {
+            let mut o = Out::memory(0);
+            o.byte(b'[');
+            o.name(&text[..n]);
+            o.str(&text[..n]);
+            assert_eq!(
+                o.into_bytes(),
+                format!("[\"{0}\"\"{0}\"", &text[..n]).into_bytes(),
+                "n {n}"
+            );
         }
     }
 

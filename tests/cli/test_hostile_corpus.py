@@ -25,7 +25,7 @@ import pytest
 from cli_helpers import partial_barrier_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lncsplit import _atomic
+from lncsplit import _atomic, _core
 from lncsplit.cli import main
 from lncsplit.errors import NeuronAssertion
 from lncsplit.examples import example_paths
@@ -653,8 +653,15 @@ def tree_of(unit_dir: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(unit_dir.iterdir())}
 
 
+#: Files of the interrupted run, and instructions in each: generated modules of
+#: ~650 KB, so that the split is still going when the signal comes after its
+#: first output (150 copies of the small examples were once all split by then).
+SIGINT_FILES, SIGINT_INSTRUCTIONS = 150, 1000
+
+
 def test_sigint_cancels_pending_files_and_exits_130(tmp_path: Path) -> None:
-    corpus = many(tmp_path / "in", 150)
+    corpus = tmp_path / "in"
+    _core.generate_corpus(corpus, SIGINT_FILES, SIGINT_INSTRUCTIONS)
     out = tmp_path / "out"
     proc = popen_split(corpus, "--out", out, "--jobs", "2", "--report", tmp_path / "r.json")
     wait_for_output(out, proc)
@@ -666,5 +673,5 @@ def test_sigint_cancels_pending_files_and_exits_130(tmp_path: Path) -> None:
     assert report["summary"]["interrupted"] is True
     done = [f for f in report["files"] if f["status"] == "ok"]
     skipped = [f for f in report["files"] if f["error"] and f["error"]["type"] == "Interrupted"]
-    assert done and skipped and len(done) + len(skipped) == 150
+    assert done and skipped and len(done) + len(skipped) == SIGINT_FILES
     assert len(assert_whole_outputs(out)) == len(done)

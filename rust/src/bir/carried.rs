@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::bir::share::SeenAddrs;
 use crate::bir::{Argument, Block, Extra, Instruction, Module, OpFields};
 use crate::error::{Error, Result};
 use crate::pelican::{AxisId, Context, Scope};
@@ -288,26 +289,20 @@ pub fn any_value<W: FnMut(&Value) -> bool>(m: &Module, wants: &mut W) -> bool {
 /// Addresses of shared values [`any_value`]'s `wants` refused: while the
 /// module is borrowed an address names one value, so it need not be looked
 /// at again (the probe looked inside the same few maps and shapes on every
-/// instruction). Direct-mapped; 0 is an empty slot.
-struct Seen([usize; 256]);
-
-impl Default for Seen {
-    fn default() -> Self {
-        Seen([0; 256])
-    }
-}
+/// instruction).
+#[derive(Default)]
+struct Seen(SeenAddrs);
 
 impl Seen {
     /// `ask()` for the value at `addr`, unless it was refused before.
     #[inline]
     fn any(&mut self, addr: usize, ask: impl FnOnce() -> bool) -> bool {
-        let slot = (addr >> 4 ^ addr >> 12) & 255;
-        if self.0[slot] == addr {
+        if self.0.contains(addr) {
             return false;
         }
         let yes = ask();
         if !yes {
-            self.0[slot] = addr;
+            self.0.insert(addr);
         }
         yes
     }

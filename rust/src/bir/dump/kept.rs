@@ -15,6 +15,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::out::Out;
+use crate::bir::share::SeenAddrs;
 
 /// Slots of the table (a power of two).
 const SLOTS: usize = 512;
@@ -22,9 +23,6 @@ const SLOTS: usize = 512;
 const MAX_VALUE_BYTES: usize = 1024;
 /// Largest total size of the kept bytes.
 const MAX_BYTES: usize = 4 << 20;
-/// Slots of the table of shared strings known to need no escaping (a power
-/// of two).
-const CLEAN_SLOTS: usize = 256;
 
 /// One slot: the address written there and where its bytes are (`len` 0:
 /// empty).
@@ -40,8 +38,8 @@ pub struct Kept {
     bytes: Vec<u8>,
     /// Addresses of shared strings (dtypes, `memsetref`s, engines: a few
     /// distinct ones on every argument) already scanned and found to need
-    /// no escaping; 0 is an empty slot (no allocation is at address 0).
-    clean: Vec<usize>,
+    /// no escaping.
+    clean: SeenAddrs,
 }
 
 impl Default for Kept {
@@ -49,7 +47,7 @@ impl Default for Kept {
         Kept {
             slots: vec![Slot::default(); SLOTS],
             bytes: Vec::new(),
-            clean: vec![0; CLEAN_SLOTS],
+            clean: SeenAddrs::default(),
         }
     }
 }
@@ -104,15 +102,14 @@ impl Kept {
     #[inline]
     pub fn str(&mut self, o: &mut Out, s: &Arc<str>) {
         let addr = Arc::as_ptr(s) as *const u8 as usize;
-        let slot = (addr >> 4 ^ addr >> 12) & (CLEAN_SLOTS - 1);
-        if self.clean[slot] == addr {
+        if self.clean.contains(addr) {
             o.name(s);
             return;
         }
         if super::out::has_escape(s.as_bytes()) {
             o.str(s);
         } else {
-            self.clean[slot] = addr;
+            self.clean.insert(addr);
             o.name(s);
         }
     }

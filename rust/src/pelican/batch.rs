@@ -51,6 +51,145 @@ fn bad(row: usize, msg: impl std::fmt::Display) -> Error {
     Error::pelican(format!("intern_batch row {row}: {msg}"), "lncsplit/pelican")
 }
 
+/// Rows past the current one searched for the next AffExpr to prepare.
+const AFF_AHEAD_ROWS: usize = 16;
+
+/// Rows after a prepared AffExpr searched for unary rows over it.
+const USERS_AHEAD_ROWS: usize = 4;
+
+/// The next AffExpr row of a batch, canonicalized and hashed before its
+/// turn, with the slot of the index's large table it will look up fetched
+/// meanwhile. An AffExpr over old indices (the loop IVs and the ShardId of a
+/// module's addresses) is looked up in that table, far larger than the
+/// cache; preparing it some rows early lets the miss overlap the rows in
+/// between, and its row then interns the prepared terms as they are (the
+/// work is done once). Only a row whose operands are all known (existing
+/// ids, or rows already interned) is prepared; a row that cannot be, or
+/// whose terms fail the checks, is interned by its own turn as before, with
+/// its own error.
+struct AffAhead {
+    /// The prepared row, or `usize::MAX`.
+    row: usize,
+    /// Its canonical terms (`len` of them) and index hash.
+    terms: Vec<(ExprId, i64)>,
+    len: usize,
+    hash: u32,
+    /// The next row not yet searched.
+    scan: usize,
+    /// 1: the table's slot asked for; 2: the node it names too
+    /// (`cand`); 3: its terms too.
+    stage: u8,
+    cand: Option<u32>,
+}
+
+impl AffAhead {
+    fn new() -> Self {
+        AffAhead {
+            row: usize::MAX,
+            terms: Vec::new(),
+            len: 0,
+            hash: 0,
+            scan: 0,
+            stage: 0,
+            cand: None,
+        }
+    }
+
+    /// Before interning `row`: when neither it nor a later row is prepared, prepare the
+    /// first AffExpr row of the next [`AFF_AHEAD_ROWS`] rows that can be.
+    #[inline(always)]
+    fn advance(&mut self, ctx: &Context, row: usize, rows: &Rows<'_>, out: &[u32]) {
+        if self.row != usize::MAX && self.row >= row {
+            // the slot has come in by now: fetch the node it names, then its terms
+            let dist = self.row - row;
+            if self.stage == 1 && dist <= 6 {
+                let t = &self.terms[..self.len];
+                self.cand = ctx.prefetch_candidate(self.hash, t.iter().map(|x| x.0 .0).max());
+                if let Some(cand) = self.cand {
+                    Self::prefetch_users(ctx, self.row, cand, rows);
+                }
+                self.stage = 2;
+            } else if self.stage == 2 && dist <= 3 {
+                if let Some(id) = self.cand {
+                    ctx.prefetch_terms(id);
+                }
+                self.stage = 3;
+            }
+            return;
+        }
+        self.row = usize::MAX;
+        let end = (row + AFF_AHEAD_ROWS).min(rows.ops.len());
+        self.scan = self.scan.max(row + 1);
+        while self.scan < end {
+            let p = self.scan;
+            self.scan += 1;
+            if rows.ops[p] == 17 && self.prepare(ctx, p, row, rows, out) {
+                self.row = p;
+                self.stage = 1;
+                return;
+            }
+        }
+    }
+
+    /// The unary rows just after AffExpr row `p` that take it as their
+    /// operand (the Modulo and FloorDiv of a delinearized address): start
+    /// fetching their lookups as if `p` interned to `cand`, the id its own
+    /// lookup will most likely find. A hint: a wrong guess costs a fetch.
+    fn prefetch_users(ctx: &Context, p: usize, cand: u32, rows: &Rows<'_>) {
+        let first = p + 1 + rows.a[p] as usize; // the row after its argument rows (checked by `prepare`)
+        let end = (first + USERS_AHEAD_ROWS).min(rows.ops.len());
+        let r = -(p as i64) - 1;
+        for q in first..end {
+            if matches!(rows.ops[q], 23 | 25..=28) && rows.a[q] == r {
+                ctx.prefetch_unary(rows.ops[q], ExprId(cand), rows.b[q], rows.c[q]);
+            }
+        }
+    }
+
+    fn prepare(&mut self, ctx: &Context, p: usize, row: usize, rows: &Rows<'_>, out: &[u32]) -> bool {
+        let n = rows.ops.len();
+        let Some(k) = usize::try_from(rows.a[p]).ok().filter(|&k| k < n - p) else {
+            return false;
+        };
+        self.terms.clear();
+        for j in p + 1..=p + k {
+            if rows.ops[j] != OP_ARG {
+                return false;
+            }
+            let r = rows.a[j];
+            let id = if r >= 0 {
+                match u32::try_from(r) {
+                    Ok(i) if (i as usize) < ctx.len() => i,
+                    _ => return false,
+                }
+            } else {
+                // only rows before the current one are interned
+                match (-(r + 1)) as u64 {
+                    t if t < row as u64 && out[t as usize] != NO_ID => out[t as usize],
+                    _ => return false,
+                }
+            };
+            self.terms.push((ExprId(id), rows.b[j]));
+        }
+        let Ok(len) = ctx.canonicalize_aff(&mut self.terms) else {
+            return false;
+        };
+        let t = &self.terms[..len];
+        self.len = len;
+        self.hash = Context::aff_hash(t, rows.c[p]);
+        ctx.prefetch_lookup(self.hash, t.iter().map(|x| x.0 .0).max());
+        true
+    }
+}
+
+/// The four columns of a batch.
+struct Rows<'a> {
+    ops: &'a [u8],
+    a: &'a [i64],
+    b: &'a [i64],
+    c: &'a [i64],
+}
+
 impl Context {
     /// Intern the rows `(ops[i], a[i], b[i], c[i])`; see the module docs for
     /// the encoding.
@@ -73,8 +212,11 @@ impl Context {
         let mut out: Vec<u32> = Vec::with_capacity(n);
         let mut terms: Vec<(ExprId, i64)> = Vec::new();
         let mut ids: Vec<ExprId> = Vec::new();
+        let rows = Rows { ops, a, b, c };
+        let mut ahead = AffAhead::new();
         let mut row = 0;
         while row < n {
+            ahead.advance(self, row, &rows, &out);
             let resolve = |out: &Vec<u32>, ctx: &Context, r: i64, at: usize| -> Result<ExprId> {
                 if r >= 0 {
                     let id = ExprId(u32::try_from(r).map_err(|_| bad(at, format!("unknown expression id {r}")))?);
@@ -124,6 +266,14 @@ impl Context {
                         .ok()
                         .filter(|&k| k < n - row)
                         .ok_or_else(|| bad(row, format!("{ai} argument rows do not follow")))?;
+                    if ahead.row == row {
+                        let t = &ahead.terms[..ahead.len];
+                        let id = self.intern_aff_hashed(t, ci, ahead.hash).map_err(|e| row_err(row, e))?;
+                        out.push(id.0);
+                        out.extend(std::iter::repeat_n(NO_ID, k));
+                        row += k + 1;
+                        continue;
+                    }
                     terms.clear();
                     ids.clear();
                     for j in row + 1..=row + k {

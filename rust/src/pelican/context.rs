@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use super::index::{hash32, prefetch, Index, Probe};
+use super::index::{hash32, prefetch, Index, Probe, Slot};
 use super::kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
 use crate::error::{Error, Result};
 
@@ -115,6 +115,22 @@ fn finish(h: u64) -> u32 {
     hash32((h ^ (h >> 31)).wrapping_mul(0xD6E8_FEB8_6659_FD93))
 }
 
+/// Where a new node's id goes in the index: the slot a lookup ended on, or
+/// wherever its newest child (largest child id) puts it.
+#[derive(Clone, Copy)]
+enum Place {
+    Slot(Slot),
+    Any(Option<u32>),
+}
+
+/// The largest child id of a node (None for a leaf).
+#[inline(always)]
+fn newest_child(node: &Node) -> Option<u32> {
+    let mut newest = None;
+    node.for_each_child(|c| newest = newest.max(Some(c.0)));
+    newest
+}
+
 /// A node naming a child, axis or register id its context does not have.
 fn foreign_id() -> Error {
     Error::pelican("node refers to an id this context does not have", "lncsplit/pelican")
@@ -161,8 +177,10 @@ fn hash_node(node: &Node) -> u32 {
         }
         Node::ShardId { ub } => mix(k, ub as u64),
         Node::ICmp { op, lhs, rhs } => mix(mix(mix(k, op as u64), lhs.0 as u64), rhs.0 as u64),
-        Node::Mult { var, scale } => mix(mix(k, var.0 as u64), scale as u64),
-        Node::FloorDiv { numer, denom } | Node::Modulo { numer, denom } => mix(mix(k, numer.0 as u64), denom as u64),
+        Node::Mult { var, scale } => return unary_hash(k as u8, var, scale, None),
+        Node::FloorDiv { numer, denom } | Node::Modulo { numer, denom } => {
+            return unary_hash(k as u8, numer, denom, None)
+        }
         Node::CCDiv {
             numer,
             denom,
@@ -172,9 +190,87 @@ fn hash_node(node: &Node) -> u32 {
             numer,
             denom,
             replica_groups_id,
-        } => mix(mix(mix(k, numer.0 as u64), denom as u64), replica_groups_id),
+        } => return unary_hash(k as u8, numer, denom, Some(replica_groups_id)),
     };
     finish(h)
+}
+
+/// The index hash of a node with one child and one or two integer fields
+/// (see [`Unary`]); [`hash_node`] hashes those kinds through it.
+#[inline(always)]
+fn unary_hash(kind: u8, child: ExprId, b: i64, c: Option<u64>) -> u32 {
+    let h = mix(mix(kind as u64, child.0 as u64), b as u64);
+    finish(c.map_or(h, |c| mix(h, c)))
+}
+
+/// A node with one child and one or two integer fields, by its parts:
+/// Mult (scale), FloorDiv and Modulo (denom), CCDiv and CCMod (denom,
+/// replica groups). These are most of the nodes a module's addresses hold,
+/// and [`Context::intern_unary`] interns them from the parts, building the
+/// `Node` only to store a new one: through a `Node`, the generic path
+/// dispatched on its kind again for the hash and the digest.
+#[derive(Clone, Copy)]
+pub(super) struct Unary {
+    pub(super) kind: ExprKind,
+    pub(super) child: ExprId,
+    pub(super) b: i64,
+    /// CCDiv and CCMod only.
+    pub(super) c: Option<u64>,
+}
+
+impl Unary {
+    #[inline(always)]
+    fn hash(&self) -> u32 {
+        unary_hash(self.kind as u8, self.child, self.b, self.c)
+    }
+
+    #[inline(always)]
+    fn node(&self) -> Node {
+        let (child, b, c) = (self.child, self.b, self.c.unwrap_or(0));
+        match self.kind {
+            ExprKind::Mult => Node::Mult { var: child, scale: b },
+            ExprKind::FloorDiv => Node::FloorDiv { numer: child, denom: b },
+            ExprKind::Modulo => Node::Modulo { numer: child, denom: b },
+            ExprKind::CCDiv => Node::CCDiv {
+                numer: child,
+                denom: b,
+                replica_groups_id: c,
+            },
+            _ => Node::CCMod {
+                numer: child,
+                denom: b,
+                replica_groups_id: c,
+            },
+        }
+    }
+
+    /// `n` is this node.
+    #[inline(always)]
+    fn is(&self, n: &Node) -> bool {
+        let (child, b, c) = (self.child, self.b, self.c.unwrap_or(0));
+        match (self.kind, n) {
+            (ExprKind::Mult, &Node::Mult { var, scale }) => var == child && scale == b,
+            (ExprKind::FloorDiv, &Node::FloorDiv { numer, denom })
+            | (ExprKind::Modulo, &Node::Modulo { numer, denom }) => numer == child && denom == b,
+            (
+                ExprKind::CCDiv,
+                &Node::CCDiv {
+                    numer,
+                    denom,
+                    replica_groups_id,
+                },
+            )
+            | (
+                ExprKind::CCMod,
+                &Node::CCMod {
+                    numer,
+                    denom,
+                    replica_groups_id,
+                },
+            ) => numer == child && denom == b && replica_groups_id == c,
+            _ => false,
+        }
+    }
 }
 
 fn aff_hash(terms: &[(ExprId, i64)], c: i64) -> u32 {
@@ -331,7 +427,7 @@ impl Context {
         if share {
             return self.intern(node);
         }
-        self.push_new(None, hash_node(&node), node)
+        self.push_new(Place::Any(newest_child(&node)), hash_node(&node), node)
     }
 
     /// The id the next node gets (`u32::MAX` stays free: the index stores `id + 1`).
@@ -372,7 +468,7 @@ impl Context {
             if !fresh && self.lookup_hashed(hash, &node).is_some() {
                 return Ok(false);
             }
-            self.push_with_meta(None, hash, node, src.meta[id as usize])?;
+            self.push_with_meta(Place::Any(newest_child(&node)), hash, node, src.meta[id as usize])?;
         }
         Ok(true)
     }
@@ -451,15 +547,23 @@ impl Context {
     /// structurally equal node, or append it.
     #[inline(always)]
     fn intern(&mut self, node: Node) -> Result<ExprId> {
-        let mut newest = None;
-        node.for_each_child(|c| newest = newest.max(Some(c.0)));
-        self.intern_by(hash_node(&node), newest, node, |k, n| k == n, |k| k)
+        self.intern_by(
+            hash_node(&node),
+            newest_child(&node),
+            node,
+            |k, n| k == n,
+            |ctx, node| {
+                let meta = ctx.meta_of(&node)?;
+                Ok((node, meta))
+            },
+        )
     }
 
     /// Intern the node `make(key)` by its key: `eq(key, n)` recognises an
     /// equal stored node, and `make` runs only when there is none (so AffExpr
-    /// and Sum allocate their terms only for a new node). `hash` must be
-    /// [`hash_node`] of the node `make` returns, `newest` its largest child id.
+    /// and Sum allocate their terms only for a new node), giving the node
+    /// and its metadata. `hash` must be [`hash_node`] of the node `make`
+    /// returns, `newest` its largest child id.
     #[inline(always)]
     fn intern_by<K>(
         &mut self,
@@ -467,27 +571,45 @@ impl Context {
         newest: Option<u32>,
         key: K,
         eq: impl Fn(&K, &Node) -> bool,
-        make: impl FnOnce(K) -> Node,
+        make: impl FnOnce(&Self, K) -> Result<(Node, Meta)>,
     ) -> Result<ExprId> {
         let nodes = &self.nodes;
-        match self.index.probe(hash, newest, |id| eq(&key, &nodes[id as usize])) {
-            Probe::Found(id) => Ok(ExprId(id)),
-            Probe::Vacant(slot) => self.push_new(Some(slot), hash, make(key)),
-            Probe::Absent => self.push_new(None, hash, make(key)),
-        }
+        let place = match self.index.probe(hash, newest, |id| eq(&key, &nodes[id as usize])) {
+            Probe::Found(id) => return Ok(ExprId(id)),
+            Probe::Vacant(slot) => Place::Slot(slot),
+            Probe::Absent => Place::Any(newest),
+        };
+        let (node, meta) = make(self, key)?;
+        self.push_with_meta(place, hash, node, meta)
     }
 
-    /// Append a node no stored node equals, into the index slot a probe found.
-    #[inline(always)]
-    fn push_new(&mut self, slot: Option<usize>, hash: u32, node: Node) -> Result<ExprId> {
+    /// Append a node no stored node equals, wherever its newest child puts it.
+    fn push_new(&mut self, slot: Place, hash: u32, node: Node) -> Result<ExprId> {
         let meta = self.meta_of(&node)?;
         self.push_with_meta(slot, hash, node, meta)
+    }
+
+    /// The metadata of a new node of `kind` (AffExpr or Sum) whose digest
+    /// `digest` computes, showing it the metadata of each child.
+    #[inline(always)]
+    fn terms_meta(kind: ExprKind, digest: impl FnOnce(&mut dyn FnMut(&Meta)) -> u32) -> Result<Meta> {
+        let (mut flags, mut depth) = (0, 1u16);
+        let digest = digest(&mut |cm: &Meta| {
+            flags |= cm.flags;
+            depth = depth.max(cm.depth.saturating_add(1));
+        });
+        Ok(Meta {
+            digest,
+            depth: Self::check_depth(depth)?,
+            kind: kind as u8,
+            flags,
+        })
     }
 
     /// [`push_new`](Self::push_new) with the node's metadata already known
     /// (copied from the context the node was moved from).
     #[inline(always)]
-    fn push_with_meta(&mut self, slot: Option<usize>, hash: u32, node: Node, meta: Meta) -> Result<ExprId> {
+    fn push_with_meta(&mut self, slot: Place, hash: u32, node: Node, meta: Meta) -> Result<ExprId> {
         let id = self.next_id()?;
         // the arena grows into memory no one touched lately: ask for the
         // lines a few nodes ahead now, so the stores of the nodes to come
@@ -497,8 +619,8 @@ impl Context {
         self.nodes.push(node);
         self.meta.push(meta);
         match slot {
-            Some(slot) => self.index.fill(slot, hash, id.0),
-            None => self.index.insert(hash, id.0),
+            Place::Slot(slot) => self.index.fill(slot, hash, id.0),
+            Place::Any(newest) => self.index.insert(hash, id.0, newest),
         }
         Ok(id)
     }
@@ -509,23 +631,77 @@ impl Context {
     /// that miss overlaps the work before it. A hint: any arguments are fine.
     #[inline(always)]
     pub(super) fn prefetch_unary(&self, op: u8, child: ExprId, b: i64, c: i64) {
-        let node = match op {
-            23 => Node::Mult { var: child, scale: b },
-            25 => Node::FloorDiv { numer: child, denom: b },
-            26 => Node::Modulo { numer: child, denom: b },
-            27 => Node::CCDiv {
-                numer: child,
-                denom: b,
-                replica_groups_id: c as u64,
-            },
-            28 => Node::CCMod {
-                numer: child,
-                denom: b,
-                replica_groups_id: c as u64,
-            },
+        let kind = match op {
+            23 => ExprKind::Mult,
+            25 => ExprKind::FloorDiv,
+            26 => ExprKind::Modulo,
+            27 => ExprKind::CCDiv,
+            28 => ExprKind::CCMod,
             _ => return,
         };
-        self.index.prefetch_for(hash_node(&node), child.0);
+        let c = matches!(op, 27 | 28).then_some(c as u64);
+        self.index
+            .prefetch_for(unary_hash(kind as u8, child, b, c), Some(child.0));
+    }
+
+    /// Start fetching what looking up a node with index hash `h` and largest
+    /// child id `newest` will read from the index's large table. A hint.
+    #[inline(always)]
+    pub(super) fn prefetch_lookup(&self, h: u32, newest: Option<u32>) {
+        self.index.prefetch_for(h, newest);
+    }
+
+    /// The id a lookup of an AffExpr with index hash `h` and largest child
+    /// id `newest` would compare first in the index's large table, with the
+    /// cache line of its node fetched. A hint (no node is compared).
+    #[inline]
+    pub(super) fn prefetch_candidate(&self, h: u32, newest: Option<u32>) -> Option<u32> {
+        let id = self.index.peek_main(h, newest)?;
+        prefetch(self.nodes.as_ptr().wrapping_add(id as usize));
+        Some(id)
+    }
+
+    /// Fetch the terms of node `id` when it is an AffExpr or a Sum (a hint).
+    #[inline]
+    pub(super) fn prefetch_terms(&self, id: u32) {
+        match self.nodes.get(id as usize) {
+            Some(Node::AffExpr { terms, .. }) => prefetch(terms.as_ptr()),
+            Some(Node::Sum { terms }) => prefetch(terms.as_ptr()),
+            _ => {}
+        }
+    }
+
+    /// Intern a [`Unary`] node (its child checked by the caller).
+    #[inline(always)]
+    fn intern_unary(&mut self, u: Unary) -> Result<ExprId> {
+        let hash = u.hash();
+        let nodes = &self.nodes;
+        let place = match self.index.probe(hash, Some(u.child.0), |id| u.is(&nodes[id as usize])) {
+            Probe::Found(id) => return Ok(ExprId(id)),
+            Probe::Vacant(slot) => Place::Slot(slot),
+            Probe::Absent => Place::Any(Some(u.child.0)),
+        };
+        // `meta_of` of the node, from its parts
+        let cm = *self.meta_at(u.child);
+        let meta = Meta {
+            digest: super::order::unary_digest(u.kind as u8, cm.digest, u.b, u.c),
+            depth: Self::check_depth(cm.depth.saturating_add(1))?,
+            kind: u.kind as u8,
+            flags: cm.flags,
+        };
+        self.push_with_meta(place, hash, u.node(), meta)
+    }
+
+    /// A depth a node may have (at most [`MAX_DEPTH`]).
+    #[inline(always)]
+    fn check_depth(depth: u16) -> Result<u16> {
+        if depth as u32 > MAX_DEPTH {
+            return Err(Error::pelican(
+                format!("expression nested deeper than {MAX_DEPTH} levels"),
+                "lncsplit/pelican",
+            ));
+        }
+        Ok(depth)
     }
 
     #[inline(always)]
@@ -548,12 +724,7 @@ impl Context {
             m.flags |= cm.flags;
             m.depth = m.depth.max(cm.depth.saturating_add(1));
         });
-        if m.depth as u32 > MAX_DEPTH {
-            return Err(Error::pelican(
-                format!("expression nested deeper than {MAX_DEPTH} levels"),
-                "lncsplit/pelican",
-            ));
-        }
+        Self::check_depth(m.depth)?;
         Ok(m)
     }
 
@@ -712,6 +883,14 @@ impl Context {
     /// [`aff_expr`](Self::aff_expr) canonicalizing the caller's buffer in
     /// place (a batch reader owns one and saves the copy).
     pub fn aff_expr_in_place(&mut self, t: &mut [(ExprId, i64)], c: i64) -> Result<ExprId> {
+        let w = self.canonicalize_aff(t)?;
+        self.intern_aff(&t[..w], c)
+    }
+
+    /// The canonical form of AffExpr terms, in place: checked (every idx an
+    /// index leaf of this context), sorted by content, repeated indices merged
+    /// and zero coefficients dropped. Returns how many terms remain (a prefix).
+    pub(super) fn canonicalize_aff(&self, t: &mut [(ExprId, i64)]) -> Result<usize> {
         for &(idx, _) in t.iter() {
             self.check_id(idx)?;
             let k = self.kind(idx);
@@ -747,16 +926,31 @@ impl Context {
         if w > 0 && t[w - 1].1 == 0 {
             w -= 1;
         }
-        self.intern_aff(&t[..w], c)
+        Ok(w)
     }
 
     fn intern_aff(&mut self, t: &[(ExprId, i64)], c: i64) -> Result<ExprId> {
+        self.intern_aff_hashed(t, c, aff_hash(t, c))
+    }
+
+    /// The index hash of canonical AffExpr terms (see [`Self::intern_aff_hashed`]).
+    #[inline]
+    pub(super) fn aff_hash(t: &[(ExprId, i64)], c: i64) -> u32 {
+        aff_hash(t, c)
+    }
+
+    /// Intern canonical AffExpr terms whose [`Self::aff_hash`] is known.
+    #[inline(always)]
+    pub(super) fn intern_aff_hashed(&mut self, t: &[(ExprId, i64)], c: i64, hash: u32) -> Result<ExprId> {
         self.intern_by(
-            aff_hash(t, c),
+            hash,
             t.iter().map(|x| x.0 .0).max(),
             t,
             |t, n| matches!(n, Node::AffExpr { terms, c: k } if *k == c && **terms == **t),
-            |t| Node::AffExpr { terms: t.into(), c },
+            |ctx, t| {
+                let meta = Self::terms_meta(ExprKind::AffExpr, |f| ctx.aff_digest(t, c, f))?;
+                Ok((Node::AffExpr { terms: t.into(), c }, meta))
+            },
         )
     }
 
@@ -783,13 +977,21 @@ impl Context {
             t.iter().map(|x| x.0).max(),
             &t[..],
             |t, n| matches!(n, Node::Sum { terms } if **terms == **t),
-            |t| Node::Sum { terms: t.into() },
+            |ctx, t| {
+                let meta = Self::terms_meta(ExprKind::Sum, |f| ctx.sum_digest(t, f))?;
+                Ok((Node::Sum { terms: t.into() }, meta))
+            },
         )
     }
 
     pub fn mult(&mut self, var: ExprId, scale: i64) -> Result<ExprId> {
         self.check_id(var)?;
-        self.intern(Node::Mult { var, scale })
+        self.intern_unary(Unary {
+            kind: ExprKind::Mult,
+            child: var,
+            b: scale,
+            c: None,
+        })
     }
 
     fn check_denom(denom: i64) -> Result<()> {
@@ -802,32 +1004,44 @@ impl Context {
     pub fn floor_div(&mut self, numer: ExprId, denom: i64) -> Result<ExprId> {
         self.check_id(numer)?;
         Self::check_denom(denom)?;
-        self.intern(Node::FloorDiv { numer, denom })
+        self.intern_unary(Unary {
+            kind: ExprKind::FloorDiv,
+            child: numer,
+            b: denom,
+            c: None,
+        })
     }
 
     pub fn modulo(&mut self, numer: ExprId, denom: i64) -> Result<ExprId> {
         self.check_id(numer)?;
         Self::check_denom(denom)?;
-        self.intern(Node::Modulo { numer, denom })
+        self.intern_unary(Unary {
+            kind: ExprKind::Modulo,
+            child: numer,
+            b: denom,
+            c: None,
+        })
     }
 
     pub fn cc_div(&mut self, numer: ExprId, denom: i64, replica_groups_id: u64) -> Result<ExprId> {
         self.check_id(numer)?;
         Self::check_denom(denom)?;
-        self.intern(Node::CCDiv {
-            numer,
-            denom,
-            replica_groups_id,
+        self.intern_unary(Unary {
+            kind: ExprKind::CCDiv,
+            child: numer,
+            b: denom,
+            c: Some(replica_groups_id),
         })
     }
 
     pub fn cc_mod(&mut self, numer: ExprId, denom: i64, replica_groups_id: u64) -> Result<ExprId> {
         self.check_id(numer)?;
         Self::check_denom(denom)?;
-        self.intern(Node::CCMod {
-            numer,
-            denom,
-            replica_groups_id,
+        self.intern_unary(Unary {
+            kind: ExprKind::CCMod,
+            child: numer,
+            b: denom,
+            c: Some(replica_groups_id),
         })
     }
 

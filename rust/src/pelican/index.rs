@@ -23,10 +23,10 @@ const MAX_LOAD_DEN: usize = 4;
 /// the Intel host; 64, 128 and 256 KiB measured alike on the AMD one).
 const RECENT_SLOTS: usize = 1 << 14;
 
-/// Bits of filter per slot of `main` (a power of two: words = slots / (64 / this)).
-/// 2 (512 KiB at 1M nodes: the L2 cache of the AMD host) measured as fast as
-/// 4 there with the filter words prefetched, and 1 slower (more false "maybe"s).
-const FILTER_BITS_PER_SLOT: usize = 2;
+/// Ids since the watermark after which the watermark moves up even if
+/// `recent` is not full (nodes placed straight into `main` do not fill it,
+/// but each keeps an entry in `recent_hashes`).
+const RECENT_IDS_MAX: usize = 4 * RECENT_SLOTS;
 
 /// Entries ahead of the one being placed whose slot a merge prefetches.
 const MERGE_PREFETCH: usize = 32;
@@ -47,57 +47,6 @@ pub(super) fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
-/// A Bloom filter over the hashes stored in `main`, one 64-bit word a key
-/// (three bits set in it). `main` is far larger than the L2 cache, so a
-/// probe that finds nothing there (most new nodes whose children are old)
-/// costs a cache miss; the filter, 1/32 of `main`'s size, answers most of
-/// those "not there" from cache. A "maybe" still probes `main`.
-#[derive(Clone, Default)]
-struct Filter {
-    /// Empty, or a power of two long.
-    words: Vec<u64>,
-}
-
-impl Filter {
-    fn for_slots(slots: usize) -> Self {
-        let words = (slots * FILTER_BITS_PER_SLOT / 64).max(1);
-        Filter { words: vec![0; words] }
-    }
-
-    /// The word and the three bits of a hash (spread by one multiply: the
-    /// word from the product's top bits, the bits from its low ones).
-    #[inline]
-    fn bits(&self, h: u32) -> (usize, u64) {
-        let x = (h as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let word = (x >> 40) as usize & (self.words.len() - 1);
-        (word, 1 << (x & 63) | 1 << ((x >> 6) & 63) | 1 << ((x >> 12) & 63))
-    }
-
-    #[inline]
-    fn add(&mut self, h: u32) {
-        let (w, m) = self.bits(h);
-        self.words[w] |= m;
-    }
-
-    /// Start fetching the word of hash `h` (a hint).
-    #[inline]
-    fn prefetch(&self, h: u32) {
-        if !self.words.is_empty() {
-            prefetch(&self.words[self.bits(h).0]);
-        }
-    }
-
-    /// False only when no hash `h` was added.
-    #[inline]
-    fn may_contain(&self, h: u32) -> bool {
-        if self.words.is_empty() {
-            return true;
-        }
-        let (w, m) = self.bits(h);
-        self.words[w] & m == m
-    }
-}
-
 /// One open-addressing table.
 #[derive(Clone, Default)]
 struct Table {
@@ -115,6 +64,7 @@ impl Table {
             .next_power_of_two()
     }
 
+    #[inline]
     fn has_room(&self, extra: usize) -> bool {
         self.len.saturating_add(extra).saturating_mul(MAX_LOAD_DEN) <= self.slots.len().saturating_mul(MAX_LOAD_NUM)
     }
@@ -161,35 +111,64 @@ impl Table {
             pos = (pos + 1) & mask;
         }
     }
+
+    /// Fill an empty slot that a [`Table::find`] returned.
+    #[inline]
+    fn fill(&mut self, pos: usize, h: u32, id: u32) {
+        debug_assert!(self.slots[pos] == 0);
+        self.slots[pos] = (h as u64) << 32 | (id as u64 + 1);
+        self.len += 1;
+    }
+
+    /// Start fetching the first slot a lookup of hash `h` reads.
+    #[inline(always)]
+    fn prefetch(&self, h: u32) {
+        if !self.slots.is_empty() {
+            prefetch(&self.slots[h as usize & (self.slots.len() - 1)]);
+        }
+    }
 }
 
-/// The index: `main` holds the ids below `watermark`, `recent` (small, so
-/// it stays in cache) the ids from it on. A node whose newest child is at
-/// or past the watermark can only equal a node interned after that child,
-/// i.e. one in `recent`: it is looked up there alone, without touching the
-/// large table. A DAG is interned bottom-up, so most new nodes have a child
-/// that was itself just interned and cost no miss in `main` at all. When
-/// `recent` is full its entries move to `main` and the watermark moves up.
+/// The index: two tables, split by the *newest child* of a node (its
+/// largest child id) against the `watermark`. Whatever an equal node is,
+/// it has the same children, so it was interned after that child and is
+/// kept by the same rule:
+///
+/// - **old** nodes (no child, or the newest below the watermark) live in
+///   `main`, the large table, far larger than the cache. Their lookup reads
+///   one slot there, and a new one goes into the very slot that ended the
+///   probe, in cache by then.
+/// - **young** nodes (the newest child at or past the watermark) go into
+///   `recent`, small enough to stay in cache, and are looked up there alone.
+///   A DAG is interned bottom-up, so most new nodes are young, and most
+///   lookups touch no line of `main` at all. When `recent` is full its
+///   entries move to `main` and the watermark moves up to the next id: every
+///   node in `main` is then old, as the rule wants.
 #[derive(Clone, Default)]
 pub(super) struct Index {
     main: Table,
-    /// Which hashes `main` may hold (rebuilt whenever `main` grows).
-    filter: Filter,
     recent: Table,
-    /// The hashes of the ids in `recent`, in id order (`watermark`, `watermark + 1`, …):
-    /// a merge reads them in order instead of scanning `recent`'s slots.
+    /// The hashes of every id from `watermark` on, in id order (young or
+    /// old): a scan of the last ids reads them (see [`Index::probe`]).
     recent_hashes: Vec<u32>,
     watermark: u32,
     /// One past the largest id stored (ids are issued in order).
     next: u32,
 }
 
-/// Where a lookup ended: the id of an equal node, or the empty slot of
-/// `recent` a new node goes into (valid until the index next changes), or
-/// no equal node and no slot looked up (the node goes in by [`Index::insert`]).
+/// An empty slot a lookup ended on (valid until the index next changes).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Slot {
+    Main(usize),
+    Recent(usize),
+}
+
+/// Where a lookup ended: the id of an equal node, or the empty slot a new
+/// node goes into, or no equal node and no slot looked up (the node goes in
+/// by [`Index::insert`]).
 pub(super) enum Probe {
     Found(u32),
-    Vacant(usize),
+    Vacant(Slot),
     Absent,
 }
 
@@ -212,43 +191,27 @@ impl Index {
 
     /// Make room for `extra` more entries in `main` (where every entry ends up).
     pub(super) fn reserve(&mut self, extra: usize) {
-        self.reserve_main(self.recent.len.saturating_add(extra));
+        self.main.reserve(self.recent.len.saturating_add(extra));
         // a large batch fills `recent` anyway: size it once instead of doubling
         let recent_max = RECENT_SLOTS / MAX_LOAD_DEN * MAX_LOAD_NUM;
         self.recent
             .reserve(extra.min(recent_max - self.recent.len.min(recent_max)));
     }
 
-    /// Make room for `extra` more entries in `main`; when it grows, the
-    /// filter is rebuilt at its new size from the stored hashes.
-    fn reserve_main(&mut self, extra: usize) {
-        let before = self.main.slots.len();
-        self.main.reserve(extra);
-        if self.main.slots.len() != before {
-            self.filter = Filter::for_slots(self.main.slots.len());
-            if self.main.len > 0 {
-                for &s in self.main.slots.iter().filter(|&&s| s != 0) {
-                    self.filter.add(hash32(s));
-                }
-            }
-        }
+    /// A node with this newest child lives in `main` (see [`Index`]).
+    #[inline(always)]
+    fn is_old(&self, newest_child: Option<u32>) -> bool {
+        newest_child.is_none_or(|c| c < self.watermark)
     }
 
-    /// The id in `main` of a node with hash `h` that `eq` accepts.
-    #[inline]
-    fn find_main(&self, h: u32, eq: impl FnMut(u32) -> bool) -> Option<u32> {
-        if !self.filter.may_contain(h) {
-            return None;
-        }
-        self.main.find(h, eq).ok()
-    }
-
-    /// Make room for one more entry in `recent`.
+    /// Make room for one more entry in `recent`, or one more id since the watermark.
     #[inline]
     fn room_for_one(&mut self) {
         // `has_room(1)` without its saturating arithmetic (a power-of-two
         // length: the load limit is exact)
-        if self.recent.len >= self.recent.slots.len() / MAX_LOAD_DEN * MAX_LOAD_NUM {
+        if self.recent.len >= self.recent.slots.len() / MAX_LOAD_DEN * MAX_LOAD_NUM
+            || self.recent_hashes.len() >= RECENT_IDS_MAX
+        {
             self.make_room();
         }
     }
@@ -257,23 +220,21 @@ impl Index {
     #[cold]
     #[inline(never)]
     fn make_room(&mut self) {
-        if self.recent.slots.len() < RECENT_SLOTS {
+        if self.recent.slots.len() < RECENT_SLOTS && self.recent_hashes.len() < RECENT_IDS_MAX {
             self.recent.reserve(1);
             return;
         }
-        self.reserve_main(self.recent.len);
+        self.main.reserve(self.recent.len);
         // `main` is far larger than the cache: each placement is a miss,
         // so the slots of the entries a few places ahead are fetched early
-        let (hashes, mask) = (&self.recent_hashes, self.main.slots.len() - 1);
-        for (i, (id, &h)) in (self.watermark..).zip(hashes).enumerate() {
-            if let Some(&ahead) = hashes.get(i + MERGE_PREFETCH) {
-                prefetch(&self.main.slots[ahead as usize & mask]);
-                // and its filter word: the filter is larger than the L2
-                // cache of the AMD host, so each `add` was a miss too
-                self.filter.prefetch(ahead);
+        let entries = &self.recent.slots;
+        let mask = self.main.slots.len() - 1;
+        let mut ahead = entries.iter().filter(|&&s| s != 0).skip(MERGE_PREFETCH);
+        for &s in entries.iter().filter(|&&s| s != 0) {
+            if let Some(&a) = ahead.next() {
+                prefetch(&self.main.slots[(a >> 32) as usize & mask]);
             }
-            self.main.put((h as u64) << 32 | (id as u64 + 1));
-            self.filter.add(h);
+            self.main.put(s);
         }
         self.recent.slots.fill(0);
         self.recent.len = 0;
@@ -296,9 +257,7 @@ impl Index {
         if let Some(c) = newest_child.filter(|&c| c >= self.watermark && c < self.next && self.next - c <= SCAN_MAX) {
             // a new node goes into `recent` after the scan: fetch its slot
             // meanwhile (the arena writes stream through the L2 cache)
-            if !self.recent.slots.is_empty() {
-                prefetch(&self.recent.slots[h as usize & (self.recent.slots.len() - 1)]);
-            }
+            self.recent.prefetch(h);
             let since = (c + 1 - self.watermark) as usize;
             for (id, &hh) in (c + 1..).zip(&self.recent_hashes[since..]) {
                 if hh == h && eq(id) {
@@ -308,56 +267,68 @@ impl Index {
             return Probe::Absent;
         }
         self.room_for_one();
-        let in_main = newest_child.is_none_or(|c| c < self.watermark);
-        if in_main {
-            self.prefetch_main(h);
-        }
-        let slot = match self.recent.find(h, &mut eq) {
-            Ok(id) => return Probe::Found(id),
-            Err(slot) => slot.expect("room_for_one gave recent slots"),
+        let old = self.is_old(newest_child);
+        let table = if old {
+            if !self.main.has_room(1) {
+                self.main.reserve(1);
+            }
+            &self.main
+        } else {
+            &self.recent
         };
-        if in_main {
-            if let Some(id) = self.find_main(h, eq) {
-                return Probe::Found(id);
+        match table.find(h, &mut eq) {
+            Ok(id) => Probe::Found(id),
+            Err(pos) => {
+                let pos = pos.expect("room was made in the table");
+                Probe::Vacant(if old { Slot::Main(pos) } else { Slot::Recent(pos) })
             }
         }
-        Probe::Vacant(slot)
     }
 
-    /// Start fetching what a lookup of hash `h` in `main` reads: its slot
-    /// and its filter word, both cache misses at 1M nodes (the filter is
-    /// larger than the L2 cache of the AMD host), so that they overlap the
-    /// work before the lookup needs them. A hint only.
+    /// Start fetching what a lookup of hash `h` in `main` reads (its first
+    /// slot, a cache miss at 1M nodes), so that it overlaps the work before
+    /// the lookup needs it. A hint only.
     #[inline(always)]
     fn prefetch_main(&self, h: u32) {
-        if !self.main.slots.is_empty() {
-            prefetch(&self.main.slots[h as usize & (self.main.slots.len() - 1)]);
-            self.filter.prefetch(h);
-        }
+        self.main.prefetch(h);
     }
 
     /// [`Index::prefetch_main`] for a node that [`Index::probe`] will look
-    /// up in `main` (`newest_child` is below the watermark); nothing otherwise.
+    /// up in `main` (an old one); nothing otherwise.
     #[inline(always)]
-    pub(super) fn prefetch_for(&self, h: u32, newest_child: u32) {
-        if newest_child < self.watermark {
+    pub(super) fn prefetch_for(&self, h: u32, newest_child: Option<u32>) {
+        if self.is_old(newest_child) {
             self.prefetch_main(h);
         }
+    }
+
+    /// The first id of `main` stored with hash `h` (the candidate a lookup
+    /// of a node with that hash and largest child `newest` would compare
+    /// first), when that lookup reads `main`. A hint for prefetching: it
+    /// compares no node.
+    #[inline]
+    pub(super) fn peek_main(&self, h: u32, newest_child: Option<u32>) -> Option<u32> {
+        if !self.is_old(newest_child) {
+            return None;
+        }
+        self.main.find(h, |_| true).ok()
     }
 
     /// Like [`Index::probe`] without the option to insert.
     pub(super) fn find(&self, h: u32, mut eq: impl FnMut(u32) -> bool) -> Option<u32> {
-        self.recent.find(h, &mut eq).ok().or_else(|| self.find_main(h, eq))
+        self.recent.find(h, &mut eq).ok().or_else(|| self.main.find(h, eq).ok())
     }
 
     /// Fill the slot a [`Probe::Vacant`] named with a new id (the next one:
     /// ids are issued in order; it must be below `u32::MAX`).
     #[inline]
-    pub(super) fn fill(&mut self, slot: usize, h: u32, id: u32) {
+    pub(super) fn fill(&mut self, slot: Slot, h: u32, id: u32) {
         // ids are issued in order: `recent_hashes` is indexed by `id - watermark`
-        debug_assert!(self.recent.slots[slot] == 0 && id < u32::MAX && id == self.next);
-        self.recent.slots[slot] = (h as u64) << 32 | (id as u64 + 1);
-        self.recent.len += 1;
+        debug_assert!(id < u32::MAX && id == self.next);
+        match slot {
+            Slot::Main(pos) => self.main.fill(pos, h, id),
+            Slot::Recent(pos) => self.recent.fill(pos, h, id),
+        }
         self.recent_hashes.push(h);
         self.next = id + 1;
     }
@@ -365,10 +336,16 @@ impl Index {
     /// Add the next id without a slot from a probe: after [`Probe::Absent`],
     /// or for an entry that need not be unique (a fresh id for a node that
     /// may equal an existing one: `Context::insert_canonical` without sharing).
-    pub(super) fn insert(&mut self, h: u32, id: u32) {
+    /// `newest_child` places it by the rule of [`Index`].
+    pub(super) fn insert(&mut self, h: u32, id: u32, newest_child: Option<u32>) {
         debug_assert!(id < u32::MAX && id == self.next);
         self.room_for_one();
-        self.recent.put((h as u64) << 32 | (id as u64 + 1));
+        if self.is_old(newest_child) {
+            self.main.reserve(1);
+            self.main.put((h as u64) << 32 | (id as u64 + 1));
+        } else {
+            self.recent.put((h as u64) << 32 | (id as u64 + 1));
+        }
         self.recent_hashes.push(h);
         self.next = id + 1;
     }
@@ -382,7 +359,7 @@ mod tests {
         match ix.probe(h, newest, |i| i == id) {
             Probe::Found(_) => panic!("{id} found before it was added"),
             Probe::Vacant(slot) => ix.fill(slot, h, id),
-            Probe::Absent => ix.insert(h, id),
+            Probe::Absent => ix.insert(h, id, newest),
         }
     }
 
@@ -401,59 +378,82 @@ mod tests {
         // an id added after an Absent probe is found by the tables too
         add(&mut ix, 0xABCD, 10, Some(9));
         assert_eq!(ix.find(0xABCD, |id| id == 10), Some(10));
-        assert!(matches!(ix.probe(0xABCD, None, |id| id == 10), Probe::Found(10)));
+    }
+
+    /// Ids `0..n` in `ix`, id k with newest child k − 1 (a chain, young when
+    /// added: the way a DAG is interned bottom-up), hashes from `hash`.
+    fn chain(ix: &mut Index, n: u32, hash: impl Fn(u32) -> u32) {
+        for k in 0..n {
+            add(ix, hash(k), k, k.checked_sub(1));
+        }
     }
 
     #[test]
     fn index_finds_what_was_filled_across_growth_flushes_and_colliding_hashes() {
-        let mut ix = Index::default();
         // pairs of keys share a hash: lookups must go by eq
         let key_hash = |k: u32| (k / 2).wrapping_mul(0x9E37_79B9);
         let n = 200_000u32; // several flushes of `recent` into `main`
-        for k in 0..n {
-            add(&mut ix, key_hash(k), k, None);
+        for young in [true, false] {
+            let mut ix = Index::default();
+            if young {
+                chain(&mut ix, n, key_hash);
+                assert!(ix.watermark > 0);
+            } else {
+                // leaves: old, straight into `main`
+                (0..n).for_each(|k| add(&mut ix, key_hash(k), k, None));
+            }
+            assert_eq!(ix.main.len + ix.recent.len, n as usize);
+            assert!(ix.recent.slots.len() <= RECENT_SLOTS && ix.recent_hashes.len() <= RECENT_IDS_MAX);
+            for t in [&ix.main, &ix.recent] {
+                assert!(t.slots.len().is_power_of_two() && t.len * 4 <= t.slots.len() * 3);
+            }
+            for k in 0..n {
+                assert_eq!(ix.find(key_hash(k), |id| id == k), Some(k));
+                let newest = if young { k.checked_sub(1) } else { None };
+                assert!(matches!(ix.probe(key_hash(k), newest, |id| id == k), Probe::Found(id) if id == k));
+            }
+            assert_eq!(ix.find(key_hash(2 * n), |id| id == 2 * n), None);
         }
-        assert!(ix.watermark > 0 && ix.main.len + ix.recent.len == n as usize);
-        assert!(ix.recent.slots.len() <= RECENT_SLOTS);
-        for t in [&ix.main, &ix.recent] {
-            assert!(t.slots.len().is_power_of_two() && t.len * 4 <= t.slots.len() * 3);
-        }
-        for k in 0..n {
-            assert_eq!(ix.find(key_hash(k), |id| id == k), Some(k));
-            assert!(matches!(ix.probe(key_hash(k), None, |id| id == k), Probe::Found(id) if id == k));
-        }
-        assert_eq!(ix.find(key_hash(2 * n), |id| id == 2 * n), None);
     }
 
     #[test]
-    fn index_looks_only_in_recent_for_a_node_with_a_child_past_the_watermark() {
+    fn index_keeps_old_nodes_in_main_and_young_ones_in_recent() {
         let mut ix = Index::default();
-        for k in 0..100_000u32 {
+        chain(&mut ix, 100_000, |k| k.wrapping_mul(0x9E37_79B9));
+        let w = ix.watermark;
+        assert!(w > 2 && ix.next > w + SCAN_MAX);
+        // a node over children below the watermark goes into `main` …
+        let before = (ix.main.len, ix.recent.len);
+        let next = ix.next;
+        add(&mut ix, 0x1234_5678, next, Some(w - 2));
+        assert_eq!((ix.main.len, ix.recent.len), (before.0 + 1, before.1));
+        // … and one over a child past the watermark (not one of the last ids) into `recent`
+        let next = ix.next;
+        add(&mut ix, 0x2345_6789, next, Some(w));
+        assert_eq!((ix.main.len, ix.recent.len), (before.0 + 1, before.1 + 1));
+        // a lookup reads only the table of its newest child's age
+        let old = w - 1; // in main (merged)
+        let h = old.wrapping_mul(0x9E37_79B9);
+        assert!(matches!(ix.probe(h, Some(old - 1), |id| id == old), Probe::Found(id) if id == old));
+        assert!(matches!(
+            ix.probe(h, Some(w), |id| id == old),
+            Probe::Vacant(Slot::Recent(_))
+        ));
+        assert!(matches!(
+            ix.probe(0x2345_6789, None, |_| true),
+            Probe::Vacant(Slot::Main(_))
+        ));
+    }
+
+    #[test]
+    fn index_moves_the_watermark_after_many_old_ids() {
+        // old nodes never fill `recent`, but their hashes must not pile up
+        let mut ix = Index::default();
+        for k in 0..(3 * RECENT_IDS_MAX as u32) {
             add(&mut ix, k.wrapping_mul(0x9E37_79B9), k, None);
         }
-        let w = ix.watermark;
-        assert!(w > 0);
-        let old = w - 1; // in main
-        let h = old.wrapping_mul(0x9E37_79B9);
-        // a child below the watermark: main is searched
-        assert!(matches!(ix.probe(h, Some(old - 1), |id| id == old), Probe::Found(id) if id == old));
-        // a child at the watermark: main is not searched (no equal node can be there)
-        assert!(matches!(ix.probe(h, Some(w), |id| id == old), Probe::Vacant(_)));
-    }
-
-    #[test]
-    fn index_filter_never_turns_away_a_stored_hash() {
-        let mut f = Filter::for_slots(1 << 12);
-        let hashes: Vec<u32> = (0..3000u32).map(|k| k.wrapping_mul(0x85EB_CA6B) ^ (k >> 3)).collect();
-        for &h in &hashes {
-            f.add(h);
-        }
-        assert!(hashes.iter().all(|&h| f.may_contain(h)));
-        // and it turns most others away (a filter, not a yes-machine)
-        let away = (0..10_000u32)
-            .filter(|k| !f.may_contain(k.wrapping_mul(0x27D4_EB2F) ^ 0x5555))
-            .count();
-        assert!(away > 5_000, "{away}");
+        assert!(ix.watermark > 0 && ix.recent_hashes.len() <= RECENT_IDS_MAX);
+        assert_eq!(ix.find(7u32.wrapping_mul(0x9E37_79B9), |id| id == 7), Some(7));
     }
 
     #[test]
@@ -461,7 +461,7 @@ mod tests {
         let mut ix = Index::with_capacity(100);
         let cap = ix.main.slots.len();
         for id in 0..100 {
-            ix.insert(7, id);
+            ix.insert(7, id, None);
         }
         ix.reserve(0);
         assert_eq!(ix.main.slots.len(), cap, "reserved room must not grow");

@@ -70,6 +70,44 @@ fn is_field_ordered(kind: u8) -> bool {
     kind < 32 && MASK >> kind & 1 == 1
 }
 
+/// The content digest of a node with one child (digest `child`) and one or
+/// two integer fields: Mult (scale), FloorDiv and Modulo (denom), CCDiv and
+/// CCMod (denom, replica groups). [`Context::content_digest`] computes those
+/// kinds through it, and the factories of `context.rs` without a `Node`.
+#[inline(always)]
+pub(super) fn unary_digest(kind: u8, child: u32, b: i64, c: Option<u64>) -> u32 {
+    let h = mix(mix(mix(0, kind as u64), child as u64), b as u64);
+    digest_of(c.map_or(h, |c| mix(h, c)))
+}
+
+/// The digest kept from a mixed state.
+#[inline(always)]
+fn digest_of(h: u64) -> u32 {
+    let h = finish(h);
+    (h ^ (h >> 32)) as u32
+}
+
+/// Sort `items` (at most `N`) by `key` and `before` (see [`Context::sort_by_content`]).
+#[inline(always)]
+fn insertion_sort<T: Copy, const N: usize>(
+    items: &mut [T],
+    key: impl Fn(&T) -> u64,
+    before: impl Fn((u64, &T), (u64, &T)) -> bool,
+) {
+    let mut keys = [0u64; N];
+    for i in 0..items.len() {
+        let (k, x) = (key(&items[i]), items[i]);
+        let mut j = i;
+        while j > 0 && before((k, &x), (keys[j - 1], &items[j - 1])) {
+            keys[j] = keys[j - 1];
+            items[j] = items[j - 1];
+            j -= 1;
+        }
+        keys[j] = k;
+        items[j] = x;
+    }
+}
+
 impl Context {
     /// The content digest of a node about to be interned: its kind, fields
     /// and the digests of its children (already interned). Equal content
@@ -83,7 +121,8 @@ impl Context {
             child(m);
             m.digest as u64
         };
-        let h = mix(0, node.kind() as u64);
+        let kind = node.kind() as u8;
+        let h = mix(0, kind as u64);
         let h = match node {
             Node::CCGetRank {
                 iteration_id,
@@ -118,16 +157,13 @@ impl Context {
                 mix(mix(mix(mix(h, *lo as u64), *ub as u64), *step as u64), *offset as u64)
             }
             Node::ShardId { ub } => mix(h, *ub as u64),
-            Node::AffExpr { terms, c } => {
-                let h = terms
-                    .iter()
-                    .fold(mix(h, terms.len() as u64), |h, &(i, k)| mix(mix(h, d(i)), k as u64));
-                mix(h, *c as u64)
-            }
-            Node::Sum { terms } => terms.iter().fold(mix(h, terms.len() as u64), |h, &t| mix(h, d(t))),
+            Node::AffExpr { terms, c } => return self.aff_digest(terms, *c, child),
+            Node::Sum { terms } => return self.sum_digest(terms, child),
             Node::ICmp { op, lhs, rhs } => mix(mix(mix(h, *op as u64), d(*lhs)), d(*rhs)),
-            Node::Mult { var, scale } => mix(mix(h, d(*var)), *scale as u64),
-            Node::FloorDiv { numer, denom } | Node::Modulo { numer, denom } => mix(mix(h, d(*numer)), *denom as u64),
+            Node::Mult { var, scale } => return unary_digest(kind, d(*var) as u32, *scale, None),
+            Node::FloorDiv { numer, denom } | Node::Modulo { numer, denom } => {
+                return unary_digest(kind, d(*numer) as u32, *denom, None)
+            }
             Node::CCDiv {
                 numer,
                 denom,
@@ -137,14 +173,37 @@ impl Context {
                 numer,
                 denom,
                 replica_groups_id,
-            } => mix(mix(mix(h, d(*numer)), *denom as u64), *replica_groups_id),
+            } => return unary_digest(kind, d(*numer) as u32, *denom, Some(*replica_groups_id)),
             Node::OpaqueFn { name, args } => args.iter().fold(
                 mix(mix_str(h, self.register_name(*name)), args.len() as u64),
                 |h, &a| mix(h, d(a)),
             ),
         };
-        let h = finish(h);
-        (h ^ (h >> 32)) as u32
+        digest_of(h)
+    }
+
+    /// [`Context::content_digest`] of an AffExpr with these (canonical)
+    /// terms, without the node (the factory computes it before making one).
+    #[inline(always)]
+    pub(super) fn aff_digest(&self, terms: &[(ExprId, i64)], c: i64, mut child: impl FnMut(&Meta)) -> u32 {
+        let h = mix(mix(0, super::kinds::ExprKind::AffExpr as u64), terms.len() as u64);
+        let h = terms.iter().fold(h, |h, &(i, k)| {
+            let m = self.meta_at(i);
+            child(m);
+            mix(mix(h, m.digest as u64), k as u64)
+        });
+        digest_of(mix(h, c as u64))
+    }
+
+    /// [`Context::content_digest`] of a Sum with these (sorted) terms, without the node.
+    #[inline(always)]
+    pub(super) fn sum_digest(&self, terms: &[ExprId], mut child: impl FnMut(&Meta)) -> u32 {
+        let h = mix(mix(0, super::kinds::ExprKind::Sum as u64), terms.len() as u64);
+        digest_of(terms.iter().fold(h, |h, &t| {
+            let m = self.meta_at(t);
+            child(m);
+            mix(h, m.digest as u64)
+        }))
     }
 
     /// Sort items by [`Context::order`] of their ids, exactly as
@@ -167,18 +226,13 @@ impl Context {
             }
             return;
         }
-        // insertion sort of the few terms a node has, keys alongside
-        let mut keys = [0u64; 16];
-        for i in 0..items.len() {
-            let (k, x) = (key(&items[i]), items[i]);
-            let mut j = i;
-            while j > 0 && before((k, &x), (keys[j - 1], &items[j - 1])) {
-                keys[j] = keys[j - 1];
-                items[j] = items[j - 1];
-                j -= 1;
-            }
-            keys[j] = k;
-            items[j] = x;
+        // insertion sort of the few terms a node has, keys alongside (in an
+        // array sized for the common few: zeroing 16 keys cost more than
+        // sorting 2 or 3 terms)
+        if items.len() <= 4 {
+            insertion_sort::<T, 4>(items, key, before);
+        } else {
+            insertion_sort::<T, 16>(items, key, before);
         }
     }
 

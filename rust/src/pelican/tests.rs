@@ -1303,3 +1303,43 @@ fn mark_segment_keeps_only_ranges_of_the_context() {
     );
     assert_eq!(c.clone().segments().len(), 1);
 }
+
+/// The factories that intern from parts (Mult, FloorDiv, Modulo, CCDiv,
+/// CCMod, Sum, AffExpr: no `Node` until a new one is stored) give the same
+/// index hash, content digest, depth and flags as the generic path computes
+/// from the node itself.
+#[test]
+fn factories_from_parts_agree_with_the_generic_node_path() {
+    let mut c = Context::new();
+    let s = c.shard_id(4).unwrap();
+    let i = c.symbolic_idx(0, 64, 1, 0).unwrap();
+    let mut ids = vec![c.aff_expr(&[(s, 3), (i, 2)], 5).unwrap(), c.constant(7)];
+    for k in 1..40i64 {
+        let x = ids[(k as usize * 7) % ids.len()];
+        let made = match k % 7 {
+            0 => c.mult(x, k - 20),
+            1 => c.floor_div(x, k),
+            2 => c.modulo(x, k + 1),
+            3 => c.cc_div(x, k, k as u64 * 3),
+            4 => c.cc_mod(x, k, u64::MAX - k as u64),
+            5 => c.sum(&[x, ids[k as usize % ids.len()], s]),
+            _ => c.aff_expr(&[(i, k), (s, -k)], -k),
+        };
+        ids.push(made.unwrap());
+    }
+    for &id in &ids {
+        let node = c.node(id).clone();
+        // the index hash: a lookup by the node finds the id
+        assert_eq!(c.lookup(&node), Some(id), "{node:?}");
+        assert_eq!(c.digest(id), c.content_digest(&node, |_| {}), "{node:?}");
+        let kids = node.children();
+        let depth = 1 + kids.iter().map(|&k| c.depth(k)).max().unwrap_or(0);
+        let shard = kids.iter().any(|&k| c.has_shard(k));
+        assert_eq!(c.depth(id), depth, "{node:?}");
+        assert_eq!(
+            c.has_shard(id),
+            shard || matches!(node, Node::ShardId { .. }),
+            "{node:?}"
+        );
+    }
+}

@@ -54,6 +54,10 @@ fn bad(row: usize, msg: impl std::fmt::Display) -> Error {
 /// Rows past the current one searched for the next AffExpr to prepare.
 const AFF_AHEAD_ROWS: usize = 16;
 
+/// Rows interned between two fetch stages of a prepared AffExpr (a slot,
+/// then the node it names, then its terms: each read by the next stage).
+const STAGE_ROWS: usize = 2;
+
 /// Rows after a prepared AffExpr searched for unary rows over it.
 const USERS_AHEAD_ROWS: usize = 4;
 
@@ -79,6 +83,8 @@ struct AffAhead {
     /// 1: the table's slot asked for; 2: the node it names too
     /// (`cand`); 3: its terms too.
     stage: u8,
+    /// Rows interned since it was prepared.
+    age: usize,
     cand: Option<u32>,
 }
 
@@ -91,25 +97,32 @@ impl AffAhead {
             hash: 0,
             scan: 0,
             stage: 0,
+            age: 0,
             cand: None,
         }
     }
 
-    /// Before interning `row`: when neither it nor a later row is prepared, prepare the
-    /// first AffExpr row of the next [`AFF_AHEAD_ROWS`] rows that can be.
+    /// Before interning `row` (the rows before it are interned): when no
+    /// later row is prepared, prepare the first AffExpr row of the next
+    /// [`AFF_AHEAD_ROWS`] rows that can be; otherwise move the prepared
+    /// row's fetches on a stage, each a few rows after the one before it
+    /// came in.
     #[inline(always)]
     fn advance(&mut self, ctx: &Context, row: usize, rows: &Rows<'_>, out: &[u32]) {
-        if self.row != usize::MAX && self.row >= row {
-            // the slot has come in by now: fetch the node it names, then its terms
-            let dist = self.row - row;
-            if self.stage == 1 && dist <= 6 {
+        if self.row != usize::MAX && self.row > row {
+            self.age += 1;
+            let last = self.row == row + 1; // no later chance
+            if self.stage == 1 && (self.age >= STAGE_ROWS || last) {
+                // the slot has come in by now: fetch the node it names, and
+                // the slots of the rows that will use the AffExpr
                 let t = &self.terms[..self.len];
                 self.cand = ctx.prefetch_candidate(self.hash, t.iter().map(|x| x.0 .0).max());
                 if let Some(cand) = self.cand {
                     Self::prefetch_users(ctx, self.row, cand, rows);
                 }
                 self.stage = 2;
-            } else if self.stage == 2 && dist <= 3 {
+            } else if self.stage == 2 && (self.age >= 2 * STAGE_ROWS || last) {
+                // and the node has: fetch its terms
                 if let Some(id) = self.cand {
                     ctx.prefetch_terms(id);
                 }
@@ -126,9 +139,22 @@ impl AffAhead {
             if rows.ops[p] == 17 && self.prepare(ctx, p, row, rows, out) {
                 self.row = p;
                 self.stage = 1;
+                self.age = 0;
                 return;
             }
         }
+    }
+
+    /// Take the prepared terms of `row` when it is the prepared one: its
+    /// canonical terms (in `into`, which gives its buffer back) and hash.
+    #[inline(always)]
+    fn take(&mut self, row: usize, into: &mut Vec<(ExprId, i64)>) -> Option<(usize, u32)> {
+        if self.row != row {
+            return None;
+        }
+        self.row = usize::MAX;
+        std::mem::swap(&mut self.terms, into);
+        Some((self.len, self.hash))
     }
 
     /// The unary rows just after AffExpr row `p` that take it as their
@@ -215,7 +241,9 @@ impl Context {
         let rows = Rows { ops, a, b, c };
         let mut ahead = AffAhead::new();
         let mut row = 0;
+        let mut prepared: Vec<(ExprId, i64)> = Vec::new();
         while row < n {
+            let now = ahead.take(row, &mut prepared);
             ahead.advance(self, row, &rows, &out);
             let resolve = |out: &Vec<u32>, ctx: &Context, r: i64, at: usize| -> Result<ExprId> {
                 if r >= 0 {
@@ -266,9 +294,10 @@ impl Context {
                         .ok()
                         .filter(|&k| k < n - row)
                         .ok_or_else(|| bad(row, format!("{ai} argument rows do not follow")))?;
-                    if ahead.row == row {
-                        let t = &ahead.terms[..ahead.len];
-                        let id = self.intern_aff_hashed(t, ci, ahead.hash).map_err(|e| row_err(row, e))?;
+                    if let Some((len, hash)) = now {
+                        let id = self
+                            .intern_aff_hashed(&prepared[..len], ci, hash)
+                            .map_err(|e| row_err(row, e))?;
                         out.push(id.0);
                         out.extend(std::iter::repeat_n(NO_ID, k));
                         row += k + 1;

@@ -1343,3 +1343,34 @@ fn factories_from_parts_agree_with_the_generic_node_path() {
         );
     }
 }
+
+/// A batch's AffExpr rows are prepared ahead of their turn (`AffAhead`); one
+/// that fails its checks still fails at its own row, with the error it has
+/// without the look-ahead, and the rows before it stay interned.
+#[test]
+fn intern_batch_prepared_aff_expr_fails_at_its_own_row() {
+    // rows: 0 ShardId, 1 SymbolicIdx, 2 AffExpr(s, i), 5 Modulo(row 2),
+    // 6 AffExpr over row 2 (an AffExpr: not an index leaf; known, so looked
+    // at ahead of its turn), 8 FloorDiv(row 2)
+    let ops = [13, 12, 17, 0, 0, 26, 17, 0, 25];
+    let a = [4, 0, 2, -1, -2, -3, 1, -3, -3];
+    let b = [0, 64, 0, 3, 5, 7, 0, 2, 3];
+    let c = [0, 1, 9, 0, 0, 0, 0, 0, 0];
+    let mut ctx = Context::new();
+    let e = msg(ctx.intern_batch(&ops, &a, &b, &c));
+    assert!(
+        e.contains("AffExpr term idx must be an index") && e.contains("row 6"),
+        "{e}"
+    );
+    // shard, idx, the AffExpr and its Modulo were interned before the error
+    assert_eq!(ctx.len(), 4);
+    // an overflowing AffExpr prepared ahead: the same overflow error at its row
+    let ops = [13, 17, 0, 0, 26, 17, 0, 0];
+    let a = [4, 2, -1, -1, -2, 2, -1, -1];
+    let b = [0, 0, 1, 2, 7, 0, i64::MAX, 1];
+    let c = [0, 0, 0, 0, 0, 0, 0, 0];
+    let mut ctx = Context::new();
+    let e = msg(ctx.intern_batch(&ops, &a, &b, &c));
+    assert!(e.contains("row 5"), "{e}");
+    assert_eq!(ctx.len(), 3);
+}

@@ -153,6 +153,20 @@ SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
 }
 
 
+def _extension(path: str | None) -> dict[str, Any]:
+    """Which compiled extension was measured: its path, size and build time.
+
+    `machine.commit` is the checkout's HEAD, which says nothing about the
+    extension installed: a stale build, or one built with another profile
+    (the non-LTO fast build is ~20 % larger and slower), shows here.
+    """
+    if not path:
+        return {}
+    st = os.stat(path)
+    built = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(st.st_mtime))
+    return {"file": path, "bytes": st.st_size, "built": built}
+
+
 def machine() -> dict[str, Any]:
     info: dict[str, Any] = {
         "platform": platform.platform(),
@@ -169,8 +183,10 @@ def machine() -> dict[str, Any]:
         pass
     try:
         import lncsplit
+        from lncsplit import _core
 
         info["lncsplit"] = lncsplit.__version__
+        info["extension"] = _extension(_core.__file__)
     except Exception:  # noqa: BLE001 - the report still runs
         pass
     try:

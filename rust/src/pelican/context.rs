@@ -583,7 +583,7 @@ impl Context {
         self.push_with_meta(place, hash, node, meta)
     }
 
-    /// Append a node no stored node equals, wherever its newest child puts it.
+    /// Append a node no stored node equals, at `slot` in the index.
     fn push_new(&mut self, slot: Place, hash: u32, node: Node) -> Result<ExprId> {
         let meta = self.meta_of(&node)?;
         self.push_with_meta(slot, hash, node, meta)

@@ -26,7 +26,7 @@
 //! row stops the batch with an error naming the row; the rows before it stay
 //! interned (nodes are immutable, so this is harmless).
 
-use super::context::Context;
+use super::context::{aff_hash, Context};
 use super::index::prefetch;
 use super::kinds::ExprId;
 use crate::error::{Error, Result};
@@ -202,7 +202,7 @@ impl AffAhead {
         };
         let t = &self.terms[..len];
         self.len = len;
-        self.hash = Context::aff_hash(t, rows.c[p]);
+        self.hash = aff_hash(t, rows.c[p]);
         ctx.prefetch_lookup(self.hash, t.iter().map(|x| x.0 .0).max());
         true
     }

@@ -273,7 +273,8 @@ impl Unary {
     }
 }
 
-fn aff_hash(terms: &[(ExprId, i64)], c: i64) -> u32 {
+/// The index hash of canonical AffExpr terms (see [`hash_node`]).
+pub(super) fn aff_hash(terms: &[(ExprId, i64)], c: i64) -> u32 {
     let h = mix(ExprKind::AffExpr as u64, c as u64);
     finish(terms.iter().fold(h, |h, &(i, k)| mix(mix(h, i.0 as u64), k as u64)))
 }
@@ -672,6 +673,10 @@ impl Context {
     }
 
     /// Intern a [`Unary`] node (its child checked by the caller).
+    ///
+    /// It probes and places as [`intern_by`](Self::intern_by) does, written
+    /// out: through `intern_by` (the `Unary` as the key, the metadata in
+    /// `make`) a 1M-row batch took 644 M instructions against 607 M.
     #[inline(always)]
     fn intern_unary(&mut self, u: Unary) -> Result<ExprId> {
         let hash = u.hash();
@@ -933,13 +938,7 @@ impl Context {
         self.intern_aff_hashed(t, c, aff_hash(t, c))
     }
 
-    /// The index hash of canonical AffExpr terms (see [`Self::intern_aff_hashed`]).
-    #[inline]
-    pub(super) fn aff_hash(t: &[(ExprId, i64)], c: i64) -> u32 {
-        aff_hash(t, c)
-    }
-
-    /// Intern canonical AffExpr terms whose [`Self::aff_hash`] is known.
+    /// Intern canonical AffExpr terms whose [`aff_hash`] is known.
     #[inline(always)]
     pub(super) fn intern_aff_hashed(&mut self, t: &[(ExprId, i64)], c: i64, hash: u32) -> Result<ExprId> {
         self.intern_by(

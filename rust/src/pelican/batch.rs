@@ -26,7 +26,7 @@
 //! row stops the batch with an error naming the row; the rows before it stay
 //! interned (nodes are immutable, so this is harmless).
 
-use super::context::{aff_hash, Context};
+use super::context::{aff_hash, Context, Unary};
 use super::index::prefetch;
 use super::kinds::ExprId;
 use crate::error::{Error, Result};
@@ -47,8 +47,52 @@ fn row_err(row: usize, e: Error) -> Error {
     }
 }
 
+#[cold]
 fn bad(row: usize, msg: impl std::fmt::Display) -> Error {
     Error::pelican(format!("intern_batch row {row}: {msg}"), "lncsplit/pelican")
+}
+
+/// The id of operand `r` of row `at` (`out` holds the ids of the rows
+/// before the node being interned): an id of the context, or the node of
+/// an earlier row. The common case is a few instructions inline; the error
+/// is worked out apart.
+#[inline(always)]
+fn resolve(out: &[u32], ctx: &Context, r: i64, at: usize) -> Result<ExprId> {
+    let id = if r >= 0 {
+        if (r as u64) < ctx.len() as u64 {
+            r as u32
+        } else {
+            NO_ID
+        }
+    } else {
+        // rows not in `out` yet (this node's own row and argument rows, or
+        // later rows) name no node
+        out.get((-(r + 1)) as u64 as usize).copied().unwrap_or(NO_ID)
+    };
+    if id == NO_ID {
+        return Err(unresolved(out, r, at));
+    }
+    Ok(ExprId(id))
+}
+
+/// Why operand `r` of row `at` names no node (see [`resolve`]).
+#[cold]
+#[inline(never)]
+fn unresolved(out: &[u32], r: i64, at: usize) -> Error {
+    if r >= 0 {
+        return bad(at, format!("unknown expression id {r}"));
+    }
+    let target = (-(r + 1)) as u64;
+    if target >= at as u64 {
+        bad(at, format!("reference {r} does not name an earlier row"))
+    } else if target >= out.len() as u64 {
+        bad(
+            at,
+            format!("reference {r} names the node this argument row belongs to, or one of its argument rows"),
+        )
+    } else {
+        bad(at, format!("reference {r} names an argument row"))
+    }
 }
 
 /// Rows past the current one searched for the next AffExpr to prepare.
@@ -245,25 +289,6 @@ impl Context {
         while row < n {
             let now = ahead.take(row, &mut prepared);
             ahead.advance(self, row, &rows, &out);
-            let resolve = |out: &Vec<u32>, ctx: &Context, r: i64, at: usize| -> Result<ExprId> {
-                if r >= 0 {
-                    let id = ExprId(u32::try_from(r).map_err(|_| bad(at, format!("unknown expression id {r}")))?);
-                    if !ctx.contains(id) {
-                        return Err(bad(at, format!("unknown expression id {r}")));
-                    }
-                    Ok(id)
-                } else {
-                    let target = (-(r + 1)) as u64;
-                    if target >= at as u64 {
-                        return Err(bad(at, format!("reference {r} does not name an earlier row")));
-                    }
-                    let id = out[target as usize];
-                    if id == NO_ID {
-                        return Err(bad(at, format!("reference {r} names an argument row")));
-                    }
-                    Ok(ExprId(id))
-                }
-            };
             // the result grows into untouched memory, like the arena (see `push_with_meta`)
             prefetch(out.as_ptr().wrapping_add(out.len() + 64));
             // a unary row next whose operand is already known (a FloorDiv
@@ -327,26 +352,15 @@ impl Context {
                     row += k + 1;
                     continue;
                 }
-                23 => {
+                op @ (23 | 25..=28) => {
                     let r = resolve(&out, self, ai, row)?;
-                    self.mult(r, bi)
-                }
-                25 => {
-                    let r = resolve(&out, self, ai, row)?;
-                    self.floor_div(r, bi)
-                }
-                26 => {
-                    let r = resolve(&out, self, ai, row)?;
-                    self.modulo(r, bi)
-                }
-                op @ (27 | 28) => {
-                    let r = resolve(&out, self, ai, row)?;
-                    let rg = u64::try_from(ci).map_err(|_| bad(row, "replica_groups_id must be ≥ 0"))?;
-                    if op == 27 {
-                        self.cc_div(r, bi, rg)
-                    } else {
-                        self.cc_mod(r, bi, rg)
+                    if matches!(op, 27 | 28) && ci < 0 {
+                        return Err(bad(row, "replica_groups_id must be ≥ 0"));
                     }
+                    // one inlined copy of the unary path for the five kinds
+                    // (through `mult`, `floor_div`, … each was a call that
+                    // checked the child again)
+                    self.intern_unary(Unary::of_op(op, r, bi, ci).expect("a unary op code"))
                 }
                 op => return Err(bad(row, format!("unsupported op code {op}"))),
             }

@@ -940,6 +940,23 @@ fn intern_batch_errors_name_the_row() {
 }
 
 #[test]
+fn intern_batch_argument_row_naming_its_own_node_is_an_error() {
+    // an argument row may not name the AffExpr or Sum row it belongs to,
+    // nor an argument row of the same node (once a bounds panic)
+    let mut c = Context::new();
+    for op in [17u8, 18] {
+        let e = msg(c.intern_batch(&[op, 0], &[1, -1], &[0, 1], &[0, 0]));
+        assert!(
+            e.contains("row 1") && e.contains("names the node this argument row belongs to"),
+            "{e}"
+        );
+        let e = msg(c.intern_batch(&[13, op, 0, 0], &[4, 2, -1, -3], &[0, 0, 1, 1], &[0; 4]));
+        assert!(e.contains("row 3") && e.contains("names the node"), "{e}");
+    }
+    assert_eq!(c.len(), 1, "only the ShardId before the failing node is interned");
+}
+
+#[test]
 fn display_is_readable_and_bounded() {
     let Fx { mut c, i, s, .. } = fx();
     let a = c.aff_expr(&[(i, 2), (s, 1)], 3).unwrap();

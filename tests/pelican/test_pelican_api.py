@@ -578,3 +578,15 @@ def test_intern_batch_errors(ctx: Context) -> None:
         ctx.intern_batch([13, 25], [4, -2], [0, 2], [0, 0])
     with pytest.raises(PelicanAssertion, match="differ in length"):
         ctx.intern_batch([13], [4, 5], [0], [0])
+
+
+def test_intern_batch_argument_row_naming_its_own_node_is_an_error(ctx: Context) -> None:
+    # once a Rust bounds panic (PanicException) rather than a typed error
+    for op in (17, 18):
+        with raises(
+            PelicanAssertion,
+            "intern_batch row 1: reference -1 names the node this argument row belongs to,"
+            " or one of its argument rows",
+        ):
+            ctx.intern_batch([op, 0], [1, -1], [0, 1], [0, 0])
+    assert len(ctx) == 0

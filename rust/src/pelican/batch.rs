@@ -344,7 +344,8 @@ impl Context {
                     let id = if op == 17 {
                         self.aff_expr_in_place(&mut terms, ci)
                     } else {
-                        self.sum_in_place(&mut ids)
+                        // resolved operands are ids of this context
+                        self.intern_sum(&mut ids)
                     }
                     .map_err(|e| row_err(row, e))?;
                     out.push(id.0);

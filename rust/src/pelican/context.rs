@@ -558,7 +558,9 @@ impl Context {
     /// [`lookup`](Self::lookup) with the node's [`hash_node`] already known.
     fn lookup_hashed(&self, hash: u32, node: &Node) -> Option<ExprId> {
         let nodes = &self.nodes;
-        self.index.find(hash, |id| nodes[id as usize] == *node).map(ExprId)
+        self.index
+            .find(hash, newest_child(node), |id| nodes[id as usize] == *node)
+            .map(ExprId)
     }
 
     /// Intern an already-canonical node: return the existing id of a
@@ -666,7 +668,7 @@ impl Context {
     /// cache line of its node fetched. A hint (no node is compared).
     #[inline]
     pub(super) fn prefetch_candidate(&self, h: u32, newest: Option<u32>) -> Option<u32> {
-        let id = self.index.peek_main(h, newest)?;
+        let id = self.index.peek(h, newest)?;
         prefetch(self.nodes.as_ptr().wrapping_add(id as usize));
         Some(id)
     }
@@ -908,6 +910,7 @@ impl Context {
     /// The canonical form of AffExpr terms, in place: checked (every idx an
     /// index leaf of this context), sorted by content, repeated indices merged
     /// and zero coefficients dropped. Returns how many terms remain (a prefix).
+    #[inline(always)]
     pub(super) fn canonicalize_aff(&self, t: &mut [(ExprId, i64)]) -> Result<usize> {
         for &(idx, _) in t.iter() {
             self.check_id(idx)?;
@@ -983,6 +986,14 @@ impl Context {
         for &x in t.iter() {
             self.check_id(x)?;
         }
+        self.intern_sum(t)
+    }
+
+    /// [`sum_in_place`](Self::sum_in_place) of terms the caller has checked
+    /// (a batch resolves its operands to ids of this context): one inlined
+    /// copy in the batch loop saves a call and a second pass over the terms.
+    #[inline(always)]
+    pub(super) fn intern_sum(&mut self, t: &mut [ExprId]) -> Result<ExprId> {
         self.sort_by_content(t, |&x| x);
         self.intern_by(
             sum_hash(t),

@@ -18,18 +18,14 @@
 const MAX_LOAD_NUM: usize = 3;
 const MAX_LOAD_DEN: usize = 4;
 
-/// Slots of the recent table at most (128 KiB: small beside the L2 cache,
-/// which the arena writes stream through; 512 KiB measured ~5 % slower on
-/// the Intel host; 64, 128 and 256 KiB measured alike on the AMD one).
-const RECENT_SLOTS: usize = 1 << 14;
+/// A segment holds the nodes whose newest child (largest child id) lies
+/// in one range of `1 << SEG_SHIFT` ids (see [`Index`]).
+const SEG_SHIFT: u32 = 14;
 
-/// Ids since the watermark after which the watermark moves up even if
-/// `recent` is not full (nodes placed straight into `main` do not fill it,
-/// but each keeps an entry in `recent_hashes`).
-const RECENT_IDS_MAX: usize = 4 * RECENT_SLOTS;
-
-/// Entries ahead of the one being placed whose slot a merge prefetches.
-const MERGE_PREFETCH: usize = 32;
+/// Entries a segment is first made for while a reserved batch is being
+/// interned: as many as its range has ids (a node has about one parent
+/// whose newest child it is). 32k slots, 256 KiB: within the L2 cache.
+const SEG_ENTRIES: usize = 1 << SEG_SHIFT;
 
 /// Ask the CPU to bring the cache line of `p` in. A hint only: it reads no
 /// data into the program and never faults, whatever the address.
@@ -56,6 +52,14 @@ struct Table {
 }
 
 impl Table {
+    /// An empty table with room for `n` entries.
+    fn with_entries(n: usize) -> Self {
+        Table {
+            slots: vec![0; Self::slots_for(n)],
+            len: 0,
+        }
+    }
+
     fn slots_for(n: usize) -> usize {
         // room for n entries at most at the maximum load
         n.saturating_mul(MAX_LOAD_DEN)
@@ -129,38 +133,41 @@ impl Table {
     }
 }
 
-/// The index: two tables, split by the *newest child* of a node (its
-/// largest child id) against the `watermark`. Whatever an equal node is,
-/// it has the same children, so it was interned after that child and is
-/// kept by the same rule:
+/// The index: one table per *segment* of newest-child ids. A node whose
+/// newest child (largest child id) is `c` lives in segment
+/// `1 + c >> SEG_SHIFT`; a node without a child in segment 0. Whatever an
+/// equal node is, it has the same children, so a lookup reads one segment:
 ///
-/// - **old** nodes (no child, or the newest below the watermark) live in
-///   `main`, the large table, far larger than the cache. Their lookup reads
-///   one slot there, and a new one goes into the very slot that ended the
-///   probe, in cache by then.
-/// - **young** nodes (the newest child at or past the watermark) go into
-///   `recent`, small enough to stay in cache, and are looked up there alone.
-///   A DAG is interned bottom-up, so most new nodes are young, and most
-///   lookups touch no line of `main` at all. When `recent` is full its
-///   entries move to `main` and the watermark moves up to the next id: every
-///   node in `main` is then old, as the rule wants.
+/// - A DAG is interned bottom-up, so most new nodes have a newest child
+///   among the last ids: their segment is the one being filled, small and
+///   in cache, for lookups and new entries alike.
+/// - A node over an old child (a delinearized address over the loop IVs)
+///   reads the segment of that child, one cache miss as in a single large
+///   table, and a new one goes into the very slot that ended its probe.
+///
+/// Before this, young nodes went into a small `recent` table and were
+/// merged into one large `main` table (16 MB at 1M nodes) each time it
+/// filled: one cache miss per merged node, ~10 % of a 1M-node batch
+/// (docs/performance.md, interning, tenth round). A segment needs no merge:
+/// its nodes stay where they were put.
 #[derive(Clone, Default)]
 pub(super) struct Index {
-    main: Table,
-    recent: Table,
-    /// The hashes of every id from `watermark` on, in id order (young or
-    /// old): a scan of the last ids reads them (see [`Index::probe`]).
-    recent_hashes: Vec<u32>,
-    watermark: u32,
+    segs: Vec<Table>,
+    /// The hashes of the last [`SCAN_MAX`] ids (`ring[id % SCAN_MAX]`): the
+    /// scan of [`Index::probe`] reads them.
+    ring: [u32; SCAN_MAX as usize],
     /// One past the largest id stored (ids are issued in order).
     next: u32,
+    /// New segments are made for [`SEG_ENTRIES`] entries while ids are
+    /// below this (a batch reserved room up to it); for a few otherwise.
+    reserved_until: u32,
 }
 
 /// An empty slot a lookup ended on (valid until the index next changes).
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Slot {
-    Main(usize),
-    Recent(usize),
+pub(super) struct Slot {
+    seg: usize,
+    pos: usize,
 }
 
 /// Where a lookup ended: the id of an equal node, or the empty slot a new
@@ -182,6 +189,12 @@ pub(super) fn hash32(h: u64) -> u32 {
     (h >> 32) as u32
 }
 
+/// The segment of a node with this newest child.
+#[inline(always)]
+fn seg_of(newest_child: Option<u32>) -> usize {
+    newest_child.map_or(0, |c| (c >> SEG_SHIFT) as usize + 1)
+}
+
 impl Index {
     pub(super) fn with_capacity(n: usize) -> Self {
         let mut ix = Index::default();
@@ -189,57 +202,40 @@ impl Index {
         ix
     }
 
-    /// Make room for `extra` more entries in `main` (where every entry ends up).
+    /// Expect `extra` more entries: the segments made for them start at
+    /// their full size instead of growing into it.
     pub(super) fn reserve(&mut self, extra: usize) {
-        self.main.reserve(self.recent.len.saturating_add(extra));
-        // a large batch fills `recent` anyway: size it once instead of doubling
-        let recent_max = RECENT_SLOTS / MAX_LOAD_DEN * MAX_LOAD_NUM;
-        self.recent
-            .reserve(extra.min(recent_max - self.recent.len.min(recent_max)));
+        let until = (self.next as usize).saturating_add(extra).min(u32::MAX as usize) as u32;
+        self.reserved_until = self.reserved_until.max(until);
     }
 
-    /// A node with this newest child lives in `main` (see [`Index`]).
+    /// The segment `k`, made (with its predecessors) if it is new, with
+    /// room for one more entry.
     #[inline(always)]
-    fn is_old(&self, newest_child: Option<u32>) -> bool {
-        newest_child.is_none_or(|c| c < self.watermark)
-    }
-
-    /// Make room for one more entry in `recent`, or one more id since the watermark.
-    #[inline]
-    fn room_for_one(&mut self) {
-        // `has_room(1)` without its saturating arithmetic (a power-of-two
-        // length: the load limit is exact)
-        if self.recent.len >= self.recent.slots.len() / MAX_LOAD_DEN * MAX_LOAD_NUM
-            || self.recent_hashes.len() >= RECENT_IDS_MAX
-        {
-            self.make_room();
+    fn seg_with_room(&mut self, k: usize) -> &mut Table {
+        if k >= self.segs.len() || !self.segs[k].has_room(1) {
+            self.make_room(k);
         }
+        &mut self.segs[k]
     }
 
-    /// Grow `recent` up to its limit, then move its entries to `main`.
     #[cold]
     #[inline(never)]
-    fn make_room(&mut self) {
-        if self.recent.slots.len() < RECENT_SLOTS && self.recent_hashes.len() < RECENT_IDS_MAX {
-            self.recent.reserve(1);
-            return;
+    fn make_room(&mut self, k: usize) {
+        if k >= self.segs.len() {
+            self.segs.resize_with(k + 1, Table::default);
         }
-        self.main.reserve(self.recent.len);
-        // `main` is far larger than the cache: each placement is a miss,
-        // so the slots of the entries a few places ahead are fetched early
-        let entries = &self.recent.slots;
-        let mask = self.main.slots.len() - 1;
-        let mut ahead = entries.iter().filter(|&&s| s != 0).skip(MERGE_PREFETCH);
-        for &s in entries.iter().filter(|&&s| s != 0) {
-            if let Some(&a) = ahead.next() {
-                prefetch(&self.main.slots[(a >> 32) as usize & mask]);
-            }
-            self.main.put(s);
+        let t = &mut self.segs[k];
+        if t.slots.is_empty() {
+            let n = if k > 0 && self.next < self.reserved_until {
+                SEG_ENTRIES
+            } else {
+                8
+            };
+            *t = Table::with_entries(n);
+        } else {
+            t.reserve(1);
         }
-        self.recent.slots.fill(0);
-        self.recent.len = 0;
-        self.recent_hashes.clear();
-        self.watermark = self.next;
     }
 
     /// Find the id whose node `eq` accepts among those stored with hash `h`,
@@ -249,104 +245,76 @@ impl Index {
     /// An equal node has the same children, so it was interned after the
     /// newest of them. When that child is one of the last [`SCAN_MAX`] ids
     /// (a DAG interned bottom-up: a parent right after its child), only the
-    /// ids since are candidates, and their hashes are the tail of
-    /// `recent_hashes`, just written and in cache; the tables, whose slots
-    /// are a cache miss at this size, are not read at all.
+    /// ids since are candidates, and their hashes are in `ring`; the table
+    /// is not read at all.
     #[inline(always)]
     pub(super) fn probe(&mut self, h: u32, newest_child: Option<u32>, mut eq: impl FnMut(u32) -> bool) -> Probe {
-        if let Some(c) = newest_child.filter(|&c| c >= self.watermark && c < self.next && self.next - c <= SCAN_MAX) {
-            // a new node goes into `recent` after the scan: fetch its slot
-            // meanwhile (the arena writes stream through the L2 cache)
-            self.recent.prefetch(h);
-            let since = (c + 1 - self.watermark) as usize;
-            for (id, &hh) in (c + 1..).zip(&self.recent_hashes[since..]) {
-                if hh == h && eq(id) {
+        if let Some(c) = newest_child.filter(|&c| c < self.next && self.next - c <= SCAN_MAX) {
+            // a new node goes into the table after the scan: fetch its slot meanwhile
+            self.prefetch_for(h, newest_child);
+            for id in c + 1..self.next {
+                if self.ring[(id % SCAN_MAX) as usize] == h && eq(id) {
                     return Probe::Found(id);
                 }
             }
             return Probe::Absent;
         }
-        self.room_for_one();
-        let old = self.is_old(newest_child);
-        let table = if old {
-            if !self.main.has_room(1) {
-                self.main.reserve(1);
-            }
-            &self.main
-        } else {
-            &self.recent
-        };
-        match table.find(h, &mut eq) {
+        let seg = seg_of(newest_child);
+        match self.seg_with_room(seg).find(h, &mut eq) {
             Ok(id) => Probe::Found(id),
-            Err(pos) => {
-                let pos = pos.expect("room was made in the table");
-                Probe::Vacant(if old { Slot::Main(pos) } else { Slot::Recent(pos) })
-            }
+            Err(pos) => Probe::Vacant(Slot {
+                seg,
+                pos: pos.expect("room was made in the table"),
+            }),
         }
     }
 
-    /// Start fetching what a lookup of hash `h` in `main` reads (its first
-    /// slot, a cache miss at 1M nodes), so that it overlaps the work before
-    /// the lookup needs it. A hint only.
-    #[inline(always)]
-    fn prefetch_main(&self, h: u32) {
-        self.main.prefetch(h);
-    }
-
-    /// [`Index::prefetch_main`] for a node that [`Index::probe`] will look
-    /// up in `main` (an old one); nothing otherwise.
+    /// Start fetching what a lookup of hash `h` for a node with this newest
+    /// child reads from its segment (its first slot: a cache miss when the
+    /// segment is an old one), so that it overlaps the work before the
+    /// lookup needs it. A hint only.
     #[inline(always)]
     pub(super) fn prefetch_for(&self, h: u32, newest_child: Option<u32>) {
-        if self.is_old(newest_child) {
-            self.prefetch_main(h);
+        if let Some(t) = self.segs.get(seg_of(newest_child)) {
+            t.prefetch(h);
         }
     }
 
-    /// The first id of `main` stored with hash `h` (the candidate a lookup
-    /// of a node with that hash and largest child `newest` would compare
-    /// first), when that lookup reads `main`. A hint for prefetching: it
-    /// compares no node.
+    /// The first id stored with hash `h` in the segment of a node with
+    /// this newest child (the candidate a lookup would compare first). A
+    /// hint for prefetching: it compares no node.
     #[inline]
-    pub(super) fn peek_main(&self, h: u32, newest_child: Option<u32>) -> Option<u32> {
-        if !self.is_old(newest_child) {
-            return None;
-        }
-        self.main.find(h, |_| true).ok()
+    pub(super) fn peek(&self, h: u32, newest_child: Option<u32>) -> Option<u32> {
+        self.segs.get(seg_of(newest_child))?.find(h, |_| true).ok()
     }
 
     /// Like [`Index::probe`] without the option to insert.
-    pub(super) fn find(&self, h: u32, mut eq: impl FnMut(u32) -> bool) -> Option<u32> {
-        self.recent.find(h, &mut eq).ok().or_else(|| self.main.find(h, eq).ok())
+    pub(super) fn find(&self, h: u32, newest_child: Option<u32>, eq: impl FnMut(u32) -> bool) -> Option<u32> {
+        self.segs.get(seg_of(newest_child))?.find(h, eq).ok()
     }
 
     /// Fill the slot a [`Probe::Vacant`] named with a new id (the next one:
     /// ids are issued in order; it must be below `u32::MAX`).
     #[inline]
     pub(super) fn fill(&mut self, slot: Slot, h: u32, id: u32) {
-        // ids are issued in order: `recent_hashes` is indexed by `id - watermark`
         debug_assert!(id < u32::MAX && id == self.next);
-        match slot {
-            Slot::Main(pos) => self.main.fill(pos, h, id),
-            Slot::Recent(pos) => self.recent.fill(pos, h, id),
-        }
-        self.recent_hashes.push(h);
-        self.next = id + 1;
+        self.segs[slot.seg].fill(slot.pos, h, id);
+        self.issued(h, id);
     }
 
     /// Add the next id without a slot from a probe: after [`Probe::Absent`],
     /// or for an entry that need not be unique (a fresh id for a node that
     /// may equal an existing one: `Context::insert_canonical` without sharing).
-    /// `newest_child` places it by the rule of [`Index`].
     pub(super) fn insert(&mut self, h: u32, id: u32, newest_child: Option<u32>) {
         debug_assert!(id < u32::MAX && id == self.next);
-        self.room_for_one();
-        if self.is_old(newest_child) {
-            self.main.reserve(1);
-            self.main.put((h as u64) << 32 | (id as u64 + 1));
-        } else {
-            self.recent.put((h as u64) << 32 | (id as u64 + 1));
-        }
-        self.recent_hashes.push(h);
+        self.seg_with_room(seg_of(newest_child))
+            .put((h as u64) << 32 | (id as u64 + 1));
+        self.issued(h, id);
+    }
+
+    #[inline(always)]
+    fn issued(&mut self, h: u32, id: u32) {
+        self.ring[(id % SCAN_MAX) as usize] = h;
         self.next = id + 1;
     }
 }
@@ -377,7 +345,7 @@ mod tests {
         assert!(matches!(ix.probe(hash(3), Some(5), |_| true), Probe::Absent));
         // an id added after an Absent probe is found by the tables too
         add(&mut ix, 0xABCD, 10, Some(9));
-        assert_eq!(ix.find(0xABCD, |id| id == 10), Some(10));
+        assert_eq!(ix.find(0xABCD, Some(9), |id| id == 10), Some(10));
     }
 
     /// Ids `0..n` in `ix`, id k with newest child k − 1 (a chain, young when
@@ -389,85 +357,75 @@ mod tests {
     }
 
     #[test]
-    fn index_finds_what_was_filled_across_growth_flushes_and_colliding_hashes() {
+    fn index_finds_what_was_filled_across_growth_segments_and_colliding_hashes() {
         // pairs of keys share a hash: lookups must go by eq
         let key_hash = |k: u32| (k / 2).wrapping_mul(0x9E37_79B9);
-        let n = 200_000u32; // several flushes of `recent` into `main`
+        let n = 200_000u32; // many segments
         for young in [true, false] {
             let mut ix = Index::default();
             if young {
                 chain(&mut ix, n, key_hash);
-                assert!(ix.watermark > 0);
+                assert!(ix.segs.len() > 10);
             } else {
-                // leaves: old, straight into `main`
+                // leaves: all in segment 0
                 (0..n).for_each(|k| add(&mut ix, key_hash(k), k, None));
+                assert_eq!(ix.segs.len(), 1);
             }
-            assert_eq!(ix.main.len + ix.recent.len, n as usize);
-            assert!(ix.recent.slots.len() <= RECENT_SLOTS && ix.recent_hashes.len() <= RECENT_IDS_MAX);
-            for t in [&ix.main, &ix.recent] {
-                assert!(t.slots.len().is_power_of_two() && t.len * 4 <= t.slots.len() * 3);
+            assert_eq!(ix.segs.iter().map(|t| t.len).sum::<usize>(), n as usize);
+            for t in &ix.segs {
+                assert!(t.slots.is_empty() || (t.slots.len().is_power_of_two() && t.len * 4 <= t.slots.len() * 3));
             }
             for k in 0..n {
-                assert_eq!(ix.find(key_hash(k), |id| id == k), Some(k));
                 let newest = if young { k.checked_sub(1) } else { None };
+                assert_eq!(ix.find(key_hash(k), newest, |id| id == k), Some(k));
                 assert!(matches!(ix.probe(key_hash(k), newest, |id| id == k), Probe::Found(id) if id == k));
             }
-            assert_eq!(ix.find(key_hash(2 * n), |id| id == 2 * n), None);
+            assert_eq!(ix.find(key_hash(2 * n), None, |id| id == 2 * n), None);
         }
     }
 
     #[test]
-    fn index_keeps_old_nodes_in_main_and_young_ones_in_recent() {
+    fn index_keeps_a_node_in_the_segment_of_its_newest_child() {
         let mut ix = Index::default();
         chain(&mut ix, 100_000, |k| k.wrapping_mul(0x9E37_79B9));
-        let w = ix.watermark;
-        assert!(w > 2 && ix.next > w + SCAN_MAX);
-        // a node over children below the watermark goes into `main` …
-        let before = (ix.main.len, ix.recent.len);
+        let lens = |ix: &Index| ix.segs.iter().map(|t| t.len).collect::<Vec<_>>();
+        // a node over an old child goes into that child's segment …
+        let before = lens(&ix);
         let next = ix.next;
-        add(&mut ix, 0x1234_5678, next, Some(w - 2));
-        assert_eq!((ix.main.len, ix.recent.len), (before.0 + 1, before.1));
-        // … and one over a child past the watermark (not one of the last ids) into `recent`
-        let next = ix.next;
-        add(&mut ix, 0x2345_6789, next, Some(w));
-        assert_eq!((ix.main.len, ix.recent.len), (before.0 + 1, before.1 + 1));
-        // a lookup reads only the table of its newest child's age
-        let old = w - 1; // in main (merged)
-        let h = old.wrapping_mul(0x9E37_79B9);
-        assert!(matches!(ix.probe(h, Some(old - 1), |id| id == old), Probe::Found(id) if id == old));
+        add(&mut ix, 0x1234_5678, next, Some(5));
+        let after = lens(&ix);
+        assert_eq!(after[seg_of(Some(5))], before[seg_of(Some(5))] + 1);
+        assert_eq!(after.iter().sum::<usize>(), before.iter().sum::<usize>() + 1);
+        // … and is found there, and only by a lookup with that newest child
+        assert_eq!(ix.find(0x1234_5678, Some(5), |id| id == next), Some(next));
+        assert_eq!(ix.find(0x1234_5678, Some(90_000), |id| id == next), None);
         assert!(matches!(
-            ix.probe(h, Some(w), |id| id == old),
-            Probe::Vacant(Slot::Recent(_))
-        ));
-        assert!(matches!(
-            ix.probe(0x2345_6789, None, |_| true),
-            Probe::Vacant(Slot::Main(_))
+            ix.probe(0x1234_5678, Some(90_000), |id| id == next),
+            Probe::Vacant(Slot { seg, .. }) if seg == seg_of(Some(90_000))
         ));
     }
 
     #[test]
-    fn index_moves_the_watermark_after_many_old_ids() {
-        // old nodes never fill `recent`, but their hashes must not pile up
-        let mut ix = Index::default();
-        for k in 0..(3 * RECENT_IDS_MAX as u32) {
-            add(&mut ix, k.wrapping_mul(0x9E37_79B9), k, None);
-        }
-        assert!(ix.watermark > 0 && ix.recent_hashes.len() <= RECENT_IDS_MAX);
-        assert_eq!(ix.find(7u32.wrapping_mul(0x9E37_79B9), |id| id == 7), Some(7));
+    fn index_reserved_segments_start_full_size_and_others_small() {
+        let mut ix = Index::with_capacity(50_000);
+        chain(&mut ix, 40_000, |k| k.wrapping_mul(0x9E37_79B9));
+        assert_eq!(ix.segs[1].slots.len(), Table::slots_for(SEG_ENTRIES));
+        // without a reservation a segment starts small (and grows as it fills)
+        let mut small = Index::default();
+        add(&mut small, 7, 0, None);
+        add(&mut small, 8, 1, Some(0));
+        assert!(small.segs.iter().all(|t| t.slots.len() <= 16));
     }
 
     #[test]
-    fn index_insert_keeps_duplicates_apart_and_reserve_prevents_growth() {
+    fn index_insert_keeps_duplicates_apart() {
         let mut ix = Index::with_capacity(100);
-        let cap = ix.main.slots.len();
         for id in 0..100 {
             ix.insert(7, id, None);
         }
-        ix.reserve(0);
-        assert_eq!(ix.main.slots.len(), cap, "reserved room must not grow");
         // every entry with hash 7 is there; eq picks which one is meant
-        assert_eq!(ix.find(7, |id| id == 42), Some(42));
-        assert!(ix.find(7, |_| true).is_some_and(|id| id < 100));
-        assert_eq!(Index::default().find(7, |_| true), None);
+        assert_eq!(ix.find(7, None, |id| id == 42), Some(42));
+        assert!(ix.find(7, None, |_| true).is_some_and(|id| id < 100));
+        assert_eq!(Index::default().find(7, None, |_| true), None);
     }
 }

@@ -211,6 +211,7 @@ impl Context {
     /// item's metadata once: the order begins with the kind, then (for kinds
     /// not ordered by their fields) the digest, so a key of the two decides
     /// every pair whose keys differ and the full order runs only on ties.
+    #[inline(always)]
     pub(super) fn sort_by_content<T: Copy>(&self, items: &mut [T], id: impl Fn(&T) -> ExprId) {
         let key = |x: &T| {
             let (kind, digest) = self.kind_and_digest(id(x));
@@ -223,6 +224,14 @@ impl Context {
             keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| self.order(id(&a.1), id(&b.1))));
             for (slot, (_, x)) in items.iter_mut().zip(keyed) {
                 *slot = x;
+            }
+            return;
+        }
+        if let [x, y] = items {
+            // the common pair: one comparison
+            let (kx, ky) = (key(x), key(y));
+            if before((ky, y), (kx, x)) {
+                std::mem::swap(x, y);
             }
             return;
         }

@@ -22,9 +22,9 @@ const MAX_LOAD_DEN: usize = 4;
 /// in one range of `1 << SEG_SHIFT` ids (see [`Index`]).
 const SEG_SHIFT: u32 = 14;
 
-/// Entries a segment is first made for while a reserved batch is being
-/// interned: as many as its range has ids (a node has about one parent
-/// whose newest child it is). 32k slots, 256 KiB: within the L2 cache.
+/// Entries a segment is first made for at most, while reserved ids remain
+/// (see [`Index::reserve`]): as many as its range has ids. 32k slots,
+/// 256 KiB: within the L2 cache.
 const SEG_ENTRIES: usize = 1 << SEG_SHIFT;
 
 /// Ask the CPU to bring the cache line of `p` in. A hint only: it reads no
@@ -158,8 +158,9 @@ pub(super) struct Index {
     ring: [u32; SCAN_MAX as usize],
     /// One past the largest id stored (ids are issued in order).
     next: u32,
-    /// New segments are made for [`SEG_ENTRIES`] entries while ids are
-    /// below this (a batch reserved room up to it); for a few otherwise.
+    /// New segments are made for the ids still reserved below this (at
+    /// most [`SEG_ENTRIES`]), for a few otherwise: a batch of 1M rows does
+    /// not grow its segments, a small module does not get large ones.
     reserved_until: u32,
 }
 
@@ -227,11 +228,10 @@ impl Index {
         }
         let t = &mut self.segs[k];
         if t.slots.is_empty() {
-            let n = if k > 0 && self.next < self.reserved_until {
-                SEG_ENTRIES
-            } else {
-                8
-            };
+            // the ids still reserved, at most a segment's worth (a node
+            // has about one parent whose newest child it is)
+            let reserved = self.reserved_until.saturating_sub(self.next) as usize;
+            let n = if k > 0 { reserved.clamp(8, SEG_ENTRIES) } else { 8 };
             *t = Table::with_entries(n);
         } else {
             t.reserve(1);
@@ -410,6 +410,10 @@ mod tests {
         let mut ix = Index::with_capacity(50_000);
         chain(&mut ix, 40_000, |k| k.wrapping_mul(0x9E37_79B9));
         assert_eq!(ix.segs[1].slots.len(), Table::slots_for(SEG_ENTRIES));
+        // a small reservation makes small segments
+        let mut ix = Index::with_capacity(1000);
+        chain(&mut ix, 500, |k| k.wrapping_mul(0x9E37_79B9));
+        assert_eq!(ix.segs[1].slots.len(), Table::slots_for(1000));
         // without a reservation a segment starts small (and grows as it fills)
         let mut small = Index::default();
         add(&mut small, 7, 0, None);

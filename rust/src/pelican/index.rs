@@ -97,7 +97,7 @@ impl Table {
 
     /// The id of an entry with hash `h` that `eq` accepts, or the empty slot
     /// that ended the probe (`Err(None)` for a table without slots).
-    #[inline]
+    #[inline(always)]
     fn find(&self, h: u32, mut eq: impl FnMut(u32) -> bool) -> Result<u32, Option<usize>> {
         if self.slots.is_empty() {
             return Err(None);
@@ -305,6 +305,7 @@ impl Index {
     /// Add the next id without a slot from a probe: after [`Probe::Absent`],
     /// or for an entry that need not be unique (a fresh id for a node that
     /// may equal an existing one: `Context::insert_canonical` without sharing).
+    #[inline(always)]
     pub(super) fn insert(&mut self, h: u32, id: u32, newest_child: Option<u32>) {
         debug_assert!(id < u32::MAX && id == self.next);
         self.seg_with_room(seg_of(newest_child))

@@ -106,10 +106,11 @@ const STAGE_ROWS: usize = 2;
 const USERS_AHEAD_ROWS: usize = 4;
 
 /// The next AffExpr row of a batch, canonicalized and hashed before its
-/// turn, with the slot of the index's large table it will look up fetched
-/// meanwhile. An AffExpr over old indices (the loop IVs and the ShardId of a
-/// module's addresses) is looked up in that table, far larger than the
-/// cache; preparing it some rows early lets the miss overlap the rows in
+/// turn, with the index slot it will look up fetched meanwhile. An AffExpr
+/// over old indices (the loop IVs and the ShardId of a module's addresses)
+/// is looked up in the index segment of those indices, which holds every
+/// such AffExpr and can be larger than the cache; preparing it some rows
+/// early lets the miss overlap the rows in
 /// between, and its row then interns the prepared terms as they are (the
 /// work is done once). Only a row whose operands are all known (existing
 /// ids, or rows already interned) is prepared; a row that cannot be, or
@@ -292,8 +293,8 @@ impl Context {
             // the result grows into untouched memory, like the arena (see `push_with_meta`)
             prefetch(out.as_ptr().wrapping_add(out.len() + 64));
             // a unary row next whose operand is already known (a FloorDiv
-            // after a Modulo of the same AffExpr): start fetching its slot
-            // in the index's large table now, so that miss overlaps this row
+            // after a Modulo of the same AffExpr): start fetching its index
+            // slot now, so a miss there overlaps this row
             if row + 1 < n && matches!(ops[row + 1], 23 | 25..=28) {
                 let r = a[row + 1];
                 let known = if r >= 0 {

@@ -647,8 +647,9 @@ impl Context {
 
     /// Start fetching what interning the unary node of batch op `op`
     /// (Mult 23, FloorDiv 25, Modulo 26, CCDiv 27, CCMod 28; anything else
-    /// is ignored) over `child` will read from the index's large table, so
-    /// that miss overlaps the work before it. A hint: any arguments are fine.
+    /// is ignored) over `child` will read from the index (a cache miss when
+    /// `child` is old), so that miss overlaps the work before it. A hint:
+    /// any arguments are fine.
     #[inline(always)]
     pub(super) fn prefetch_unary(&self, op: u8, child: ExprId, b: i64, c: i64) {
         if let Some(u) = Unary::of_op(op, child, b, c) {
@@ -657,15 +658,15 @@ impl Context {
     }
 
     /// Start fetching what looking up a node with index hash `h` and largest
-    /// child id `newest` will read from the index's large table. A hint.
+    /// child id `newest` will read from the index. A hint.
     #[inline(always)]
     pub(super) fn prefetch_lookup(&self, h: u32, newest: Option<u32>) {
         self.index.prefetch_for(h, newest);
     }
 
     /// The id a lookup of an AffExpr with index hash `h` and largest child
-    /// id `newest` would compare first in the index's large table, with the
-    /// cache line of its node fetched. A hint (no node is compared).
+    /// id `newest` would compare first in the index, with the cache line of
+    /// its node fetched. A hint (no node is compared).
     #[inline]
     pub(super) fn prefetch_candidate(&self, h: u32, newest: Option<u32>) -> Option<u32> {
         let id = self.index.peek(h, newest)?;

@@ -1179,12 +1179,12 @@ fn sort_by_content_matches_the_content_order() {
     }
 }
 
-/// Hash-consing holds across the index's merges of its recent table into
-/// the main one (tens of thousands of nodes): re-interning every expression
-/// — over old children and over children interned since — gives back the
-/// same ids, and nothing new is added.
+/// Hash-consing holds across many index segments and their growth (tens
+/// of thousands of nodes): re-interning every expression — over old
+/// children and over children interned since — gives back the same ids,
+/// and nothing new is added.
 #[test]
-fn interning_is_idempotent_across_index_merges() {
+fn interning_is_idempotent_across_index_segments() {
     let mut c = Context::new();
     let s = c.shard_id(4).unwrap();
     let y = c.symbolic_idx(0, 64, 1, 0).unwrap();
@@ -1198,7 +1198,7 @@ fn interning_is_idempotent_across_index_merges() {
     };
     let first: Vec<Vec<ExprId>> = (0..40_000).map(|k| build(&mut c, k)).collect();
     let n = c.len();
-    assert!(n > 100_000, "enough nodes for several merges: {n}");
+    assert!(n > 100_000, "enough nodes for several segments: {n}");
     for (k, ids) in first.iter().enumerate() {
         assert_eq!(&build(&mut c, k as i64), ids);
     }

@@ -52,27 +52,27 @@ fn bad(row: usize, msg: impl std::fmt::Display) -> Error {
     Error::pelican(format!("intern_batch row {row}: {msg}"), "lncsplit/pelican")
 }
 
-/// The id of operand `r` of row `at` (`out` holds the ids of the rows
-/// before the node being interned): an id of the context, or the node of
-/// an earlier row. The common case is a few instructions inline; the error
-/// is worked out apart.
+/// The node operand `r` names, when it names one: an id of the context
+/// (`r ≥ 0`), or an earlier row whose node `out` holds (`out` holds the
+/// rows before the node being interned; this node's own row and argument
+/// rows, and later rows, name none). The batch, its look-ahead and its
+/// prefetches all resolve operands through it.
+#[inline(always)]
+fn known(out: &[u32], ctx: &Context, r: i64) -> Option<ExprId> {
+    let id = if r >= 0 {
+        u32::try_from(r).ok().filter(|&i| (i as usize) < ctx.len())?
+    } else {
+        out.get((-(r + 1)) as u64 as usize).copied().filter(|&i| i != NO_ID)?
+    };
+    Some(ExprId(id))
+}
+
+/// The node operand `r` of row `at` names (see [`known`]), or why it names
+/// none: the common case is a few instructions inline, the error is worked
+/// out apart.
 #[inline(always)]
 fn resolve(out: &[u32], ctx: &Context, r: i64, at: usize) -> Result<ExprId> {
-    let id = if r >= 0 {
-        if (r as u64) < ctx.len() as u64 {
-            r as u32
-        } else {
-            NO_ID
-        }
-    } else {
-        // rows not in `out` yet (this node's own row and argument rows, or
-        // later rows) name no node
-        out.get((-(r + 1)) as u64 as usize).copied().unwrap_or(NO_ID)
-    };
-    if id == NO_ID {
-        return Err(unresolved(out, r, at));
-    }
-    Ok(ExprId(id))
+    known(out, ctx, r).ok_or_else(|| unresolved(out, r, at))
 }
 
 /// Why operand `r` of row `at` names no node (see [`resolve`]).
@@ -181,7 +181,7 @@ impl AffAhead {
         while self.scan < end {
             let p = self.scan;
             self.scan += 1;
-            if rows.ops[p] == 17 && self.prepare(ctx, p, row, rows, out) {
+            if rows.ops[p] == 17 && self.prepare(ctx, p, rows, out) {
                 self.row = p;
                 self.stage = 1;
                 self.age = 0;
@@ -217,7 +217,7 @@ impl AffAhead {
         }
     }
 
-    fn prepare(&mut self, ctx: &Context, p: usize, row: usize, rows: &Rows<'_>, out: &[u32]) -> bool {
+    fn prepare(&mut self, ctx: &Context, p: usize, rows: &Rows<'_>, out: &[u32]) -> bool {
         let n = rows.ops.len();
         let Some(k) = usize::try_from(rows.a[p]).ok().filter(|&k| k < n - p) else {
             return false;
@@ -227,20 +227,11 @@ impl AffAhead {
             if rows.ops[j] != OP_ARG {
                 return false;
             }
-            let r = rows.a[j];
-            let id = if r >= 0 {
-                match u32::try_from(r) {
-                    Ok(i) if (i as usize) < ctx.len() => i,
-                    _ => return false,
-                }
-            } else {
-                // only rows before the current one are interned
-                match (-(r + 1)) as u64 {
-                    t if t < row as u64 && out[t as usize] != NO_ID => out[t as usize],
-                    _ => return false,
-                }
+            // `out` holds the rows before the current one: only those are interned
+            let Some(id) = known(out, ctx, rows.a[j]) else {
+                return false;
             };
-            self.terms.push((ExprId(id), rows.b[j]));
+            self.terms.push((id, rows.b[j]));
         }
         let Ok(len) = ctx.canonicalize_aff(&mut self.terms) else {
             return false;
@@ -296,16 +287,8 @@ impl Context {
             // after a Modulo of the same AffExpr): start fetching its index
             // slot now, so a miss there overlaps this row
             if row + 1 < n && matches!(ops[row + 1], 23 | 25..=28) {
-                let r = a[row + 1];
-                let known = if r >= 0 {
-                    u32::try_from(r).ok().filter(|&i| (i as usize) < self.len())
-                } else {
-                    // rows before this one are resolved (`out` holds them)
-                    let t = (-(r + 1)) as u64;
-                    (t < row as u64).then(|| out[t as usize]).filter(|&i| i != NO_ID)
-                };
-                if let Some(i) = known {
-                    self.prefetch_unary(ops[row + 1], ExprId(i), b[row + 1], c[row + 1]);
+                if let Some(child) = known(&out, self, a[row + 1]) {
+                    self.prefetch_unary(ops[row + 1], child, b[row + 1], c[row + 1]);
                 }
             }
             let (ai, bi, ci) = (a[row], b[row], c[row]);

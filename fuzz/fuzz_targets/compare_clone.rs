@@ -4,7 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lncsplit::bir::{dump_module, generate_module, load_module, GenOptions, Module};
+use lncsplit::bir::{dump_module, load_module, Module};
+use lncsplit::gen::{generate_module, GenOptions};
 
 fn check(m: &Module) {
     let Ok(src) = dump_module(m, 2) else { return };

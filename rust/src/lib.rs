@@ -3,12 +3,13 @@
 //! multi-core (LNC) split passes. Nothing in this crate outside `py/` knows about
 //! Python; `cargo test` exercises it without an interpreter.
 
+pub mod analysis;
 pub mod bir;
 pub mod error;
+pub mod gen;
 pub mod passes;
 pub mod pelican;
 pub mod sim;
-pub mod tail;
 
 #[cfg(feature = "python")]
 mod py;

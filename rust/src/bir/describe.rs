@@ -94,7 +94,8 @@ fn memory(s: &MemoryLocationSet) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bir::{dump_module, generate_module, GenOptions};
+    use crate::bir::dump_module;
+    use crate::gen::{generate_module, GenOptions};
 
     /// The description equals the one computed from the module's JSON (the
     /// way `lncsplit info` used to do it).

@@ -90,6 +90,22 @@ impl Default for Module {
 
 /// ModuleAttribute name of the concrete core id (ordinal 16 in the wiki).
 pub const NEURON_CORE_ID: &str = "neuron_core_id";
+/// The module key of a linked module holding each core's module-level fields
+/// (contract §3.7).
+pub const CORES_KEY: &str = "cores";
+/// A linked module's attribute giving N (contract §3.7).
+pub const LNC_ATTR: &str = "lnc";
+
+/// Does `m` carry the marks of a module `link` made: no `neuron_core_id`,
+/// and the `lnc` attribute or the `cores` key? The one test of "linked" (the
+/// simulator, `info` and `lncsplit.is_linked` share it): such a module is
+/// never read as a symbolic or core module; `unlink` then checks the whole
+/// layout and names what is wrong with a damaged one (9501).
+pub fn is_linked(m: &Module) -> bool {
+    let lnc_attr = m.attributes.as_ref().is_some_and(|a| a.contains_key(LNC_ATTR));
+    let cores = m.extra.as_ref().is_some_and(|x| x.contains_key(CORES_KEY));
+    m.neuron_core_id().is_none() && (lnc_attr || cores)
+}
 
 impl Module {
     /// `getNeuronCoreId()`: present ⇔ the module is concretized.

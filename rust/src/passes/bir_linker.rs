@@ -27,10 +27,10 @@ use hashbrown::{HashMap, HashSet};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
+use crate::analysis::cores as core_set;
 use crate::bir::{Arch, Block, Function, Instruction, MemoryLocationSet, Module, OpFields, Opcode, NEURON_CORE_ID};
 use crate::error::{Error, Result};
 use crate::passes::core_barriers::for_each_core_barrier_in_blocks_mut;
-use crate::passes::core_list;
 use crate::passes::lnc_verifier;
 
 mod ids;
@@ -40,7 +40,7 @@ use ids::{
 };
 
 /// `cores[i]` must carry `neuron_core_id` i (contract §3.6, passes that take `cores`).
-pub const BAD_CORES: u32 = core_list::BAD_CORE_SET;
+pub const BAD_CORES: u32 = core_set::BAD_CORE_SET;
 const CORES_MESSAGE: &str = "cores[i] carries neuron_core_id i";
 /// `unlink` (or `tensor_map`) of a module `link` did not make.
 pub const NOT_LINKED: u32 = 9501;
@@ -54,13 +54,10 @@ pub const CB_RETURN: &str = "cb_return";
 pub const DISPATCH: &str = "dispatch";
 /// The set key naming the linked `main`'s set a core's shared set stands for.
 pub const ALIAS_OF: &str = "alias_of";
-/// The module key holding each core's module-level fields.
-pub const CORES_KEY: &str = "cores";
-/// The linked module's attribute giving N.
-pub const LNC_ATTR: &str = "lnc";
+pub use crate::bir::module::{is_linked, CORES_KEY, LNC_ATTR};
 
 fn bad_cores(detail: String) -> Error {
-    core_list::bad_core_set(CORES_MESSAGE, LOCATION, detail)
+    core_set::bad_core_set(CORES_MESSAGE, LOCATION, detail)
 }
 
 fn collision(detail: String) -> Error {
@@ -132,7 +129,7 @@ pub fn linked_name(core0: &str) -> String {
 /// all have the same kernel name once their own `nc<cc>` is taken out.
 /// Anything else is 9006, naming the cores.
 pub fn check_cores(cores: &[&Module]) -> Result<()> {
-    core_list::check_core_order(cores, CORES_MESSAGE, LOCATION)?;
+    core_set::check_core_order(cores, CORES_MESSAGE, LOCATION)?;
     let base0 = kernel_base(&cores[0].name, 0);
     for (c, m) in cores.iter().enumerate().skip(1) {
         let base = kernel_base(&m.name, c);
@@ -646,17 +643,6 @@ fn layout(m: &Module) -> Result<Layout<'_>> {
         functions,
         shared,
     })
-}
-
-/// Does `m` carry the marks of a module `link` made: no `neuron_core_id`,
-/// and the `lnc` attribute or the `cores` key? The one test of "linked" (the
-/// simulator, `info` and `lncsplit.is_linked` share it): such a module is
-/// never read as a symbolic or core module; `unlink` then checks the whole
-/// layout and names what is wrong with a damaged one (9501).
-pub fn is_linked(m: &Module) -> bool {
-    let lnc_attr = m.attributes.as_ref().is_some_and(|a| a.contains_key(LNC_ATTR));
-    let cores = m.extra.as_ref().is_some_and(|x| x.contains_key(CORES_KEY));
-    m.neuron_core_id().is_none() && (lnc_attr || cores)
 }
 
 // ----------------------------------------------------------------- unlink

@@ -18,11 +18,11 @@ use std::sync::Arc;
 
 use hashbrown::{HashMap, HashSet};
 
+use crate::analysis::cores::check_cores;
+use crate::analysis::location::{is_shared, locations_of};
 use crate::bir::{Argument, Block, Function, Instruction, MemoryLocationSet, Module, Opcode};
 use crate::error::{Error, Result};
 use crate::passes::core_barriers::{all_cores_op, renumber_core_barriers, written_order};
-use crate::passes::core_list::check_cores;
-use crate::tail::location::{is_shared, locations_of};
 
 const LOCATION: &str = "lncsplit/extend_shared_lifetimes";
 

@@ -14,9 +14,9 @@ use hashbrown::{HashMap, HashSet};
 use rayon::prelude::*;
 use std::sync::Arc;
 
+use crate::bir::carried::shards::{module_has_carried_shard, CarriedBinder};
 use crate::bir::{Argument, Block, Function, Instruction, IntOrExpr, Module, OpFields};
 use crate::error::{Error, Result};
-use crate::passes::carried_shards::{module_has_carried_shard, CarriedBinder};
 use crate::pelican::{eval_mask, AffinePredicate, Bindings, Context, ExprId, Node};
 use smallvec::SmallVec;
 

@@ -9,10 +9,10 @@
 use hashbrown::HashSet;
 use rayon::prelude::*;
 
+use crate::analysis::cores as core_set;
 use crate::bir::{Function, Instruction, Module, Opcode};
 use crate::error::{Error, Result};
 use crate::passes::birverifier::shard_ub_mismatch;
-use crate::passes::core_list;
 use crate::pelican::{eval_mask, Bindings};
 
 fn fail(code: u32, line: u32, cond: &str, detail: String) -> Error {
@@ -411,7 +411,7 @@ fn verify_remote_targets(mods: &[&Module], nc: usize, index: &[LocIndex<'_>]) ->
 }
 
 /// 9006: the N modules of one split are cores 0…N−1 in order (the check
-/// of `core_list`, with the verifier's condition as message).
+/// of `analysis::cores`, with the verifier's condition as message).
 pub fn verify_core_set(mods: &[&Module]) -> Result<()> {
-    core_list::check_core_order(mods, "modules[ncId]->getNeuronCoreId() == ncId", "lnc_verifier.cpp")
+    core_set::check_core_order(mods, "modules[ncId]->getNeuronCoreId() == ncId", "lnc_verifier.cpp")
 }

@@ -21,10 +21,10 @@
 
 use hashbrown::HashSet;
 
+use crate::analysis::moved::{bytes_per_partition_moved, MAX_INSTANCES};
+use crate::analysis::walk::static_instances;
+use crate::analysis::Layout;
 use crate::bir::{Argument, Function, Instruction, MemoryLocation, MemoryLocationSet, Module, Opcode};
-use crate::tail::moved::{bytes_per_partition_moved, MAX_INSTANCES};
-use crate::tail::walk::static_instances;
-use crate::tail::Layout;
 
 /// The per-core limits of one module's arch (`lncsplit.memory.arch`): the
 /// Python table stays the single source, the caller passes its numbers.

@@ -9,11 +9,10 @@
 
 pub mod bir_linker;
 pub mod birverifier;
-pub mod carried_shards;
 pub mod core_barriers;
-pub mod core_list;
 pub mod expand_replication;
 pub mod extend_shared_lifetimes;
+pub mod lnc_barriercheck;
 pub mod lnc_splitter;
 pub mod lnc_verifier;
 pub mod lower_local_collectives;

@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::analysis::access::ArgList;
+use crate::analysis::{walk_function, AccOp, Cores, FunctionIndex, Limit, PhysLoc, Progression, Role, RunSet};
 use crate::bir::{module_from_value, Instruction, Module, OpFields, Opcode};
 use crate::passes::lnc_splitter::{split, SplitOptions};
 use crate::pelican::Bindings;
-use crate::tail::access::ArgList;
-use crate::tail::{walk_function, AccOp, Cores, FunctionIndex, Limit, PhysLoc, Progression, Role, RunSet};
 
 // ------------------------------------------------------------------ kernels
 
@@ -185,7 +185,7 @@ fn events(cores: &[Module], c: usize) -> Vec<Event> {
             if i.opcode == Opcode::COLLECTIVE_COMPUTE {
                 out.push(Event::Collective(accs));
             } else {
-                let op = crate::tail::accumulate_op(i).unwrap();
+                let op = crate::analysis::accumulate_op(i).unwrap();
                 out.push(Event::Access(accs, op));
             }
             Ok(())

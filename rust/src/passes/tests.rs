@@ -132,7 +132,7 @@ fn birverifier_rejects_duplicate_names_built_in_memory() {
 
 #[test]
 fn fused_clone_concretize_equals_clone_then_concretize() {
-    use crate::bir::{generate_module, GenOptions};
+    use crate::gen::{generate_module, GenOptions};
     use crate::passes::lnc_splitter::{clone_concretized, concretize_module};
     for seed in 0..6 {
         let src = generate_module(&GenOptions {
@@ -185,7 +185,7 @@ fn carried_shard_ids_are_bound_on_every_core() {
 
 #[test]
 fn unbindable_carried_shard_is_refused_and_the_input_kept() {
-    use crate::passes::carried_shards::UNBINDABLE_SHARD;
+    use crate::bir::carried::shards::UNBINDABLE_SHARD;
     use crate::passes::lnc_splitter::split_module;
     // A ShardId of ub 2 cannot be bound to core 2 of 3: core 0's clone probes
     // core 2, so the original is never touched.
@@ -224,8 +224,8 @@ fn concretized_set_must_be_cores_0_to_n_minus_1_in_order() {
 /// core of generated modules.
 #[test]
 fn split_without_carried_shards_equals_the_binding_walk() {
-    use crate::bir::{generate_module, GenOptions};
-    use crate::passes::carried_shards::module_has_carried_shard;
+    use crate::bir::carried::shards::module_has_carried_shard;
+    use crate::gen::{generate_module, GenOptions};
     use crate::passes::lnc_splitter::{clone_concretized, concretize_module};
     for seed in 0..4 {
         for lnc in [2usize, 4] {
@@ -269,7 +269,7 @@ fn split_without_carried_shards_equals_the_binding_walk() {
 /// split binds itself.
 #[test]
 fn carried_shard_probe_finds_every_carried_place() {
-    use crate::passes::carried_shards::module_has_carried_shard;
+    use crate::bir::carried::shards::module_has_carried_shard;
     let s = shard_aff(1, 0);
     let arg = |extra: serde_json::Value| {
         let mut a = json!({"kind": "symbolic_ap", "ap": [[1, 2]], "memsetref": "t", "addrs": [shard_aff(2, 0)]});
@@ -442,8 +442,8 @@ fn carried_shard_probe_finds_every_carried_place() {
 /// it offers the binder any value holding a ShardId. The read-only
 /// `module_has_carried_shard` must answer the same.
 fn walk_probe(m: &mut Module) -> bool {
+    use crate::bir::carried::shards::value_has_shard;
     use crate::bir::carried::{walk_module, ExprRewriter};
-    use crate::passes::carried_shards::value_has_shard;
     use std::cell::Cell;
     struct Probe(Cell<bool>);
     impl ExprRewriter for Probe {

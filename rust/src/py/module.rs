@@ -18,7 +18,8 @@ use serde_json::Value;
 
 use super::convert::json_to_py;
 use super::views::FunctionView;
-use crate::bir::{GenOptions, Module};
+use crate::bir::Module;
+use crate::gen::GenOptions;
 
 /// A BIR module (contract §1, §4).
 #[pyclass(name = "Module", module = "lncsplit")]
@@ -328,7 +329,7 @@ pub(crate) fn generate_module(
         ap_partitions,
         ap_columns,
     };
-    let m = py.detach(|| crate::bir::generate_module(&opts))?;
+    let m = py.detach(|| crate::gen::generate_module(&opts))?;
     Ok(PyBirModule::new(m))
 }
 
@@ -356,5 +357,5 @@ pub(crate) fn generate_corpus(
         ap_columns,
         ..Default::default()
     };
-    Ok(py.detach(|| crate::bir::generate_corpus_with(&dir, modules, &opts))?)
+    Ok(py.detach(|| crate::gen::generate_corpus_with(&dir, modules, &opts))?)
 }

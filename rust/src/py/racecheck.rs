@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 
 use super::module::PyBirModule;
 use crate::bir::Module;
-use crate::tail::lnc_barriercheck::{self, Mode};
+use crate::passes::lnc_barriercheck::{self, Mode};
 
 /// The race report of the N core modules `cores` (core order) as JSON;
 /// `parallel=False` walks the cores on the calling thread (same report).

@@ -6,8 +6,8 @@
 use pyo3::prelude::*;
 
 use super::module::PyBirModule;
+use crate::analysis::cores as core_set;
 use crate::bir::Module;
-use crate::passes::core_list;
 use crate::passes::extend_shared_lifetimes as extend;
 use crate::passes::lower_local_collectives::{self as lower, LowerOptions};
 
@@ -15,8 +15,8 @@ use crate::passes::lower_local_collectives::{self as lower, LowerOptions};
 fn distinct(modules: &[Py<PyBirModule>]) -> crate::Result<()> {
     for (i, m) in modules.iter().enumerate() {
         if let Some(j) = modules[..i].iter().position(|x| x.is(m)) {
-            return Err(core_list::bad_core_set(
-                core_list::CORES_MESSAGE,
+            return Err(core_set::bad_core_set(
+                core_set::CORES_MESSAGE,
                 "lncsplit/cores",
                 format!("cores[{j}] and cores[{i}] are the same module object"),
             ));

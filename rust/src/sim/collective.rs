@@ -12,10 +12,10 @@ use smallvec::SmallVec;
 
 use super::exec::{cannot_run, CoreView, Env};
 use super::memory::{combine, Memory, Span, StoreLog};
+use crate::analysis::AccOp;
 use crate::bir::instruction::{Instruction, IntOrExpr, OpFields};
 use crate::error::Result;
 use crate::pelican::Bindings;
-use crate::tail::AccOp;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum CcKind {
@@ -98,7 +98,7 @@ pub fn compile_part<'m>(
     let (reads, writes) = view.arguments(env, inst, bindings, false)?;
     let src = reads
         .iter()
-        .find(|a| a.index == 0 && a.list == crate::tail::ArgList::Ins);
+        .find(|a| a.index == 0 && a.list == crate::analysis::ArgList::Ins);
     let (Some(src), Some(dst)) = (src, writes.iter().find(|a| a.index == 0)) else {
         return Err(err("a collective needs a memory ins[0] and outs[0]".into()));
     };

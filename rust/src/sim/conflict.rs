@@ -15,7 +15,7 @@
 
 use super::exec::Op;
 use super::memory::{for_each_run, LocId, Span};
-use crate::tail::footprint::Progression;
+use crate::analysis::footprint::Progression;
 
 /// Buffers reused between intervals.
 #[derive(Default)]

@@ -16,15 +16,15 @@ use smallvec::SmallVec;
 
 use super::memory::{LocId, Memory, Span, StoreLog};
 use super::opaque::{self, Prefix};
+use crate::analysis::access::{Access, ArgList, FunctionIndex};
+use crate::analysis::location::Cores;
+use crate::analysis::AccOp;
+use crate::bir::carried::shards::{value_has_shard, CarriedBinder};
 use crate::bir::dtype::dtype_size;
 use crate::bir::instruction::{Instruction, IntOrExpr, OpFields};
 use crate::bir::Argument;
 use crate::error::{Error, Result};
-use crate::passes::carried_shards::{value_has_shard, CarriedBinder};
 use crate::pelican::{Bindings, Context};
-use crate::tail::access::{Access, ArgList, FunctionIndex};
-use crate::tail::location::Cores;
-use crate::tail::AccOp;
 
 pub const LOCATION: &str = "lncsplit/birsim";
 
@@ -118,7 +118,7 @@ pub struct CoreView<'m> {
 
 /// True when a field the opaque hash or a Memset reads carries a ShardId in
 /// JSON lncsplit does not model (unknown keys, immediates): the split binds
-/// those (`passes::carried_shards`), so a symbolic run must too.
+/// those (`bir::carried::shards`), so a symbolic run must too.
 fn has_carried_shard(inst: &Instruction) -> bool {
     let extra = inst.extra.as_ref().is_some_and(|x| x.values().any(value_has_shard));
     extra
@@ -176,7 +176,7 @@ impl<'m> CoreView<'m> {
             return Err(err(format!("GPSIMDSB2SB needs exactly 2 cores, not {}", env.lnc)));
         }
         let (reads, writes) = self.arguments(env, inst, bindings, class == Class::Sb2sb)?;
-        let acc = crate::tail::accumulate_op(inst).map_err(|e| err(e.to_string()))?;
+        let acc = crate::analysis::accumulate_op(inst).map_err(|e| err(e.to_string()))?;
         // What the split would write for this core: carried ShardIds bound.
         let bound = match self.shard {
             Some(core) if has_carried_shard(inst) => {

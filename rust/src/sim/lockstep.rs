@@ -25,17 +25,16 @@ use super::conflict;
 use super::exec::{cannot_run, execute, CoreView, Env, Op, Scratch, LOCATION};
 use super::memory::{for_each_run, Journal, LocId, Memory, Span, StoreLog, NO_WRITER};
 use super::{DynRace, Plan, SimInput, SimOutput, SimResult, Writer};
+use crate::analysis::access::FunctionIndex;
+use crate::analysis::footprint::Layout;
+use crate::analysis::location::{locations_of, Cores};
+use crate::analysis::walk::{Limit, Mask, WalkCursor};
 use crate::bir::instruction::Instruction;
 use crate::bir::module::{Function, Module};
 use crate::bir::opcode::Opcode;
 use crate::error::{Error, Result};
-use crate::tail::access::FunctionIndex;
-use crate::tail::footprint::Layout;
-use crate::tail::location::{locations_of, Cores};
-use crate::tail::walk::{Limit, Mask, WalkCursor};
 
-/// Most instances (iterations included) one core may run in one function.
-const MAX_INSTANCES: u64 = 100_000_000;
+use crate::analysis::walk::MAX_INSTANCES;
 /// Most bytes of simulated memory for one function (all cores).
 const MAX_MEMORY: u64 = 4 << 30;
 

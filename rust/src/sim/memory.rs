@@ -14,9 +14,9 @@
 
 use hashbrown::HashMap;
 
-use crate::tail::footprint::Progression;
-use crate::tail::location::PhysLoc;
-use crate::tail::AccOp;
+use crate::analysis::footprint::Progression;
+use crate::analysis::location::PhysLoc;
+use crate::analysis::AccOp;
 
 /// Index of a physical location in [`Memory::bufs`].
 pub type LocId = u32;

@@ -17,12 +17,12 @@
 
 use std::sync::Arc;
 
+use crate::analysis::cores::{self as core_set, CORES_MESSAGE};
+use crate::analysis::location::PhysLoc;
 use crate::bir::dtype::dtype_size;
+use crate::bir::module::is_linked;
 use crate::bir::module::Module;
 use crate::error::{Error, Result};
-use crate::passes::bir_linker::is_linked;
-use crate::passes::core_list::{self, CORES_MESSAGE};
-use crate::tail::location::PhysLoc;
 
 pub mod collective;
 pub mod conflict;
@@ -167,7 +167,7 @@ pub fn plan<'m>(modules: &[&'m Module], lnc: Option<usize>) -> Result<Plan<'m>> 
     if let Some(l) = lnc.filter(|&l| l != n) {
         return Err(refuse(9006, format!("lnc {l} but {n} core modules")));
     }
-    core_list::check_core_order(modules, CORES_MESSAGE, LOCATION)?;
+    core_set::check_core_order(modules, CORES_MESSAGE, LOCATION)?;
     Ok(Plan {
         lnc: n,
         symbolic: false,

@@ -1,13 +1,14 @@
 //! Tests of the simulator core: the step walk equals the callback walk, the
-//! semantics of contract §3.8 on hand-built modules, symbolic ≡ split on
-//! generated ones, dynamic races, and the errors 9401–9403.
+//! semantics of contract §3.8 on hand-built modules, dynamic races, and the
+//! errors 9401–9403 (symbolic ≡ split is `rust/tests/split_and_sim.rs`: it
+//! needs a pass, and the simulator imports none).
 
 use serde_json::{json, Value};
 
 use super::{run, SimInput, SimResult};
-use crate::bir::{generate_module, load_module_str, GenOptions, Module};
-use crate::passes::lnc_splitter::{split_module, SplitOptions};
-use crate::tail::walk::{walk_function, Instance, Limit, Mask, WalkCursor};
+use crate::analysis::walk::{walk_function, Instance, Limit, Mask, WalkCursor};
+use crate::bir::{load_module_str, Module};
+use crate::gen::{generate_module, GenOptions};
 
 const LIMIT: Limit = Limit {
     max: 10_000_000,
@@ -113,24 +114,12 @@ fn module(name: &str, sets: Vec<Value>, insts: Vec<Value>) -> Module {
     load_module_str(&m.to_string()).unwrap()
 }
 
-fn split(m: &Module, lnc: usize) -> Vec<Module> {
-    let mut m = m.clone();
-    let clones = split_module(&mut m, &SplitOptions::new(lnc)).unwrap();
-    let mut cores: Vec<Module> = clones;
-    cores.push(m);
-    cores
-}
-
 fn output<'r>(r: &'r SimResult, core: usize, set: &str) -> &'r [u8] {
     &r.outputs
         .iter()
         .find(|o| o.core == core && &*o.set == set)
         .unwrap()
         .bytes
-}
-
-fn iota(n: usize) -> Vec<u8> {
-    (0..n).map(|i| (i * 7 + 3) as u8).collect()
 }
 
 /// Each core copies its half of an input row block to an output, through SB,
@@ -176,39 +165,6 @@ fn halves(lnc: i64) -> Module {
             ),
         ],
     )
-}
-
-#[test]
-fn copies_move_each_cores_rows_and_symbolic_equals_split() {
-    let m = halves(2);
-    let x = iota(8 * 8 * 2);
-    let inputs: Vec<SimInput> = (0..2)
-        .map(|c| SimInput {
-            core: c,
-            function: "main".into(),
-            set: "x".into(),
-            bytes: x.clone(),
-        })
-        .collect();
-    let sym = run(&[&m], None, &inputs).unwrap();
-    assert_eq!(sym.lnc, 2);
-    for c in 0..2 {
-        let y = output(&sym, c, "y");
-        let half = 4 * 8 * 2;
-        assert_eq!(&y[c * half..(c + 1) * half], &x[c * half..(c + 1) * half]);
-        assert!(y[(1 - c) * half..(2 - c) * half].iter().all(|&b| b == 0));
-    }
-    let cores = split(&m, 2);
-    let refs: Vec<&Module> = cores.iter().collect();
-    let cr = run(&refs, None, &inputs).unwrap();
-    for c in 0..2 {
-        assert_eq!(output(&sym, c, "y"), output(&cr, c, "y"));
-        assert_eq!(output(&sym, c, "z"), output(&cr, c, "z"));
-    }
-    // The two cores' opaque outputs differ: they read different rows.
-    assert_ne!(output(&sym, 0, "z"), output(&sym, 1, "z"));
-    assert!(sym.races.is_empty());
-    assert_eq!(sym.steps, 6);
 }
 
 #[test]

@@ -774,7 +774,8 @@ fn dependency(o: &mut Out, kept: &mut Kept, d: &Dependency) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bir::{generate_module, load_module, GenOptions};
+    use crate::bir::load_module;
+    use crate::gen::{generate_module, GenOptions};
 
     /// The typed writer gives exactly the bytes of the serde reference writer.
     #[test]

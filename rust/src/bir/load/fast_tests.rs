@@ -6,7 +6,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::{load_module_reference, load_module_str, load_module_traced, parse_fast};
-use crate::bir::{dump_module, generate_module, GenOptions};
+use crate::bir::dump_module;
+use crate::gen::{generate_module, GenOptions};
 
 const EXAMPLES: [&str; 8] = [
     include_str!("../../../../python/lncsplit/examples/01_shard_predicated.json"),

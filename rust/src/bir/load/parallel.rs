@@ -376,8 +376,8 @@ fn note_register<E: de::Error>(st: &mut State, r: Arc<str>) -> DeResult<(), E> {
 mod tests {
     use super::*;
     use crate::bir::dump::dump_module;
-    use crate::bir::gen::{generate_module, GenOptions};
     use crate::bir::load::{load_module_str, load_module_traced, load_serial};
+    use crate::gen::{generate_module, GenOptions};
 
     fn generated(seed: u64, instructions: usize) -> String {
         let m = generate_module(&GenOptions {

@@ -1,7 +1,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::bir::{dump_module, generate_module, load_module, module_from_value, GenOptions};
+use crate::bir::{dump_module, load_module, module_from_value};
+use crate::gen::{generate_module, GenOptions};
 use crate::passes::lnc_splitter::{split, SplitOptions};
 use crate::passes::{birverifier, expand_replication};
 

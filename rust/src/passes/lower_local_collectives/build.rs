@@ -19,6 +19,7 @@ use super::chunk::{chunk_ap, Chunk};
 use super::filter::NameFilter;
 use super::group::{Group, Kind};
 use super::{fail, operand, Facts, Plan};
+use crate::analysis::AccOp;
 use crate::bir::{
     Argument, Block, Dependency, Function, Instruction, MemoryLocation, MemoryLocationSet, Module, OpFields, Opcode,
     RemoteLocalTarget, SymbolicAp,
@@ -26,7 +27,6 @@ use crate::bir::{
 use crate::error::Result;
 use crate::passes::core_barriers::all_cores_op;
 use crate::pelican::{AxisId, Context, ExprId, Node, Scope};
-use crate::tail::AccOp;
 
 /// Names a collective's lowering creates.
 struct Names {
@@ -379,7 +379,8 @@ impl<'a, 'm> Seq<'a, 'm> {
     }
 
     fn esize(&self) -> i64 {
-        crate::tail::access::element_size(self.x().outs[0].dtype(), self.set_of(self.c, &self.x().outs[0])).unwrap_or(1)
+        crate::analysis::access::element_size(self.x().outs[0].dtype(), self.set_of(self.c, &self.x().outs[0]))
+            .unwrap_or(1)
     }
 
     /// `ins[0]` / `outs[0]` of core `p`'s copy, in this core's expressions.

@@ -18,11 +18,11 @@ use super::build::Lowering;
 use super::group::Group;
 use super::survey::{bindings, Survey};
 use super::{Facts, CODE_BAD};
+use crate::analysis::access::ArgList;
+use crate::analysis::{Cores, FunctionIndex, PhysLoc, Progression, Reach, Role, RunSet};
 use crate::bir::{Function, Instruction, Module, Opcode};
 use crate::error::Result;
 use crate::pelican::Context;
-use crate::tail::access::ArgList;
-use crate::tail::{Cores, FunctionIndex, PhysLoc, Progression, Reach, Role, RunSet};
 
 /// Two cores touching one byte between the same two barriers.
 #[derive(Clone, Debug)]

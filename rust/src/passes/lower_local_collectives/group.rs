@@ -8,11 +8,11 @@ use hashbrown::HashMap;
 use serde_json::Value;
 
 use super::{fail, CODE_BAD};
+use crate::analysis::AccOp;
 use crate::bir::{Argument, Function, Instruction, IntOrExpr, Module, OpFields, Opcode};
 use crate::error::Result;
 use crate::passes::core_barriers::written_order;
 use crate::pelican::{AffinePredicate, AxisId, Context};
-use crate::tail::AccOp;
 
 /// CollectiveKind names in enum order (neuronx-facts §3.6): 0 SendRecv,
 /// 1 SendRecvCCE, 2 AllReduce, 3 ReduceScatter, ….

@@ -28,13 +28,13 @@ mod survey;
 
 use std::sync::Arc;
 
+use crate::analysis::access::element_size;
+use crate::analysis::cores::check_cores;
 use crate::bir::{Argument, Function, MemoryLocationSet, Module};
 use crate::error::{Error, Result};
 use crate::passes::core_barriers::renumber_core_barriers;
-use crate::passes::core_list::check_cores;
 use crate::passes::lnc_verifier;
 use crate::pelican::Context;
-use crate::tail::access::element_size;
 
 pub use group::{Kind, KIND_NAMES};
 

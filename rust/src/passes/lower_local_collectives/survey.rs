@@ -9,13 +9,13 @@
 
 use super::group::{Group, Site};
 use super::{fail, CODE_BAD};
+use crate::analysis::FunctionIndex;
 use crate::bir::{Instruction, Module, OpFields};
 use crate::error::Result;
 use crate::pelican::{eval_mask, AffinePredicate, Bindings, Context, Node};
-use crate::tail::FunctionIndex;
 
 /// Most instances one walk visits (the race checker's limit, contract §3.6).
-pub const MAX_INSTANCES: u64 = 100_000_000;
+pub use crate::analysis::walk::MAX_INSTANCES;
 
 /// What the walk found for one group.
 #[derive(Clone, Debug, Default)]

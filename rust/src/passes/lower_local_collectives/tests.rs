@@ -6,9 +6,9 @@
 use serde_json::{json, Value};
 
 use super::*;
+use crate::analysis::AccOp;
 use crate::bir::{dump_module, Opcode};
 use crate::passes::tail_testkit::*;
-use crate::tail::AccOp;
 
 fn opts() -> LowerOptions {
     LowerOptions::default()
@@ -254,7 +254,7 @@ fn all_reduce_is_reduce_scatter_barrier_all_gather_for_every_n_and_op() {
             assert_eq!(k, want, "N = {n}");
             // The reduce-scatter accumulates with the collective's op.
             let rs1 = &out[0].functions[0].basic_blocks[0].instructions[3];
-            assert_eq!(crate::tail::accumulate_op(rs1).unwrap(), Some(acc));
+            assert_eq!(crate::analysis::accumulate_op(rs1).unwrap(), Some(acc));
         }
     }
 }

@@ -185,11 +185,11 @@ impl FunctionView {
         let m = self.m.get(py)?;
         let module = m.module();
         let fun = func(module, self.f)?;
-        let moved = py.detach(|| crate::tail::moved::bytes_per_partition_moved(&module.ctx, fun, &codes))?;
+        let moved = py.detach(|| crate::analysis::moved::bytes_per_partition_moved(&module.ctx, fun, &codes))?;
         Ok(moved
             .into_iter()
             .map(|x| {
-                let side = if x.list == crate::tail::ArgList::Outs {
+                let side = if x.list == crate::analysis::ArgList::Outs {
                     "out"
                 } else {
                     "in"

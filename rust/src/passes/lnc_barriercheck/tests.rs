@@ -441,7 +441,7 @@ fn one_core_never_races() {
 #[test]
 #[ignore]
 fn time_racecheck_on_a_generated_module() {
-    use crate::bir::{generate_module, GenOptions};
+    use crate::gen::{generate_module, GenOptions};
     let what = std::env::var("RC_WHAT").unwrap_or_default();
     let reps: usize = std::env::var("RC_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(1);
     let n: usize = std::env::var("RC_N")
@@ -479,7 +479,7 @@ fn time_racecheck_on_a_generated_module() {
 }
 
 fn generated_cores(seed: u64, n: usize, lnc: i64, racy: bool) -> Vec<Module> {
-    use crate::bir::{generate_module, GenOptions};
+    use crate::gen::{generate_module, GenOptions};
     let mut m = generate_module(&GenOptions {
         seed,
         instructions: n,

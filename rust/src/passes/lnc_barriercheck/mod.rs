@@ -44,10 +44,10 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
-use super::access::{footprint_error, Access, ArgList, FunctionIndex, Role, SetEntry};
-use super::footprint::{Layout, Progression};
-use super::location::{locations_of, Cores, PhysLoc};
-use super::walk::{prune_table, walk_function_pruned, Instance, Limit, Mask, Skip};
+use crate::analysis::access::{footprint_error, Access, ArgList, FunctionIndex, Role, SetEntry};
+use crate::analysis::footprint::{Layout, Progression};
+use crate::analysis::location::{locations_of, Cores, PhysLoc};
+use crate::analysis::walk::{prune_table, walk_function_pruned, Instance, Limit, Mask, Skip};
 use crate::bir::{Argument, Function, Instruction, Module, OpFields, Opcode};
 use crate::error::{Error, Result};
 use crate::passes::lnc_verifier;
@@ -67,9 +67,9 @@ pub const WHERE: &str = "lncsplit/lnc_barriercheck";
 /// compare it with the general path.
 const FAST: bool = true;
 
-/// The most instruction instances (loop iterations included) one function
-/// may have before the checker refuses it (9306).
-pub const MAX_INSTANCES: u64 = 100_000_000;
+/// The most instruction instances one function may have before the checker
+/// refuses it (9306).
+pub use crate::analysis::walk::MAX_INSTANCES;
 
 /// How footprints are intersected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -325,7 +325,7 @@ struct CoreFn<'m> {
     partner: HashMap<&'m str, Vec<u32>>,
 }
 
-fn owner_partition_bytes(r: &super::location::Resolved<'_>) -> i64 {
+fn owner_partition_bytes(r: &crate::analysis::location::Resolved<'_>) -> i64 {
     Layout::of(r.set, r.mem_type).map_or(1, |l| l.partition_bytes().max(1))
 }
 

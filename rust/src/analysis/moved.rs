@@ -13,9 +13,7 @@ use crate::bir::{Function, Opcode};
 use crate::error::Result;
 use crate::pelican::Context;
 
-/// The most instances the walk visits before it gives up (9306, as the race
-/// checker's limit).
-pub const MAX_INSTANCES: u64 = super::lnc_barriercheck::MAX_INSTANCES;
+pub use super::walk::MAX_INSTANCES;
 
 /// One argument (`ins[0]` or `outs[0]`) of one instruction and the most bytes
 /// it touches in one partition of one location of its set.

@@ -16,9 +16,9 @@
 
 use smallvec::SmallVec;
 
+use crate::analysis::access::{accumulate_op, element_size, AccOp, Access, ArgList, FunctionIndex, Role, SetEntry};
 use crate::bir::{ApPair, Argument, Instruction};
 use crate::pelican::{Bindings, Context, ExprId, Node};
-use crate::tail::access::{accumulate_op, element_size, AccOp, Access, ArgList, FunctionIndex, Role, SetEntry};
 
 /// Deepest expression a plan follows (deeper ones take the general path).
 const MAX_DEPTH: u32 = 32;

@@ -13,7 +13,7 @@
 //! counts as an expression object ([`expr_version`]) and the one walk over
 //! every carried value of a module ([`walk_module`] and its parts), driven by
 //! an [`ExprRewriter`]. Two rewriters use it: the split binding ShardIds
-//! (`passes::carried_shards`) and the wire-version rule below.
+//! ([`shards`]) and the wire-version rule below.
 //!
 //! **Wire-version rule** (contract §1.1/§2.1; docs/bir-json.md): a written
 //! file holds one expression encoding, the one of its `version`. A v1 module's
@@ -24,6 +24,8 @@
 //! ([`for_version`]); one v1 cannot express (a `SumKind`, a bare
 //! `AffIVKind`, …) is the error `Pelican Expr should be in V1 format` naming
 //! the field.
+
+pub mod shards;
 
 use std::borrow::Cow;
 use std::sync::Arc;

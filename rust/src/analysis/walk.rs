@@ -33,6 +33,11 @@ pub struct Instance<'a, 'm> {
     pub bindings: &'a Bindings,
 }
 
+/// The most instruction instances (loop iterations included) one function may
+/// have before a walk over it gives up (contract §3.6, §3.10: 9306 in the race
+/// checkers; the simulator and lower_local_collectives use the same bound).
+pub const MAX_INSTANCES: u64 = 100_000_000;
+
 /// The most instances (iterations included) a walk visits, and the error it
 /// raises past that: the caller's code (9306 in the race checker).
 #[derive(Clone, Copy, Debug)]

@@ -12,11 +12,11 @@
 
 use hashbrown::HashMap;
 
+use crate::analysis::access::{element_size, footprint_error, unknown_set, ArgList, FunctionIndex, SetEntry};
+use crate::analysis::footprint::FootprintError;
 use crate::bir::{Argument, Instruction};
 use crate::error::{Error, Result};
 use crate::pelican::{Context, ExprId, Node};
-use crate::tail::access::{element_size, footprint_error, unknown_set, ArgList, FunctionIndex, SetEntry};
-use crate::tail::footprint::FootprintError;
 
 /// What the static check concluded about one instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

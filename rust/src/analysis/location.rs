@@ -87,9 +87,9 @@ pub struct Cores<'m> {
 impl<'m> Cores<'m> {
     /// The core list a pass that takes `cores` accepts (contract §3.6): at
     /// least one module, `cores[i]` carrying `neuron_core_id` i (with N == 1,
-    /// absent or 0); anything else is 9006 (`passes::core_list`).
+    /// absent or 0); anything else is 9006 (`analysis::cores`).
     pub fn checked(modules: &'m [&'m Module], pass: &str) -> Result<Cores<'m>> {
-        crate::passes::core_list::check_cores(modules, pass)?;
+        crate::analysis::cores::check_cores(modules, pass)?;
         Ok(Cores { modules })
     }
 

@@ -68,12 +68,12 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Map, Value};
 
-use super::argument::{Argument, SymbolicAp};
-use super::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
-use super::memory::{MemoryLocation, MemoryLocationSet};
-use super::module::{Function, Module};
-use super::opcode::Opcode;
-use super::{Arch, Extra};
+use crate::bir::argument::{Argument, SymbolicAp};
+use crate::bir::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
+use crate::bir::memory::{MemoryLocation, MemoryLocationSet};
+use crate::bir::module::{Function, Module};
+use crate::bir::opcode::Opcode;
+use crate::bir::{Arch, Extra};
 use crate::error::{Error, Result};
 use crate::pelican::{AffinePredicate, AxisId, Context, ExprId};
 
@@ -1230,7 +1230,7 @@ pub fn generate_corpus_with(dir: &Path, modules: usize, opts: &GenOptions) -> Re
             ..opts.clone()
         })?;
         let path = dir.join(format!("gen_{k:04}.json"));
-        super::io::write_module_atomic(&m, &path, 2)?;
+        crate::bir::io::write_module_atomic(&m, &path, 2)?;
         out.push(path);
     }
     Ok(out)

@@ -10,8 +10,8 @@
 //! - `lnc_barriercheck`: the race checker (`racecheck`: bands, sweep, witnesses)
 
 pub mod access;
+pub mod cores;
 pub mod footprint;
-pub mod lnc_barriercheck;
 pub mod location;
 pub mod moved;
 pub mod walk;

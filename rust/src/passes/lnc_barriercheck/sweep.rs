@@ -12,9 +12,9 @@
 use hashbrown::HashMap;
 
 use super::{conflict, Mode, PairEpochs, RaceKind};
+use crate::analysis::access::Role;
+use crate::analysis::footprint::{FootprintError, Layout, Progression, RunSet};
 use crate::bir::Instruction;
-use crate::tail::access::Role;
-use crate::tail::footprint::{FootprintError, Layout, Progression, RunSet};
 
 /// One recorded access instance (deduplicated) on one core.
 pub(crate) struct Item<'m> {

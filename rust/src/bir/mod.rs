@@ -36,24 +36,20 @@ pub use instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
 pub use io::{read_module, write_module_atomic};
 pub use load::module_from_value;
 
-/// Parse a module from BIR-JSON bytes ([`load::load_module`]), equal kept
-/// values shared ([`share`]).
+/// Parse a module from BIR-JSON bytes ([`load::load`] with its defaults).
 pub fn load_module(bytes: &[u8]) -> crate::error::Result<Module> {
-    share::sharing(|| load::load_module(bytes))
+    load::load(bytes, load::LoadOptions::default())
 }
 
 /// [`load_module`], reading instruction arrays of at least `min_elements`
 /// elements in parallel, and which way the load went (tests, benchmarks).
 pub fn load_module_traced(bytes: &[u8], min_elements: usize) -> (crate::error::Result<Module>, load::LoadPath) {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => share::sharing(|| load::load_module_traced(text, min_elements)),
-        Err(_) => (load_module(bytes), load::LoadPath::Serial),
-    }
+    load::load_traced(bytes, min_elements)
 }
 
 /// [`load_module`] of text.
 pub fn load_module_str(text: &str) -> crate::error::Result<Module> {
-    share::sharing(|| load::load_module_str(text))
+    load::load_str(text, load::LoadOptions::default())
 }
 pub use memory::{MemoryLocation, MemoryLocationSet, RemoteLocalTarget};
 pub use module::{Function, Module, NEURON_CORE_ID};

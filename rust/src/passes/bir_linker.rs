@@ -382,7 +382,7 @@ fn merge_contexts(cores: &[&Module], nodes: usize) -> Result<crate::pelican::Con
     let mut ctx = crate::pelican::Context::with_capacity(nodes);
     for m in cores {
         let segment = append_context(&mut ctx, &m.ctx)?;
-        ctx.mark_segment(segment);
+        ctx.mark_appended(segment);
     }
     Ok(ctx)
 }

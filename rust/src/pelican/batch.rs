@@ -26,8 +26,9 @@
 //! row stops the batch with an error naming the row; the rows before it stay
 //! interned (nodes are immutable, so this is harmless).
 
-use super::context::{aff_hash, Context, Unary};
+use super::context::Context;
 use super::index::prefetch;
+use super::key::{aff_hash, Unary};
 use super::kinds::ExprId;
 use crate::error::{Error, Result};
 

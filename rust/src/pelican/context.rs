@@ -13,8 +13,11 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use super::index::{hash32, prefetch, Index, Probe, Slot};
+use super::index::{prefetch, Index, Probe, Slot};
+use super::key::digest::unary_digest;
+use super::key::{aff_hash, hash_node, newest_child, sum_hash, Unary};
 use super::kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
+use super::transfer::Appended;
 use crate::error::{Error, Result};
 
 /// Deepest expression tree a context accepts. Every recursive algorithm
@@ -63,28 +66,18 @@ pub(super) struct Meta {
 const SHARD: u8 = 1;
 /// A runtime value occurs below the node.
 const RUNTIME: u8 = 2;
-/// Node ids `lo..hi` and axis ids `alo..ahi` of a context that were
-/// appended whole from another one (see [`Context::mark_segment`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment {
-    pub lo: u32,
-    pub hi: u32,
-    pub alo: u32,
-    pub ahi: u32,
-}
-
 #[derive(Clone)]
 pub struct Context {
-    nodes: Vec<Node>,
-    meta: Vec<Meta>,
+    pub(super) nodes: Vec<Node>,
+    pub(super) meta: Vec<Meta>,
     index: Index,
-    axes: Vec<Axis>,
-    registers: Vec<Arc<str>>,
+    pub(super) axes: Vec<Axis>,
+    pub(super) registers: Vec<Arc<str>>,
     reg_index: hashbrown::HashMap<Arc<str>, RegId>,
     /// A memo for the linker, not part of the context's value (never
     /// written or compared): the id ranges appended whole, in order. The
     /// arena only grows, so a recorded range keeps its nodes.
-    segments: Vec<Segment>,
+    pub(super) appended: Vec<Appended>,
 }
 
 impl Default for Context {
@@ -99,205 +92,12 @@ impl std::fmt::Debug for Context {
     }
 }
 
-// The index hash: a multiply-rotate step per field word and a final
-// avalanche (the index keeps the upper 32 bits). Fixed constants keep it
-// deterministic; it never shows in any output (ids are issued in order).
-// Hand-written rather than the derived `Hash` through foldhash: that fed the
-// discriminant, slice lengths and every tuple field separately (~100
-// instructions for a two-term AffExpr against ~20 here).
-#[inline]
-fn mix(h: u64, x: u64) -> u64 {
-    (h ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
-}
-
-#[inline]
-fn finish(h: u64) -> u32 {
-    hash32((h ^ (h >> 31)).wrapping_mul(0xD6E8_FEB8_6659_FD93))
-}
-
 /// Where a new node's id goes in the index: the slot a lookup ended on, or
 /// wherever its newest child (largest child id) puts it.
 #[derive(Clone, Copy)]
-enum Place {
+pub(super) enum Place {
     Slot(Slot),
     Any(Option<u32>),
-}
-
-/// The largest child id of a node (None for a leaf).
-#[inline(always)]
-fn newest_child(node: &Node) -> Option<u32> {
-    let mut newest = None;
-    node.for_each_child(|c| newest = newest.max(Some(c.0)));
-    newest
-}
-
-/// A node naming a child, axis or register id its context does not have.
-fn foreign_id() -> Error {
-    Error::pelican("node refers to an id this context does not have", "lncsplit/pelican")
-}
-
-/// The index hash of a node. AffExpr and Sum hash their parts exactly as
-/// [`aff_hash`] and [`sum_hash`] do from borrowed terms, so their factories
-/// look up before they allocate.
-#[inline(always)]
-fn hash_node(node: &Node) -> u32 {
-    let k = node.kind() as u64;
-    let h = match *node {
-        Node::AffExpr { ref terms, c } => return aff_hash(terms, c),
-        Node::Sum { ref terms } => return sum_hash(terms),
-        Node::OpaqueFn { name, ref args } => args.iter().fold(mix(k, name.0 as u64), |h, a| mix(h, a.0 as u64)),
-        Node::CCGetRank {
-            iteration_id,
-            channel_id,
-        } => mix(mix(k, iteration_id as u64), channel_id as u64),
-        Node::IndirectArg { arg_id } => mix(k, arg_id as u64),
-        Node::AffineIV { axis } => mix(k, axis.0 as u64),
-        Node::IntRuntimeValue { reg } => mix(k, reg.0 as u64),
-        Node::APIndex {
-            lo,
-            ub,
-            step,
-            stride,
-            inner,
-        } => {
-            let h = mix(mix(mix(mix(k, lo as u64), ub as u64), step as u64), stride as u64);
-            mix(h, inner.map_or(0, |i| i.0 as u64 + 1))
-        }
-        Node::TiledAPIndex {
-            child,
-            tile_pos_flags,
-            tile_size,
-            is_partition,
-        } => mix(
-            mix(mix(mix(k, child.0 as u64), tile_pos_flags as u64), tile_size as u64),
-            is_partition as u64,
-        ),
-        Node::SymbolicIdx { lo, ub, step, offset } => {
-            mix(mix(mix(mix(k, lo as u64), ub as u64), step as u64), offset as u64)
-        }
-        Node::ShardId { ub } => mix(k, ub as u64),
-        Node::ICmp { op, lhs, rhs } => mix(mix(mix(k, op as u64), lhs.0 as u64), rhs.0 as u64),
-        Node::Mult { var, scale } => return unary_hash(k as u8, var, scale, None),
-        Node::FloorDiv { numer, denom } | Node::Modulo { numer, denom } => {
-            return unary_hash(k as u8, numer, denom, None)
-        }
-        Node::CCDiv {
-            numer,
-            denom,
-            replica_groups_id,
-        }
-        | Node::CCMod {
-            numer,
-            denom,
-            replica_groups_id,
-        } => return unary_hash(k as u8, numer, denom, Some(replica_groups_id)),
-    };
-    finish(h)
-}
-
-/// The index hash of a node with one child and one or two integer fields
-/// (see [`Unary`]); [`hash_node`] hashes those kinds through it.
-#[inline(always)]
-fn unary_hash(kind: u8, child: ExprId, b: i64, c: Option<u64>) -> u32 {
-    let h = mix(mix(kind as u64, child.0 as u64), b as u64);
-    finish(c.map_or(h, |c| mix(h, c)))
-}
-
-/// A node with one child and one or two integer fields, by its parts:
-/// Mult (scale), FloorDiv and Modulo (denom), CCDiv and CCMod (denom,
-/// replica groups). These are most of the nodes a module's addresses hold,
-/// and [`Context::intern_unary`] interns them from the parts, building the
-/// `Node` only to store a new one: through a `Node`, the generic path
-/// dispatched on its kind again for the hash and the digest.
-#[derive(Clone, Copy)]
-pub(super) struct Unary {
-    pub(super) kind: ExprKind,
-    pub(super) child: ExprId,
-    pub(super) b: i64,
-    /// CCDiv and CCMod only.
-    pub(super) c: Option<u64>,
-}
-
-impl Unary {
-    /// The node of batch op code `op` (Mult 23, FloorDiv 25, Modulo 26,
-    /// CCDiv 27, CCMod 28; None for another code) over `child`, with
-    /// integer fields `b` and, for CCDiv and CCMod, `c` (see `batch.rs`).
-    #[inline(always)]
-    pub(super) fn of_op(op: u8, child: ExprId, b: i64, c: i64) -> Option<Unary> {
-        let kind = match op {
-            23 => ExprKind::Mult,
-            25 => ExprKind::FloorDiv,
-            26 => ExprKind::Modulo,
-            27 => ExprKind::CCDiv,
-            28 => ExprKind::CCMod,
-            _ => return None,
-        };
-        let c = matches!(op, 27 | 28).then_some(c as u64);
-        Some(Unary { kind, child, b, c })
-    }
-
-    #[inline(always)]
-    fn hash(&self) -> u32 {
-        unary_hash(self.kind as u8, self.child, self.b, self.c)
-    }
-
-    #[inline(always)]
-    fn node(&self) -> Node {
-        let (child, b, c) = (self.child, self.b, self.c.unwrap_or(0));
-        match self.kind {
-            ExprKind::Mult => Node::Mult { var: child, scale: b },
-            ExprKind::FloorDiv => Node::FloorDiv { numer: child, denom: b },
-            ExprKind::Modulo => Node::Modulo { numer: child, denom: b },
-            ExprKind::CCDiv => Node::CCDiv {
-                numer: child,
-                denom: b,
-                replica_groups_id: c,
-            },
-            _ => Node::CCMod {
-                numer: child,
-                denom: b,
-                replica_groups_id: c,
-            },
-        }
-    }
-
-    /// `n` is this node.
-    #[inline(always)]
-    fn is(&self, n: &Node) -> bool {
-        let (child, b, c) = (self.child, self.b, self.c.unwrap_or(0));
-        match (self.kind, n) {
-            (ExprKind::Mult, &Node::Mult { var, scale }) => var == child && scale == b,
-            (ExprKind::FloorDiv, &Node::FloorDiv { numer, denom })
-            | (ExprKind::Modulo, &Node::Modulo { numer, denom }) => numer == child && denom == b,
-            (
-                ExprKind::CCDiv,
-                &Node::CCDiv {
-                    numer,
-                    denom,
-                    replica_groups_id,
-                },
-            )
-            | (
-                ExprKind::CCMod,
-                &Node::CCMod {
-                    numer,
-                    denom,
-                    replica_groups_id,
-                },
-            ) => numer == child && denom == b && replica_groups_id == c,
-            _ => false,
-        }
-    }
-}
-
-/// The index hash of canonical AffExpr terms (see [`hash_node`]).
-pub(super) fn aff_hash(terms: &[(ExprId, i64)], c: i64) -> u32 {
-    let h = mix(ExprKind::AffExpr as u64, c as u64);
-    finish(terms.iter().fold(h, |h, &(i, k)| mix(mix(h, i.0 as u64), k as u64)))
-}
-
-fn sum_hash(terms: &[ExprId]) -> u32 {
-    finish(terms.iter().fold(ExprKind::Sum as u64, |h, t| mix(h, t.0 as u64)))
 }
 
 impl Context {
@@ -313,7 +113,7 @@ impl Context {
             axes: Vec::new(),
             registers: Vec::new(),
             reg_index: hashbrown::HashMap::new(),
-            segments: Vec::new(),
+            appended: Vec::new(),
         }
     }
 
@@ -431,120 +231,13 @@ impl Context {
         self.registers.len()
     }
 
-    /// Add a node that is already canonical and whose children, axis and
-    /// register ids belong to this context (used to move expressions between
-    /// contexts, e.g. by the linker). With `share` an existing equal node is
-    /// reused (ordinary interning); without it the node always gets a fresh id.
-    /// The linker gives each core's expressions their own id range this way,
-    /// so their relative order — and with it the written order of AffExpr and
-    /// Sum terms — survives link and unlink exactly (contract §3.7).
-    pub fn insert_canonical(&mut self, node: Node, share: bool) -> Result<ExprId> {
-        if !self.refers_to_own_ids(&node) {
-            return Err(foreign_id());
-        }
-        if share {
-            return self.intern(node);
-        }
-        self.push_new(Place::Any(newest_child(&node)), hash_node(&node), node)
-    }
-
     /// The id the next node gets (`u32::MAX` stays free: the index stores `id + 1`).
-    fn next_id(&self) -> Result<ExprId> {
+    pub(super) fn next_id(&self) -> Result<ExprId> {
         u32::try_from(self.nodes.len())
             .ok()
             .filter(|&i| i < u32::MAX)
             .map(ExprId)
             .ok_or_else(|| Error::pelican("too many expression nodes in one context", "lncsplit"))
-    }
-
-    /// Append the nodes `ids` of `src` (ascending), each rewritten by `map`
-    /// (its child, axis and register ids into this context), as
-    /// [`insert_canonical`](Self::insert_canonical) would one by one, but in
-    /// one transfer: room reserved once, and the metadata copied from `src`
-    /// (the content digest, depth and flags depend on content only, which
-    /// `map` keeps). With `fresh` every node gets a new id; without it the
-    /// transfer stops with `Ok(false)` at the first node equal to one already
-    /// here (the caller wants a one-to-one copy and takes another way).
-    pub fn extend_mapped(
-        &mut self,
-        src: &Context,
-        ids: std::ops::Range<u32>,
-        fresh: bool,
-        map: impl Fn(&Node) -> Node,
-    ) -> Result<bool> {
-        let count = ids.end.saturating_sub(ids.start) as usize;
-        if ids.end as usize > src.len() || u32::try_from(self.nodes.len() + count).is_err() {
-            return Err(foreign_id());
-        }
-        self.reserve(count);
-        for id in ids {
-            let node = map(&src.nodes[id as usize]);
-            if !self.refers_to_own_ids(&node) {
-                return Err(foreign_id());
-            }
-            let hash = hash_node(&node);
-            if !fresh && self.lookup_hashed(hash, &node).is_some() {
-                return Ok(false);
-            }
-            self.push_with_meta(Place::Any(newest_child(&node)), hash, node, src.meta[id as usize])?;
-        }
-        Ok(true)
-    }
-
-    /// Remember that `s` was appended whole (by [`extend_mapped`](Self::extend_mapped)
-    /// with its axes): the linker marks each core's range, so `unlink` can
-    /// take a core's range back without first walking its instructions to
-    /// find it. Ignored when it is not a range of this context.
-    pub fn mark_segment(&mut self, s: Segment) {
-        if s.lo <= s.hi && s.hi as usize <= self.nodes.len() && s.alo <= s.ahi && s.ahi as usize <= self.axes.len() {
-            self.segments.push(s);
-        }
-    }
-
-    /// The ranges marked by [`mark_segment`](Self::mark_segment), in order.
-    /// A hint: a reader checks that what it copies stays inside.
-    pub fn segments(&self) -> &[Segment] {
-        &self.segments
-    }
-
-    /// Every child, axis and register id of `node` is one of this context's.
-    fn refers_to_own_ids(&self, node: &Node) -> bool {
-        let mut ok = true;
-        node.for_each_child(|c| ok &= self.contains(c));
-        ok && match node {
-            Node::AffineIV { axis } => axis.index() < self.axes.len(),
-            Node::IntRuntimeValue { reg } => reg.index() < self.registers.len(),
-            Node::OpaqueFn { name, .. } => name.index() < self.registers.len(),
-            _ => true,
-        }
-    }
-
-    /// Intern every node of `src` into this context, in `src`'s order and
-    /// sharing equal nodes (ordinary interning); `src`'s axes are appended
-    /// (each Loop its own axis) and its register names interned in order.
-    /// Returns the new id of each of `src`'s nodes and the axis offset.
-    ///
-    /// The parallel loader reads instruction chunks into contexts of their
-    /// own and absorbs them in text order: a node first met in a chunk was
-    /// first met there in the serial read too, so this context ends up with
-    /// the same nodes in the same order as a serial read would give it.
-    pub fn absorb(&mut self, src: &Context) -> Result<(Vec<u32>, u32)> {
-        let aoff = self.axes.len() as u32;
-        for a in &src.axes {
-            self.add_axis(&a.name, a.lo, a.ub, a.step)?;
-        }
-        let regs: Vec<RegId> = src.registers.iter().map(|n| self.intern_name(n)).collect();
-        let mut table: Vec<u32> = Vec::with_capacity(src.len());
-        for node in &src.nodes {
-            let mapped = node.map_ids(
-                |c| ExprId(table.get(c.index()).copied().unwrap_or(u32::MAX)),
-                |a| AxisId(a.0 + aoff),
-                |r| regs.get(r.index()).copied().unwrap_or(RegId(u32::MAX)),
-            );
-            // Checked: children precede parents in `src`, so every id is mapped.
-            table.push(self.insert_canonical(mapped, true)?.0);
-        }
-        Ok((table, aoff))
     }
 
     // ------------------------------------------------------------ interning
@@ -556,7 +249,7 @@ impl Context {
     }
 
     /// [`lookup`](Self::lookup) with the node's [`hash_node`] already known.
-    fn lookup_hashed(&self, hash: u32, node: &Node) -> Option<ExprId> {
+    pub(super) fn lookup_hashed(&self, hash: u32, node: &Node) -> Option<ExprId> {
         let nodes = &self.nodes;
         self.index
             .find(hash, newest_child(node), |id| nodes[id as usize] == *node)
@@ -566,7 +259,7 @@ impl Context {
     /// Intern an already-canonical node: return the existing id of a
     /// structurally equal node, or append it.
     #[inline(always)]
-    fn intern(&mut self, node: Node) -> Result<ExprId> {
+    pub(super) fn intern(&mut self, node: Node) -> Result<ExprId> {
         self.intern_by(
             hash_node(&node),
             newest_child(&node),
@@ -604,7 +297,7 @@ impl Context {
     }
 
     /// Append a node no stored node equals, at `slot` in the index.
-    fn push_new(&mut self, slot: Place, hash: u32, node: Node) -> Result<ExprId> {
+    pub(super) fn push_new(&mut self, slot: Place, hash: u32, node: Node) -> Result<ExprId> {
         let meta = self.meta_of(&node)?;
         self.push_with_meta(slot, hash, node, meta)
     }
@@ -629,7 +322,7 @@ impl Context {
     /// [`push_new`](Self::push_new) with the node's metadata already known
     /// (copied from the context the node was moved from).
     #[inline(always)]
-    fn push_with_meta(&mut self, slot: Place, hash: u32, node: Node, meta: Meta) -> Result<ExprId> {
+    pub(super) fn push_with_meta(&mut self, slot: Place, hash: u32, node: Node, meta: Meta) -> Result<ExprId> {
         let id = self.next_id()?;
         // the arena grows into memory no one touched lately: ask for the
         // lines a few nodes ahead now, so the stores of the nodes to come
@@ -705,7 +398,7 @@ impl Context {
         // `meta_of` of the node, from its parts
         let cm = *self.meta_at(u.child);
         let meta = Meta {
-            digest: super::order::unary_digest(u.kind as u8, cm.digest, u.b, u.c),
+            digest: unary_digest(u.kind as u8, cm.digest, u.b, u.c),
             depth: Self::check_depth(cm.depth.saturating_add(1))?,
             kind: u.kind as u8,
             flags: cm.flags,

@@ -22,38 +22,8 @@
 use std::cmp::Ordering;
 
 use super::context::{Context, Meta};
+use super::key::digest::{digest_of, mix, mix_str, unary_digest};
 use super::kinds::{ExprId, Node};
-
-// A digest defined here (not a library hasher) so the written order can never
-// change with a dependency's version.
-const K: u64 = 0x9E37_79B9_7F4A_7C15;
-
-#[inline]
-fn mix(h: u64, x: u64) -> u64 {
-    (h.rotate_left(23) ^ x).wrapping_mul(K)
-}
-
-/// murmur3's fmix64: spreads every input bit over the whole digest.
-#[inline]
-fn finish(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
-}
-
-fn mix_str(mut h: u64, s: &str) -> u64 {
-    let b = s.as_bytes();
-    h = mix(h, b.len() as u64);
-    let mut chunks = b.chunks_exact(8);
-    for c in &mut chunks {
-        h = mix(h, u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
-    }
-    let mut last = [0u8; 8];
-    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    mix(h, u64::from_le_bytes(last))
-}
 
 /// Kinds ordered by their fields rather than their digest: the childless
 /// ones (CCGetRank, IndirectArg, AffineIV, IntRuntimeValue, SymbolicIdx,
@@ -68,23 +38,6 @@ fn is_field_ordered(kind: u8) -> bool {
         | 1 << K::SymbolicIdx as u8
         | 1 << K::ShardId as u8;
     kind < 32 && MASK >> kind & 1 == 1
-}
-
-/// The content digest of a node with one child (digest `child`) and one or
-/// two integer fields: Mult (scale), FloorDiv and Modulo (denom), CCDiv and
-/// CCMod (denom, replica groups). [`Context::content_digest`] computes those
-/// kinds through it, and the factories of `context.rs` without a `Node`.
-#[inline(always)]
-pub(super) fn unary_digest(kind: u8, child: u32, b: i64, c: Option<u64>) -> u32 {
-    let h = mix(mix(mix(0, kind as u64), child as u64), b as u64);
-    digest_of(c.map_or(h, |c| mix(h, c)))
-}
-
-/// The digest kept from a mixed state.
-#[inline(always)]
-fn digest_of(h: u64) -> u32 {
-    let h = finish(h);
-    (h ^ (h >> 32)) as u32
 }
 
 /// Sort `items` (at most `N`) by `key` and `before` (see [`Context::sort_by_content`]).

@@ -1288,37 +1288,37 @@ fn extend_mapped_refuses_foreign_ids() {
 
 /// Marks name ranges of the context; one that is not is ignored.
 #[test]
-fn mark_segment_keeps_only_ranges_of_the_context() {
+fn mark_appended_keeps_only_ranges_of_the_context() {
     let Fx { mut c, .. } = fx();
     let n = c.len() as u32;
-    c.mark_segment(Segment {
+    c.mark_appended(Appended {
         lo: 0,
         hi: n,
         alo: 0,
         ahi: 2,
     });
-    c.mark_segment(Segment {
+    c.mark_appended(Appended {
         lo: 0,
         hi: n + 1,
         alo: 0,
         ahi: 2,
     });
-    c.mark_segment(Segment {
+    c.mark_appended(Appended {
         lo: 0,
         hi: n,
         alo: 1,
         ahi: 3,
     });
     assert_eq!(
-        c.segments(),
-        &[Segment {
+        c.appended(),
+        &[Appended {
             lo: 0,
             hi: n,
             alo: 0,
             ahi: 2
         }]
     );
-    assert_eq!(c.clone().segments().len(), 1);
+    assert_eq!(c.clone().appended().len(), 1);
 }
 
 /// The factories that intern from parts (Mult, FloorDiv, Modulo, CCDiv,

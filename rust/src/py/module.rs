@@ -130,10 +130,7 @@ impl PyBirModule {
     #[pyo3(signature = (data, parallel = true))]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>, parallel: bool) -> PyResult<Self> {
         let m = with_input_bytes(data, |b| {
-            py.detach(|| match parallel {
-                true => crate::bir::load_module(b),
-                false => crate::bir::load_module_traced(b, usize::MAX).0,
-            })
+            py.detach(|| crate::bir::load::load(b, crate::bir::load::LoadOptions { parallel }))
         })??;
         Ok(PyBirModule::new(m))
     }

@@ -9,9 +9,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::expr::ExprK;
-use super::instruction::Src;
 use super::json;
-use super::seed::{inline_seq, val, visit, DeResult, KeySeed, Kind, Seed, SharedStrK, ValueK, Visit, I64K};
+use super::seed::{inline_seq, val, visit, DeResult, KeySeed, Kind, Seed, SharedStrK, Src, ValueK, Visit, I64K};
 use super::{Seg, State};
 use crate::bir::argument::{Addrs, Ap, Argument, PhysicalAp, SymbolicAp};
 use crate::pelican::ExprId;

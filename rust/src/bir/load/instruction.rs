@@ -10,9 +10,8 @@ use serde_json::{Map, Value};
 
 use super::argument::ArgsK;
 use super::expr::{int_or_expr_value, ExprK, IntOrExprK};
-use super::parallel::InstsK;
 use super::seed::{
-    extra, keep, val, visit, BoolK, DeResult, KeySeed, Kind, Rest, Seed, SeqK, SharedStrK, StrK, StringK, ValueK,
+    extra, keep, val, visit, BoolK, DeResult, KeySeed, Kind, Rest, Seed, SeqK, SharedStrK, Src, StrK, StringK, ValueK,
     Visit, I64K,
 };
 use super::{compact, type_name, Seg, State};
@@ -126,33 +125,30 @@ impl OpAcc {
     }
 }
 
-/// Where a key's value comes from: the live map or a captured raw value.
-pub(super) enum Src<'a, 'm, A> {
-    Map(&'m mut A),
-    Raw(&'a RawValue),
+/// A block's `instructions`: an array, or (reading a skeleton) the number of
+/// a big array read in chunks.
+pub(super) struct InstsK;
+
+impl Kind for InstsK {
+    type Out = Vec<Instruction>;
+    fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<Self::Out, D::Error> {
+        if st.splices.is_none() {
+            return SeqK::<InstK>::de(st, d);
+        }
+        d.deserialize_any(visit::<InstsK>(st))
+    }
 }
 
-impl<'de, A: MapAccess<'de>> Src<'_, '_, A> {
-    pub(super) fn read<K: Kind>(&mut self, st: &mut State, key: &'static str) -> DeResult<K::Out, A::Error> {
-        let r = match self {
-            Src::Map(m) => return val::<K, A>(st, m, key),
-            Src::Raw(r) => st.reparse::<K, A::Error>(r),
-        };
-        if r.is_err() {
-            st.unwind.push(Seg::Key(key));
-        }
-        r
+impl<'de> Visitor<'de> for Visit<'_, InstsK> {
+    type Value = Vec<Instruction>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array")
     }
-
-    pub(super) fn read_owned<K: Kind>(&mut self, st: &mut State, key: &str) -> DeResult<K::Out, A::Error> {
-        let r = match self {
-            Src::Map(m) => m.next_value_seed(Seed::<K>::new(st)),
-            Src::Raw(r) => st.reparse::<K, A::Error>(r),
-        };
-        if r.is_err() {
-            st.unwind.push(Seg::Owned(key.into()));
-        }
-        r
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> DeResult<Self::Value, A::Error> {
+        visit::<SeqK<InstK>>(self.0).visit_seq(seq)
+    }
+    fn visit_u64<E: de::Error>(self, k: u64) -> DeResult<Self::Value, E> {
+        self.0.splice(k)
     }
 }
 

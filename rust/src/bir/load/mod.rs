@@ -30,13 +30,11 @@ mod argument;
 mod expr;
 #[cfg(test)]
 mod fast_tests;
-mod handover;
 mod instruction;
 mod json;
 mod memory;
 mod module;
 mod parallel;
-mod plan;
 mod resolve;
 mod seed;
 
@@ -107,30 +105,77 @@ fn compact(v: &Value) -> String {
     }
 }
 
-/// Parse BIR-JSON text into a module.
-pub fn load_module(bytes: &[u8]) -> Result<Module> {
-    // Validating UTF-8 once up front lets serde skip it per string.
-    // simdutf8 validates 50 MB in ~4–6 ms against std's ~6–8.5 (SIMD, CPU
-    // features detected at run time); std's error says where the bad byte is.
-    let text = match simdutf8::basic::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(_) => match std::str::from_utf8(bytes) {
-            Err(e) => return Err(Error::bir(format!("malformed JSON: input is not UTF-8 ({e})"), "$")),
-            Ok(_) => return Err(Error::bir("internal error: UTF-8 validators disagree", "$")),
-        },
-    };
-    load_module_str(text)
+/// How [`load`] reads a module.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadOptions {
+    /// Read big instruction arrays on rayon's pool (`parallel/`); false reads
+    /// on the calling thread only (no pre-scan, nothing handed to the pool:
+    /// a corpus that already runs one file per core). Same module or error
+    /// either way.
+    pub parallel: bool,
 }
 
-/// Parse BIR-JSON text into a module.
-pub fn load_module_str(text: &str) -> Result<Module> {
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { parallel: true }
+    }
+}
+
+impl LoadOptions {
+    /// The smallest instruction array read in parallel.
+    fn min_elements(self) -> usize {
+        if self.parallel {
+            PAR_MIN_ELEMENTS
+        } else {
+            usize::MAX
+        }
+    }
+}
+
+/// **The loader's front door**: BIR-JSON bytes → a module. Every other entry
+/// (`bir::load_module`, `_str`, `_traced`) delegates here; it opens the
+/// scope in which equal kept values are shared (`bir/share.rs`).
+pub fn load(bytes: &[u8], opts: LoadOptions) -> Result<Module> {
+    load_traced(bytes, opts.min_elements()).0
+}
+
+/// [`load`] of text.
+pub fn load_str(text: &str, opts: LoadOptions) -> Result<Module> {
+    super::share::sharing(|| load_module_traced(text, opts.min_elements()).0)
+}
+
+/// [`load`], reading instruction arrays of at least `min_elements` elements
+/// in parallel, and which way the load went (tests, benchmarks).
+pub fn load_traced(bytes: &[u8], min_elements: usize) -> (Result<Module>, LoadPath) {
+    match utf8(bytes) {
+        Ok(text) => super::share::sharing(|| load_module_traced(text, min_elements)),
+        Err(e) => (Err(e), LoadPath::Serial),
+    }
+}
+
+/// The bytes as text. Validating UTF-8 once up front lets serde skip it per
+/// string. simdutf8 validates 50 MB in ~4–6 ms against std's ~6–8.5 (SIMD,
+/// CPU features detected at run time); std's error says where the bad byte is.
+fn utf8(bytes: &[u8]) -> Result<&str> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(t) => Ok(t),
+        Err(_) => match std::str::from_utf8(bytes) {
+            Err(e) => Err(Error::bir(format!("malformed JSON: input is not UTF-8 ({e})"), "$")),
+            Ok(_) => Err(Error::bir("internal error: UTF-8 validators disagree", "$")),
+        },
+    }
+}
+
+/// Parse BIR-JSON text into a module (no sharing scope of its own: tests).
+#[cfg(test)]
+pub(crate) fn load_module_str(text: &str) -> Result<Module> {
     load_module_traced(text, PAR_MIN_ELEMENTS).0
 }
 
 /// Parse BIR-JSON text into a module, reading instruction arrays of at
-/// least `min_elements` elements in parallel (`parallel.rs`); also says
+/// least `min_elements` elements in parallel (`parallel/`); also says
 /// which way the load went. Every way gives the same module or error.
-pub fn load_module_traced(text: &str, min_elements: usize) -> (Result<Module>, LoadPath) {
+pub(crate) fn load_module_traced(text: &str, min_elements: usize) -> (Result<Module>, LoadPath) {
     // An instruction takes at least 30 bytes: a smaller text has no array
     // worth the pre-scan.
     if text.len() / 30 < min_elements {
@@ -152,7 +197,7 @@ pub fn load_module_reference(text: &str) -> Result<Module> {
 
 /// The serial loader: the fast reader (`json.rs`), and serde_json's when
 /// the fast one gives up.
-fn load_serial(text: &str) -> Result<Module> {
+pub(crate) fn load_serial(text: &str) -> Result<Module> {
     match parse_fast(text) {
         // Carried v1 expressions become v2 (contract §1.1: one encoding per file).
         Some(m) => super::carried::carried_to_v2(m),
@@ -190,7 +235,7 @@ fn load_serial_reference(text: &str) -> Result<Module> {
 /// text, so both entry points share one loader).
 pub fn module_from_value(v: Value) -> Result<Module> {
     let bytes = serde_json::to_vec(&v).map_err(|e| Error::bir(format!("malformed JSON: {e}"), "$"))?;
-    load_module(&bytes)
+    load(&bytes, LoadOptions::default())
 }
 
 /// A register named by an expression but missing from its function's

@@ -417,3 +417,33 @@ pub(super) fn keep<'de, A: MapAccess<'de>>(
         }
     }
 }
+
+/// Where a key's value comes from: the live map or a captured raw value.
+pub(super) enum Src<'a, 'm, A> {
+    Map(&'m mut A),
+    Raw(&'a RawValue),
+}
+
+impl<'de, A: MapAccess<'de>> Src<'_, '_, A> {
+    pub(super) fn read<K: Kind>(&mut self, st: &mut State, key: &'static str) -> DeResult<K::Out, A::Error> {
+        let r = match self {
+            Src::Map(m) => return val::<K, A>(st, m, key),
+            Src::Raw(r) => st.reparse::<K, A::Error>(r),
+        };
+        if r.is_err() {
+            st.unwind.push(Seg::Key(key));
+        }
+        r
+    }
+
+    pub(super) fn read_owned<K: Kind>(&mut self, st: &mut State, key: &str) -> DeResult<K::Out, A::Error> {
+        let r = match self {
+            Src::Map(m) => m.next_value_seed(Seed::<K>::new(st)),
+            Src::Raw(r) => st.reparse::<K, A::Error>(r),
+        };
+        if r.is_err() {
+            st.unwind.push(Seg::Owned(key.into()));
+        }
+        r
+    }
+}

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use crate::bir::{Argument, Block, Function, Instruction, IntOrExpr, OpFields, Opcode};
 use crate::error::Result;
-use crate::pelican::{AxisId, Context, ExprId, Node, RegId, Segment};
+use crate::pelican::{Appended, AxisId, Context, ExprId, Node, RegId};
 
 /// Blocks with at least this many instructions are copied on rayon's pool
 /// (as the structural clone does).
@@ -291,7 +291,7 @@ pub(super) fn append_map(nodes: usize, axes: usize) -> IdMap {
 /// `dst.len()`, its axes by the number of `dst`'s axes. One transfer
 /// (`Context::extend_mapped`): no node is interned or re-digested. Returns
 /// where `src` landed.
-pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<Segment> {
+pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<Appended> {
     let (eoff, aoff) = (dst.len() as u32, dst.axes().len() as u32);
     for a in src.axes() {
         dst.add_axis(&a.name, a.lo, a.ub, a.step)?;
@@ -313,7 +313,7 @@ pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<Segment
             )
         })?;
     }
-    Ok(Segment {
+    Ok(Appended {
         lo: eoff,
         hi: dst.len() as u32,
         alo: aoff,
@@ -327,7 +327,7 @@ pub(super) fn append_context(dst: &mut Context, src: &Context) -> Result<Segment
 /// None when the arena has no such marks (e.g. a linked module read from
 /// JSON) or the range cannot be copied one to one.
 pub(super) fn marked_context(src: &Context, c: usize, n: usize) -> Option<(Context, IdMap)> {
-    let segments = src.segments();
+    let segments = src.appended();
     let s = segments.get(c).filter(|_| segments.len() == n)?;
     let r = Slice {
         lo: s.lo,

@@ -458,7 +458,7 @@ fn slice_and_table_extraction_write_the_same_blocks() {
 fn marked_ranges_cover_the_arena_and_copy_like_the_walk() {
     let cores = cores_of(9, 3000, 4);
     let linked = link(&refs(&cores)).unwrap();
-    let segments = linked.ctx.segments();
+    let segments = linked.ctx.appended();
     assert_eq!(segments.len(), 4);
     assert_eq!(segments[0].lo, 0);
     assert_eq!(segments[3].hi as usize, linked.ctx.len());
@@ -491,7 +491,7 @@ fn marked_ranges_cover_the_arena_and_copy_like_the_walk() {
 fn a_core_leaving_its_marked_range_is_unlinked_like_an_unmarked_module() {
     let cores = cores_of(5, 1500, 2);
     let mut linked = link(&refs(&cores)).unwrap();
-    let foreign = linked.ctx.segments()[0].lo;
+    let foreign = linked.ctx.appended()[0].lo;
     let mut changed = false;
     for f in linked.functions.iter_mut().filter(|f| f.name.starts_with("nc01.")) {
         for b in &mut f.basic_blocks {
@@ -512,7 +512,7 @@ fn a_core_leaving_its_marked_range_is_unlinked_like_an_unmarked_module() {
     let mut unmarked = linked.clone();
     unmarked.ctx = crate::pelican::Context::new();
     ids::append_context(&mut unmarked.ctx, &linked.ctx).unwrap();
-    assert!(unmarked.ctx.segments().is_empty());
+    assert!(unmarked.ctx.appended().is_empty());
     let marked = unlink(&linked).unwrap();
     let walked = unlink(&unmarked).unwrap();
     for (a, b) in marked.iter().zip(&walked) {

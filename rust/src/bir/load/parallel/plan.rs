@@ -15,7 +15,7 @@
 use std::ops::Range;
 
 #[cfg(target_arch = "x86_64")]
-use super::json;
+use crate::bir::load::json;
 
 /// Deepest nesting a plan accepts: well below serde_json's recursion limit
 /// (128) and the loader's own (256), so neither can trigger in the serial

@@ -31,27 +31,31 @@
 //! instructions, the same context nodes in the same order, so the same
 //! `to_json()` bytes and equality.
 //!
+//! Files: `plan.rs` (the scan), `handover.rs` (jobs → reader, and the
+//! [`Chunk`] they hand over), `splice.rs` (a chunk into the module).
+//!
 //! [`Context::absorb`]: crate::pelican::Context::absorb
 
-use std::fmt;
-use std::mem::MaybeUninit;
+mod handover;
+mod plan;
+mod splice;
+
 use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
+use serde::de::DeserializeSeed;
 
-use super::handover::{Board, ChunkGuard, PlanGuard};
+use self::handover::{Board, Chunk, ChunkGuard, PlanGuard};
+use self::plan::{plan, Plan, Sink};
+pub(super) use self::splice::Splices;
 use super::instruction::InstK;
 use super::json::Fast;
-use super::plan::{plan, Plan, Sink};
 use super::resolve::{name_hashes, names_resolve};
-use super::seed::{visit, DeResult, Kind, Seed, SeqK, Visit};
+use super::seed::{Kind, Seed};
 use super::{module, State};
-use crate::bir::instruction::Instruction;
 use crate::bir::module::Module;
 use crate::bir::share;
-use crate::pelican::{AxisId, Context, ExprId};
 
 /// Smallest instruction array read in parallel: below it the chunks'
 /// fixed costs (a context each, expressions parsed once per chunk) are not
@@ -67,30 +71,6 @@ pub enum LoadPath {
     Parallel,
     /// A plan, but the parallel read failed: the serial loader read it.
     Fallback,
-}
-
-/// One chunk of a big array, read on its own.
-pub(super) struct Chunk {
-    insts: Vec<Instruction>,
-    ctx: Context,
-    shards: Vec<i64>,
-    /// Register names the chunk's expressions used.
-    registers: Vec<Arc<str>>,
-    /// The [`name_hashes`] of its instructions (pass 2 inserts them without
-    /// hashing again on the reading thread).
-    hashes: Vec<u64>,
-}
-
-/// The chunks of every big array, spliced in as the skeleton is read.
-pub(super) struct Splices {
-    board: Arc<Board>,
-    /// Each array's chunks (their sequence numbers), in order.
-    arrays: Vec<Vec<usize>>,
-    /// The array the skeleton must name next.
-    next: usize,
-    /// The spliced arrays (the address of their instructions) and their
-    /// instructions' [`name_hashes`].
-    hashed: Vec<(usize, Vec<u64>)>,
 }
 
 /// Elements per chunk: small enough to balance the cores, large enough
@@ -241,143 +221,13 @@ fn skeleton(text: &str, plan: &Plan) -> String {
     s
 }
 
-// ------------------------------------------------------------------ splicing
-
-/// A block's `instructions`: an array, or (reading a skeleton) the number of
-/// a big array read in chunks.
-pub(super) struct InstsK;
-
-impl Kind for InstsK {
-    type Out = Vec<Instruction>;
-    fn de<'de, D: Deserializer<'de>>(st: &mut State, d: D) -> DeResult<Self::Out, D::Error> {
-        if st.splices.is_none() {
-            return SeqK::<InstK>::de(st, d);
-        }
-        d.deserialize_any(visit::<InstsK>(st))
-    }
-}
-
-impl<'de> Visitor<'de> for Visit<'_, InstsK> {
-    type Value = Vec<Instruction>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> DeResult<Self::Value, A::Error> {
-        visit::<SeqK<InstK>>(self.0).visit_seq(seq)
-    }
-    fn visit_u64<E: de::Error>(self, k: u64) -> DeResult<Self::Value, E> {
-        splice(self.0, k)
-    }
-}
-
-/// Splice big array `k` in: absorb each chunk's context (as soon as the
-/// chunk is read), replay its notes, move its instructions into place with
-/// their ids remapped.
-fn splice<E: de::Error>(st: &mut State, k: u64) -> DeResult<Vec<Instruction>, E> {
-    let Some(sp) = st.splices.as_mut() else {
-        return Err(st.bir("internal: no big array to splice"));
-    };
-    if usize::try_from(k).ok() != Some(sp.next) || sp.next >= sp.arrays.len() {
-        return Err(st.bir("internal: big arrays out of order"));
-    }
-    let seqs = std::mem::take(&mut sp.arrays[sp.next]);
-    sp.next += 1;
-    let board = sp.board.clone();
-    // In order: each chunk's context, then its notes.
-    let mut parts = Vec::with_capacity(seqs.len());
-    let mut hashes = Vec::new();
-    for seq in seqs {
-        let Some(c) = board.take(seq) else {
-            return Err(st.bir("internal: a chunk was not read"));
-        };
-        st.ctx.reserve(c.ctx.len());
-        let map = match st.ctx.absorb(&c.ctx) {
-            Ok(m) => m,
-            Err(e) => return Err(st.fail(e)),
-        };
-        drop(c.ctx);
-        for ub in c.shards {
-            if !st.shards.contains(&ub) {
-                st.shards.push(ub);
-            }
-        }
-        for r in c.registers {
-            note_register(st, r)?;
-        }
-        parts.push((c.insts, map));
-        hashes.extend(c.hashes);
-    }
-    let out = place(parts, board.all_delivered());
-    if let Some(sp) = st.splices.as_mut() {
-        sp.hashed.push((out.as_ptr().addr(), hashes));
-    }
-    Ok(out)
-}
-
-/// What [`Context::absorb`] returns: the chunk's expression ids in the
-/// module's context, and the offset of its axes.
-type IdMap = (Vec<u32>, u32);
-
-/// The instructions of an array's chunks, in order, their ids remapped
-/// (`maps`: [`Context::absorb`]'s). With `parallel` (the pool is free) every
-/// chunk moves its own instructions into its part of the array, so the
-/// array's fresh pages are touched on every core.
-fn place(chunks: Vec<(Vec<Instruction>, IdMap)>, parallel: bool) -> Vec<Instruction> {
-    let total = chunks.iter().map(|c| c.0.len()).sum();
-    let mut out: Vec<Instruction> = Vec::with_capacity(total);
-    let mut free = &mut out.spare_capacity_mut()[..total];
-    let mut jobs = Vec::with_capacity(chunks.len());
-    for (insts, map) in chunks {
-        let (part, rest) = std::mem::take(&mut free).split_at_mut(insts.len());
-        free = rest;
-        jobs.push((insts, map, part));
-    }
-    type Job<'a> = (Vec<Instruction>, IdMap, &'a mut [MaybeUninit<Instruction>]);
-    let fill = |(insts, (table, aoff), part): Job<'_>| {
-        let identity = aoff == 0 && table.iter().enumerate().all(|(i, &t)| i as u32 == t);
-        let e = |x: ExprId| ExprId(table.get(x.index()).copied().unwrap_or(u32::MAX));
-        let a = |x: AxisId| AxisId(x.0.wrapping_add(aoff));
-        for (slot, mut i) in part.iter_mut().zip(insts) {
-            if !identity {
-                i.remap_ids(&e, &a);
-            }
-            slot.write(i);
-        }
-    };
-    if parallel {
-        jobs.into_par_iter().for_each(fill);
-    } else {
-        jobs.into_iter().for_each(fill);
-    }
-    // SAFETY: the parts tile `out`'s first `total` slots (consecutive,
-    // each as long as its chunk's instructions) and every slot of every
-    // part was written above; a panic there would skip this line and only
-    // leak the instructions written.
-    unsafe { out.set_len(total) };
-    out
-}
-
-/// A register a chunk's expression named, as the serial read would have
-/// checked it (`LoadScope::register`).
-fn note_register<E: de::Error>(st: &mut State, r: Arc<str>) -> DeResult<(), E> {
-    match &st.registers {
-        Some(regs) if regs.contains(&r) => Ok(()),
-        Some(_) => Err(st.bir("internal: a register the function lacks")),
-        None => {
-            if !st.pending_registers.contains(&r) {
-                st.pending_registers.push(r);
-            }
-            Ok(())
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::bir::dump::dump_module;
     use crate::bir::load::{load_module_str, load_module_traced, load_serial};
     use crate::gen::{generate_module, GenOptions};
+    use crate::pelican::ExprId;
 
     fn generated(seed: u64, instructions: usize) -> String {
         let m = generate_module(&GenOptions {

@@ -10,8 +10,23 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 
-use super::parallel::Chunk;
+use std::sync::Arc;
+
 use super::plan::Plan;
+use crate::bir::instruction::Instruction;
+use crate::pelican::Context;
+
+/// One chunk of a big array, read on its own.
+pub(super) struct Chunk {
+    pub(super) insts: Vec<Instruction>,
+    pub(super) ctx: Context,
+    pub(super) shards: Vec<i64>,
+    /// Register names the chunk's expressions used.
+    pub(super) registers: Vec<Arc<str>>,
+    /// The [`name_hashes`] of its instructions (pass 2 inserts them without
+    /// hashing again on the reading thread).
+    pub(super) hashes: Vec<u64>,
+}
 
 /// What the jobs handed over so far.
 #[derive(Default)]

@@ -22,6 +22,7 @@ pub mod load;
 pub mod memory;
 pub mod module;
 pub mod opcode;
+pub mod schema;
 pub mod share;
 
 /// Unknown keys of one object, kept verbatim in input order (None when there

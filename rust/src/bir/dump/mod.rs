@@ -26,6 +26,7 @@ use super::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
 use super::memory::{MemoryLocation, MemoryLocationSet};
 use super::module::{Function, Module};
 use super::Extra;
+use crate::bir::schema::key;
 use crate::error::{Error, Result};
 use crate::pelican::{AffinePredicate, Context, ExprId, Wire};
 
@@ -277,9 +278,9 @@ fn ap(o: &mut Out, ap: &Ap) {
 
 /// `"key":value` for an optional field, in its place.
 macro_rules! opt {
-    ($o:expr, $key:literal, $v:expr, $w:ident) => {
+    ($o:expr, ($obj:ident $field:ident), $v:expr, $w:ident) => {
         if let Some(v) = $v {
-            $o.raw(concat!(",\"", $key, "\":").as_bytes());
+            $o.raw(concat!(",\"", key!($obj $field), "\":").as_bytes());
             $o.$w(v);
         }
     };
@@ -287,9 +288,9 @@ macro_rules! opt {
 
 /// `"key":string` for an optional shared string ([`Kept::str`]), in its place.
 macro_rules! opt_shared {
-    ($o:expr, $kept:expr, $key:literal, $v:expr) => {
+    ($o:expr, $kept:expr, ($obj:ident $field:ident), $v:expr) => {
         if let Some(v) = $v {
-            $o.raw(concat!(",\"", $key, "\":").as_bytes());
+            $o.raw(concat!(",\"", key!($obj $field), "\":").as_bytes());
             $kept.str($o, v);
         }
     };
@@ -359,21 +360,21 @@ impl<'c> Writer<'c> {
     }
 
     fn module(&mut self, o: &mut Out, m: &'c Module) -> Result<()> {
-        o.raw(br#"{"version":"#);
+        o.raw(concat!("{\"", key!(module version), "\":").as_bytes());
         o.uint(self.version as u64);
-        o.raw(br#","name":"#);
+        o.raw(concat!(",\"", key!(module name), "\":").as_bytes());
         o.str(&m.name);
-        o.raw(br#","arch":"#);
+        o.raw(concat!(",\"", key!(module arch), "\":").as_bytes());
         o.name(m.arch.name());
         if let Some(p) = &m.artifact_path {
-            o.raw(br#","artifact_path":"#);
+            o.raw(concat!(",\"", key!(module artifact_path), "\":").as_bytes());
             o.str(p);
         }
         if let Some(a) = &m.attributes {
-            o.raw(br#","attributes":"#);
+            o.raw(concat!(",\"", key!(module attributes), "\":").as_bytes());
             o.value_map(a);
         }
-        o.raw(br#","functions":["#);
+        o.raw(concat!(",\"", key!(module functions), "\":[").as_bytes());
         // `main` first, then the others in order.
         let main = m.functions.iter().filter(|f| &*f.name == "main");
         let rest = m.functions.iter().filter(|f| &*f.name != "main");
@@ -390,14 +391,14 @@ impl<'c> Writer<'c> {
     }
 
     fn function(&mut self, o: &mut Out, f: &'c Function) -> Result<()> {
-        o.raw(br#"{"name":"#);
+        o.raw(concat!("{\"", key!(function name), "\":").as_bytes());
         o.str(&f.name);
         if !f.shard_ids.is_empty() {
-            o.raw(br#","shard_ids":"#);
+            o.raw(concat!(",\"", key!(function shard_ids), "\":").as_bytes());
             ints(o, &f.shard_ids);
         }
         if let Some(r) = &f.registers {
-            o.raw(br#","registers":["#);
+            o.raw(concat!(",\"", key!(function registers), "\":[").as_bytes());
             for (i, x) in r.iter().enumerate() {
                 if i > 0 {
                     o.byte(b',');
@@ -406,14 +407,14 @@ impl<'c> Writer<'c> {
             }
             o.byte(b']');
         }
-        o.raw(br#","allocations":["#);
+        o.raw(concat!(",\"", key!(function allocations), "\":[").as_bytes());
         for (i, s) in f.allocations.iter().enumerate() {
             if i > 0 {
                 o.byte(b',');
             }
             set(o, s);
         }
-        o.raw(br#"],"basic_blocks":["#);
+        o.raw(concat!("],\"", key!(function basic_blocks), "\":[").as_bytes());
         let count: usize = f.basic_blocks.iter().map(|b| b.instructions.len()).sum();
         if count >= self.par_block.max(2) {
             self.blocks_parallel(o, &f.basic_blocks)?;
@@ -439,9 +440,9 @@ impl<'c> Writer<'c> {
     }
 
     fn block_open(o: &mut Out, b: &Block) {
-        o.raw(br#"{"name":"#);
+        o.raw(concat!("{\"", key!(block name), "\":").as_bytes());
         o.str(&b.name);
-        o.raw(br#","instructions":["#);
+        o.raw(concat!(",\"", key!(block instructions), "\":[").as_bytes());
     }
 
     fn block_close(o: &mut Out, b: &Block) {
@@ -522,19 +523,19 @@ impl<'c> Writer<'c> {
     }
 
     fn instruction(&mut self, o: &mut Out, i: &'c Instruction) -> Result<()> {
-        o.raw(br#"{"name":"#);
+        o.raw(concat!("{\"", key!(inst name), "\":").as_bytes());
         o.str(&i.name);
-        o.raw(br#","opcode":"#);
+        o.raw(concat!(",\"", key!(inst opcode), "\":").as_bytes());
         o.name(i.opcode.name());
-        opt_shared!(o, self.kept, "engine", &i.engine);
+        opt_shared!(o, self.kept, (inst engine), &i.engine);
         self.op_fields(o, &i.op)?;
-        self.arguments(o, br#","ins":["#, &i.ins)?;
-        self.arguments(o, br#","outs":["#, &i.outs)?;
+        self.arguments(o, concat!(",\"", key!(inst ins), "\":[").as_bytes(), &i.ins)?;
+        self.arguments(o, concat!(",\"", key!(inst outs), "\":[").as_bytes(), &i.outs)?;
         if let Some(ind) = &i.indirection_ins {
-            self.arguments(o, br#","indirection_ins":["#, ind)?;
+            self.arguments(o, concat!(",\"", key!(inst indirection_ins), "\":[").as_bytes(), ind)?;
         }
         if !i.predicates.is_empty() {
-            o.raw(br#","predicates":["#);
+            o.raw(concat!(",\"", key!(inst predicates), "\":[").as_bytes());
             for (k, p) in i.predicates.iter().enumerate() {
                 if k > 0 {
                     o.byte(b',');
@@ -544,7 +545,7 @@ impl<'c> Writer<'c> {
             o.byte(b']');
         }
         if let Some(d) = &i.dependencies {
-            o.raw(br#","dependencies":["#);
+            o.raw(concat!(",\"", key!(inst dependencies), "\":[").as_bytes());
             for (k, d) in d.iter().enumerate() {
                 if k > 0 {
                     o.byte(b',');
@@ -567,16 +568,16 @@ impl<'c> Writer<'c> {
                 blocks,
             } => {
                 let a = self.exprs.ctx().axis(*axis);
-                o.raw(br#","axis":{"name":"#);
+                o.raw(concat!(",\"", key!(inst axis), "\":{\"", key!(axis name), "\":").as_bytes());
                 o.str(&a.name);
-                o.raw(br#","lo":"#);
+                o.raw(concat!(",\"", key!(axis lo), "\":").as_bytes());
                 o.int(a.lo);
-                o.raw(br#","ub":"#);
+                o.raw(concat!(",\"", key!(axis ub), "\":").as_bytes());
                 o.int(a.ub);
-                o.raw(br#","step":"#);
+                o.raw(concat!(",\"", key!(axis step), "\":").as_bytes());
                 o.int(a.step);
                 self.kept.extras(o, axis_extra);
-                o.raw(br#"},"blocks":["#);
+                o.raw(concat!("},\"", key!(inst blocks), "\":[").as_bytes());
                 for (i, b) in blocks.iter().enumerate() {
                     if i > 0 {
                         o.byte(b',');
@@ -591,13 +592,13 @@ impl<'c> Writer<'c> {
                 runtime_semaphore,
                 local_id,
             } => {
-                opt!(o, "id", *id, int);
+                opt!(o, (inst id), *id, int);
                 if let Some(c) = cores {
-                    o.raw(br#","cores":"#);
+                    o.raw(concat!(",\"", key!(inst cores), "\":").as_bytes());
                     ints(o, c);
                 }
-                opt!(o, "runtime_semaphore", *runtime_semaphore, int);
-                opt!(o, "local_id", local_id.as_deref().copied(), int);
+                opt!(o, (inst runtime_semaphore), *runtime_semaphore, int);
+                opt!(o, (inst local_id), local_id.as_deref().copied(), int);
             }
             OpFields::CollectiveCompute {
                 cc_channel,
@@ -605,24 +606,44 @@ impl<'c> Writer<'c> {
                 send_to_rank,
                 queue,
             } => {
-                opt!(o, "cc_channel", cc_channel.as_deref(), value);
-                self.int_or_expr(o, br#","recv_from_rank":"#, recv_from_rank)?;
-                self.int_or_expr(o, br#","send_to_rank":"#, send_to_rank)?;
-                self.int_or_expr(o, br#","queue":"#, queue)?;
+                opt!(o, (inst cc_channel), cc_channel.as_deref(), value);
+                self.int_or_expr(
+                    o,
+                    concat!(",\"", key!(inst recv_from_rank), "\":").as_bytes(),
+                    recv_from_rank,
+                )?;
+                self.int_or_expr(
+                    o,
+                    concat!(",\"", key!(inst send_to_rank), "\":").as_bytes(),
+                    send_to_rank,
+                )?;
+                self.int_or_expr(o, concat!(",\"", key!(inst queue), "\":").as_bytes(), queue)?;
             }
             OpFields::Matmult {
                 replication_resolution,
                 replication_shift_amnt,
                 replication_num_rows,
             } => {
-                self.int_or_expr(o, br#","replication_resolution":"#, replication_resolution)?;
-                self.int_or_expr(o, br#","replication_shift_amnt":"#, replication_shift_amnt)?;
-                self.int_or_expr(o, br#","replication_num_rows":"#, replication_num_rows)?;
+                self.int_or_expr(
+                    o,
+                    concat!(",\"", key!(inst replication_resolution), "\":").as_bytes(),
+                    replication_resolution,
+                )?;
+                self.int_or_expr(
+                    o,
+                    concat!(",\"", key!(inst replication_shift_amnt), "\":").as_bytes(),
+                    replication_shift_amnt,
+                )?;
+                self.int_or_expr(
+                    o,
+                    concat!(",\"", key!(inst replication_num_rows), "\":").as_bytes(),
+                    replication_num_rows,
+                )?;
             }
-            OpFields::DmaCopy { mode } => opt!(o, "mode", mode, str),
+            OpFields::DmaCopy { mode } => opt!(o, (inst mode), mode, str),
             OpFields::Call { callee, core } => {
-                opt!(o, "callee", callee, str);
-                opt!(o, "core", *core, int);
+                opt!(o, (inst callee), callee, str);
+                opt!(o, (inst core), *core, int);
             }
         }
         Ok(())
@@ -641,9 +662,9 @@ impl<'c> Writer<'c> {
     }
 
     fn predicate(&mut self, o: &mut Out, p: &AffinePredicate) -> Result<()> {
-        o.raw(br#"{"expr":"#);
+        o.raw(concat!("{\"", key!(pred expr), "\":").as_bytes());
         self.expr(o, p.expr)?;
-        o.raw(br#","ge":"#);
+        o.raw(concat!(",\"", key!(pred ge), "\":").as_bytes());
         o.bool(p.ge);
         o.byte(b'}');
         Ok(())
@@ -653,18 +674,29 @@ impl<'c> Writer<'c> {
         match a {
             Argument::Symbolic(s) => return self.symbolic(o, s),
             Argument::Physical(p) => {
-                o.raw(br#"{"kind":"physical_ap","ap":"#);
+                o.raw(
+                    concat!(
+                        "{\"",
+                        key!(arg kind),
+                        "\":\"",
+                        key!(arg_kind physical_ap),
+                        "\",\"",
+                        key!(arg ap),
+                        "\":"
+                    )
+                    .as_bytes(),
+                );
                 ap(o, &p.ap);
-                opt!(o, "offset", p.offset, int);
-                opt_shared!(o, self.kept, "dtype", &p.dtype);
-                opt_shared!(o, self.kept, "memref", &p.memref);
-                opt_shared!(o, self.kept, "memsetref", &p.memsetref);
+                opt!(o, (arg offset), p.offset, int);
+                opt_shared!(o, self.kept, (arg dtype), &p.dtype);
+                opt_shared!(o, self.kept, (arg memref), &p.memref);
+                opt_shared!(o, self.kept, (arg memsetref), &p.memsetref);
                 self.kept.extras(o, &p.extra);
             }
             Argument::Imm { dtype, value, extra } => {
-                o.raw(br#"{"kind":"imm_value""#);
-                opt_shared!(o, self.kept, "dtype", dtype);
-                o.raw(br#","value":"#);
+                o.raw(concat!("{\"", key!(arg kind), "\":\"", key!(arg_kind imm_value), "\"").as_bytes());
+                opt_shared!(o, self.kept, (arg dtype), dtype);
+                o.raw(concat!(",\"", key!(arg value), "\":").as_bytes());
                 o.value(value);
                 self.kept.extras(o, extra);
             }
@@ -680,14 +712,32 @@ impl<'c> Writer<'c> {
     /// A symbolic argument.
     fn symbolic(&mut self, o: &mut Out, s: &SymbolicAp) -> Result<()> {
         o.raw(if s.pwap {
-            br#"{"kind":"symbolic_pwap","ap":"#
+            concat!(
+                "{\"",
+                key!(arg kind),
+                "\":\"",
+                key!(arg_kind symbolic_pwap),
+                "\",\"",
+                key!(arg ap),
+                "\":"
+            )
+            .as_bytes()
         } else {
-            br#"{"kind":"symbolic_ap","ap":"#
+            concat!(
+                "{\"",
+                key!(arg kind),
+                "\":\"",
+                key!(arg_kind symbolic_ap),
+                "\",\"",
+                key!(arg ap),
+                "\":"
+            )
+            .as_bytes()
         });
         ap(o, &s.ap);
-        opt_shared!(o, self.kept, "dtype", &s.dtype);
-        opt_shared!(o, self.kept, "memsetref", &s.memsetref);
-        o.raw(br#","addrs":["#);
+        opt_shared!(o, self.kept, (arg dtype), &s.dtype);
+        opt_shared!(o, self.kept, (arg memsetref), &s.memsetref);
+        o.raw(concat!(",\"", key!(arg addrs), "\":[").as_bytes());
         for (i, &e) in s.addrs.iter().enumerate() {
             if i > 0 {
                 o.byte(b',');
@@ -696,15 +746,15 @@ impl<'c> Writer<'c> {
         }
         o.byte(b']');
         if let Some(e) = s.tile_addrs {
-            o.raw(br#","tile_addrs":"#);
+            o.raw(concat!(",\"", key!(arg tile_addrs), "\":").as_bytes());
             self.expr(o, e)?;
         }
         if let Some(e) = s.block_addrs {
-            o.raw(br#","block_addrs":"#);
+            o.raw(concat!(",\"", key!(arg block_addrs), "\":").as_bytes());
             self.expr(o, e)?;
         }
         if let Some(v) = &s.access_shape {
-            o.raw(br#","access_shape":"#);
+            o.raw(concat!(",\"", key!(arg access_shape), "\":").as_bytes());
             self.kept.value(o, v);
         }
         self.kept.extras(o, &s.extra);
@@ -714,16 +764,16 @@ impl<'c> Writer<'c> {
 }
 
 fn set(o: &mut Out, s: &MemoryLocationSet) {
-    o.raw(br#"{"name":"#);
+    o.raw(concat!("{\"", key!(set name), "\":").as_bytes());
     o.str(&s.name);
-    opt!(o, "kind", &s.kind, str);
-    o.raw(br#","dtype":"#);
+    opt!(o, (set kind), &s.kind, str);
+    o.raw(concat!(",\"", key!(set dtype), "\":").as_bytes());
     o.str(&s.dtype);
-    o.raw(br#","tensor_shape":"#);
+    o.raw(concat!(",\"", key!(set tensor_shape), "\":").as_bytes());
     ints(o, &s.tensor_shape);
-    opt!(o, "partition_dim", s.partition_dim, int);
-    opt!(o, "addr_space", &s.addr_space, str);
-    o.raw(br#","locations":["#);
+    opt!(o, (set partition_dim), s.partition_dim, int);
+    opt!(o, (set addr_space), &s.addr_space, str);
+    o.raw(concat!(",\"", key!(set locations), "\":[").as_bytes());
     for (i, l) in s.locations.iter().enumerate() {
         if i > 0 {
             o.byte(b',');
@@ -736,20 +786,29 @@ fn set(o: &mut Out, s: &MemoryLocationSet) {
 }
 
 fn location(o: &mut Out, l: &MemoryLocation) {
-    o.raw(br#"{"name":"#);
+    o.raw(concat!("{\"", key!(location name), "\":").as_bytes());
     o.str(&l.name);
-    o.raw(br#","type":"#);
+    o.raw(concat!(",\"", key!(location type), "\":").as_bytes());
     o.str(&l.mem_type);
-    opt!(o, "addr", l.addr, int);
-    opt!(o, "bank", l.bank, int);
-    opt!(o, "base", l.base, int);
-    opt!(o, "allocated", l.allocated, bool);
-    opt!(o, "is_shared_post_dram_alloc", l.is_shared_post_dram_alloc, bool);
-    opt!(o, "written_by_another_core", l.written_by_another_core, bool);
+    opt!(o, (location addr), l.addr, int);
+    opt!(o, (location bank), l.bank, int);
+    opt!(o, (location base), l.base, int);
+    opt!(o, (location allocated), l.allocated, bool);
+    opt!(o, (location is_shared_post_dram_alloc), l.is_shared_post_dram_alloc, bool);
+    opt!(o, (location written_by_another_core), l.written_by_another_core, bool);
     if let Some(t) = &l.remote_local_target {
-        o.raw(br#","remote_local_target":{"name":"#);
+        o.raw(
+            concat!(
+                ",\"",
+                key!(location remote_local_target),
+                "\":{\"",
+                key!(remote name),
+                "\":"
+            )
+            .as_bytes(),
+        );
         o.str(&t.name);
-        o.raw(br#","core":"#);
+        o.raw(concat!(",\"", key!(remote core), "\":").as_bytes());
         o.int(t.core);
         o.byte(b'}');
     }

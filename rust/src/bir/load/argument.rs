@@ -13,6 +13,7 @@ use super::json;
 use super::seed::{inline_seq, val, visit, DeResult, KeySeed, Kind, Seed, SharedStrK, Src, ValueK, Visit, I64K};
 use super::{Seg, State};
 use crate::bir::argument::{Addrs, Ap, Argument, PhysicalAp, SymbolicAp};
+use crate::bir::schema::key;
 use crate::pelican::ExprId;
 
 pub(super) struct ArgK;
@@ -36,11 +37,14 @@ enum ArgKind {
 impl ArgKind {
     fn from_name(s: &str) -> Option<ArgKind> {
         Some(match s {
-            "symbolic_ap" => ArgKind::Symbolic,
-            "symbolic_pwap" => ArgKind::SymbolicPwap,
-            "physical_ap" => ArgKind::Physical,
-            "imm_value" => ArgKind::Imm,
-            "register_ap" | "symbolic_imm_value" | "imm_array" | "register_access" => ArgKind::Other,
+            key!(arg_kind symbolic_ap) => ArgKind::Symbolic,
+            key!(arg_kind symbolic_pwap) => ArgKind::SymbolicPwap,
+            key!(arg_kind physical_ap) => ArgKind::Physical,
+            key!(arg_kind imm_value) => ArgKind::Imm,
+            key!(arg_kind register_ap)
+            | key!(arg_kind symbolic_imm_value)
+            | key!(arg_kind imm_array)
+            | key!(arg_kind register_access) => ArgKind::Other,
             _ => return None,
         })
     }
@@ -75,16 +79,16 @@ fn arg_key<'de, A: MapAccess<'de>>(
     let sym = kind.symbolic();
     let phys = kind == ArgKind::Physical;
     match key {
-        "ap" if sym || phys => acc.ap = Some(src.read::<ApK>(st, "ap")?),
-        "dtype" if kind != ArgKind::Other => acc.dtype = Some(src.read::<SharedStrK>(st, "dtype")?),
-        "memsetref" if sym || phys => acc.memsetref = Some(src.read::<SharedStrK>(st, "memsetref")?),
-        "addrs" if sym => acc.addrs = src.read::<AddrsK>(st, "addrs")?,
-        "tile_addrs" if sym => acc.tile_addrs = Some(src.read::<ExprK>(st, "tile_addrs")?),
-        "block_addrs" if sym => acc.block_addrs = Some(src.read::<ExprK>(st, "block_addrs")?),
-        "access_shape" if sym => acc.access_shape = Some(src.read::<ValueK>(st, "access_shape")?),
-        "memref" if phys => acc.memref = Some(src.read::<SharedStrK>(st, "memref")?),
-        "offset" if phys => acc.offset = Some(src.read::<I64K>(st, "offset")?),
-        "value" if kind == ArgKind::Imm => acc.value = Some(src.read::<ValueK>(st, "value")?),
+        key!(arg ap) if sym || phys => acc.ap = Some(src.read::<ApK>(st, key!(arg ap))?),
+        key!(arg dtype) if kind != ArgKind::Other => acc.dtype = Some(src.read::<SharedStrK>(st, key!(arg dtype))?),
+        key!(arg memsetref) if sym || phys => acc.memsetref = Some(src.read::<SharedStrK>(st, key!(arg memsetref))?),
+        key!(arg addrs) if sym => acc.addrs = src.read::<AddrsK>(st, key!(arg addrs))?,
+        key!(arg tile_addrs) if sym => acc.tile_addrs = Some(src.read::<ExprK>(st, key!(arg tile_addrs))?),
+        key!(arg block_addrs) if sym => acc.block_addrs = Some(src.read::<ExprK>(st, key!(arg block_addrs))?),
+        key!(arg access_shape) if sym => acc.access_shape = Some(src.read::<ValueK>(st, key!(arg access_shape))?),
+        key!(arg memref) if phys => acc.memref = Some(src.read::<SharedStrK>(st, key!(arg memref))?),
+        key!(arg offset) if phys => acc.offset = Some(src.read::<I64K>(st, key!(arg offset))?),
+        key!(arg value) if kind == ArgKind::Imm => acc.value = Some(src.read::<ValueK>(st, key!(arg value))?),
         _ => {
             let v = src.read_owned::<ValueK>(st, key)?;
             acc.rest.insert(key.to_string(), v);
@@ -154,14 +158,14 @@ impl<'de> Visitor<'de> for Visit<'_, ArgK> {
         let mut acc = ArgAcc::default();
         let mut pending: Vec<(String, Box<RawValue>)> = Vec::new();
         while let Some(k) = map.next_key_seed(KeySeed)? {
-            if k.as_str() == "kind" && kind_s.is_none() {
-                let s = val::<SharedStrK, _>(st, &mut map, "kind")?;
+            if k.as_str() == key!(arg kind) && kind_s.is_none() {
+                let s = val::<SharedStrK, _>(st, &mut map, key!(arg kind))?;
                 kind = match ArgKind::from_name(&s) {
                     Some(k) => k,
-                    None => return Err(st.bir_at("kind", format!("Unsupported argument kind \"{s}\""))),
+                    None => return Err(st.bir_at(key!(arg kind), format!("Unsupported argument kind \"{s}\""))),
                 };
                 if kind == ArgKind::Other {
-                    acc.rest.insert("kind".into(), Value::String(s.to_string()));
+                    acc.rest.insert(key!(arg kind).into(), Value::String(s.to_string()));
                 }
                 kind_s = Some(s);
                 for (key, raw) in std::mem::take(&mut pending) {

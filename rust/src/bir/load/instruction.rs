@@ -17,6 +17,7 @@ use super::seed::{
 use super::{compact, type_name, Seg, State};
 use crate::bir::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
 use crate::bir::opcode::Opcode;
+use crate::bir::schema::key;
 use crate::bir::Extra;
 use crate::error::Error;
 use crate::pelican::{AffinePredicate, AxisId};
@@ -42,8 +43,8 @@ impl<'de> Visitor<'de> for Visit<'_, BlockK> {
         let mut rest = Map::new();
         while let Some(k) = map.next_key_seed(KeySeed)? {
             match k.as_str() {
-                "name" => name = Some(val::<StrK, _>(st, &mut map, "name")?),
-                "instructions" => instructions = val::<InstsK, _>(st, &mut map, "instructions")?,
+                key!(block name) => name = Some(val::<StrK, _>(st, &mut map, key!(block name))?),
+                key!(block instructions) => instructions = val::<InstsK, _>(st, &mut map, key!(block instructions))?,
                 _ => keep(st, &mut map, k, &mut rest)?,
             }
         }
@@ -163,68 +164,70 @@ fn inst_key<'de, A: MapAccess<'de>>(
 ) -> DeResult<(), A::Error> {
     let op = inst.opcode;
     match key {
-        "engine" => inst.engine = Some(src.read::<SharedStrK>(st, "engine")?),
-        "ins" => inst.ins = src.read::<ArgsK>(st, "ins")?,
-        "outs" => inst.outs = src.read::<ArgsK>(st, "outs")?,
-        "indirection_ins" => inst.indirection_ins = Some(src.read::<ArgsK>(st, "indirection_ins")?),
-        "predicates" => inst.predicates = src.read::<SeqK<PredK>>(st, "predicates")?,
-        "dependencies" => inst.dependencies = Some(src.read::<SeqK<DepK>>(st, "dependencies")?),
-        "blocks" if op == Opcode::LOOP => acc.blocks = src.read::<SeqK<BlockK>>(st, "blocks")?,
-        "id" if op == Opcode::CORE_BARRIER => acc.barrier_id = Some(src.read::<I64K>(st, "id")?),
-        "runtime_semaphore" if op == Opcode::CORE_BARRIER => {
-            acc.barrier_semaphore = Some(src.read::<I64K>(st, "runtime_semaphore")?)
+        key!(inst engine) => inst.engine = Some(src.read::<SharedStrK>(st, key!(inst engine))?),
+        key!(inst ins) => inst.ins = src.read::<ArgsK>(st, key!(inst ins))?,
+        key!(inst outs) => inst.outs = src.read::<ArgsK>(st, key!(inst outs))?,
+        key!(inst indirection_ins) => inst.indirection_ins = Some(src.read::<ArgsK>(st, key!(inst indirection_ins))?),
+        key!(inst predicates) => inst.predicates = src.read::<SeqK<PredK>>(st, key!(inst predicates))?,
+        key!(inst dependencies) => inst.dependencies = Some(src.read::<SeqK<DepK>>(st, key!(inst dependencies))?),
+        key!(inst blocks) if op == Opcode::LOOP => acc.blocks = src.read::<SeqK<BlockK>>(st, key!(inst blocks))?,
+        key!(inst id) if op == Opcode::CORE_BARRIER => acc.barrier_id = Some(src.read::<I64K>(st, key!(inst id))?),
+        key!(inst runtime_semaphore) if op == Opcode::CORE_BARRIER => {
+            acc.barrier_semaphore = Some(src.read::<I64K>(st, key!(inst runtime_semaphore))?)
         }
-        "cores" if op == Opcode::CORE_BARRIER => acc.barrier_cores = Some(src.read::<SeqK<I64K>>(st, "cores")?),
-        "local_id" if op == Opcode::CORE_BARRIER => {
-            acc.barrier_local_id = Some(Box::new(src.read::<I64K>(st, "local_id")?))
+        key!(inst cores) if op == Opcode::CORE_BARRIER => {
+            acc.barrier_cores = Some(src.read::<SeqK<I64K>>(st, key!(inst cores))?)
         }
-        "callee" if op == Opcode::CALL => acc.callee = Some(src.read::<SharedStrK>(st, "callee")?),
-        "core" if op == Opcode::CALL => acc.call_core = Some(src.read::<I64K>(st, "core")?),
-        "cc_channel" if op == Opcode::COLLECTIVE_COMPUTE => {
-            let v = src.read::<ValueK>(st, "cc_channel")?;
+        key!(inst local_id) if op == Opcode::CORE_BARRIER => {
+            acc.barrier_local_id = Some(Box::new(src.read::<I64K>(st, key!(inst local_id))?))
+        }
+        key!(inst callee) if op == Opcode::CALL => acc.callee = Some(src.read::<SharedStrK>(st, key!(inst callee))?),
+        key!(inst core) if op == Opcode::CALL => acc.call_core = Some(src.read::<I64K>(st, key!(inst core))?),
+        key!(inst cc_channel) if op == Opcode::COLLECTIVE_COMPUTE => {
+            let v = src.read::<ValueK>(st, key!(inst cc_channel))?;
             if !v.is_object() {
                 return Err(st.bir_at(
-                    "cc_channel",
+                    key!(inst cc_channel),
                     format!("\"cc_channel\" must be an object, got {}", type_name(&v)),
                 ));
             }
             acc.cc_channel = Some(v);
         }
-        "recv_from_rank" if op == Opcode::COLLECTIVE_COMPUTE => {
-            acc.recv_from_rank = Some(src.read::<IntOrExprK>(st, "recv_from_rank")?)
+        key!(inst recv_from_rank) if op == Opcode::COLLECTIVE_COMPUTE => {
+            acc.recv_from_rank = Some(src.read::<IntOrExprK>(st, key!(inst recv_from_rank))?)
         }
-        "send_to_rank" if op == Opcode::COLLECTIVE_COMPUTE => {
-            acc.send_to_rank = Some(src.read::<IntOrExprK>(st, "send_to_rank")?)
+        key!(inst send_to_rank) if op == Opcode::COLLECTIVE_COMPUTE => {
+            acc.send_to_rank = Some(src.read::<IntOrExprK>(st, key!(inst send_to_rank))?)
         }
-        "queue" if op == Opcode::COLLECTIVE_COMPUTE => {
+        key!(inst queue) if op == Opcode::COLLECTIVE_COMPUTE => {
             // `queue` may also be a queue name (kept verbatim).
-            let v = src.read::<ValueK>(st, "queue")?;
+            let v = src.read::<ValueK>(st, key!(inst queue))?;
             if v.is_i64() || v.is_object() {
                 match int_or_expr_value::<A::Error>(st, &v) {
                     Ok(q) => acc.queue = Some(q),
                     Err(e) => {
-                        st.unwind.push(Seg::Key("queue"));
+                        st.unwind.push(Seg::Key(key!(inst queue)));
                         return Err(e);
                     }
                 }
             } else {
-                rest.insert("queue".into(), v);
+                rest.insert(key!(inst queue).into(), v);
             }
         }
-        "replication_resolution" if op.is_matmult() => {
-            acc.replication_resolution = Some(src.read::<IntOrExprK>(st, "replication_resolution")?)
+        key!(inst replication_resolution) if op.is_matmult() => {
+            acc.replication_resolution = Some(src.read::<IntOrExprK>(st, key!(inst replication_resolution))?)
         }
-        "replication_shift_amnt" if op.is_matmult() => {
-            acc.replication_shift_amnt = Some(src.read::<IntOrExprK>(st, "replication_shift_amnt")?)
+        key!(inst replication_shift_amnt) if op.is_matmult() => {
+            acc.replication_shift_amnt = Some(src.read::<IntOrExprK>(st, key!(inst replication_shift_amnt))?)
         }
-        "replication_num_rows" if op.is_matmult() => {
-            acc.replication_num_rows = Some(src.read::<IntOrExprK>(st, "replication_num_rows")?)
+        key!(inst replication_num_rows) if op.is_matmult() => {
+            acc.replication_num_rows = Some(src.read::<IntOrExprK>(st, key!(inst replication_num_rows))?)
         }
-        "mode" if op == Opcode::DMA_COPY => {
-            let s = src.read::<SharedStrK>(st, "mode")?;
+        key!(inst mode) if op == Opcode::DMA_COPY => {
+            let s = src.read::<SharedStrK>(st, key!(inst mode))?;
             if !matches!(&*s, "Copy" | "Transpose" | "Replicate") {
                 return Err(st.bir_at(
-                    "mode",
+                    key!(inst mode),
                     format!("Unknown DMACopy mode \"{s}\" (Copy, Transpose or Replicate)"),
                 ));
             }
@@ -232,21 +235,21 @@ fn inst_key<'de, A: MapAccess<'de>>(
         }
         // Modelled keys kept as written (contract §1.4), checked here so that every tool
         // (split, racecheck, sim) agrees on them rather than the first that reads them failing.
-        "accumulate" => {
+        key!(inst accumulate) => {
             let v = src.read_owned::<ValueK>(st, key)?;
             if !matches!(v.as_str(), Some("add" | "max" | "min")) {
                 return Err(st.bir_at(
-                    "accumulate",
+                    key!(inst accumulate),
                     format!("Unknown accumulate {} (add, max or min)", compact(&v)),
                 ));
             }
             rest.insert(key.to_string(), v);
         }
-        "value" if op == Opcode::MEMSET => {
+        key!(inst value) if op == Opcode::MEMSET => {
             let v = src.read_owned::<ValueK>(st, key)?;
             if !(v.is_i64() || v.is_u64()) {
                 return Err(st.bir_at(
-                    "value",
+                    key!(inst value),
                     format!("\"value\" must be a 64-bit integer, got {}", compact(&v)),
                 ));
             }
@@ -278,7 +281,7 @@ fn loop_axis_inner<E: de::Error>(st: &mut State, v: Value) -> DeResult<(AxisId, 
     let mut rest = Map::new();
     for (k, v) in m {
         let slot = match k.as_str() {
-            "name" => {
+            key!(axis name) => {
                 match v {
                     Value::String(s) => name = Some(s),
                     other => {
@@ -287,9 +290,9 @@ fn loop_axis_inner<E: de::Error>(st: &mut State, v: Value) -> DeResult<(AxisId, 
                 }
                 continue;
             }
-            "lo" => &mut lo,
-            "ub" => &mut ub,
-            "step" => &mut step,
+            key!(axis lo) => &mut lo,
+            key!(axis ub) => &mut ub,
+            key!(axis step) => &mut step,
             _ => {
                 rest.insert(k, v);
                 continue;
@@ -360,19 +363,21 @@ impl InstRead {
 
     fn key<'de, A: MapAccess<'de>>(&mut self, st: &mut State, map: &mut A, k: &str) -> DeResult<(), A::Error> {
         match k {
-            "name" => {
-                self.inst.name = val::<StrK, _>(st, map, "name")?;
+            key!(inst name) => {
+                self.inst.name = val::<StrK, _>(st, map, key!(inst name))?;
                 self.has_name = true;
             }
-            "opcode" => {
-                let s = val::<StringK, _>(st, map, "opcode")?;
+            key!(inst opcode) => {
+                let s = val::<StringK, _>(st, map, key!(inst opcode))?;
                 self.inst.opcode = match Opcode::from_name(&s) {
                     Some(o) => o,
-                    None => return Err(st.bir_at("opcode", format!("Unknown opcode \"{s}\""))),
+                    None => return Err(st.bir_at(key!(inst opcode), format!("Unknown opcode \"{s}\""))),
                 };
                 self.opcode_seen = true;
             }
-            "axis" if self.is_loop() && !self.ready => self.axis = Some(val::<ValueK, _>(st, map, "axis")?),
+            key!(inst axis) if self.is_loop() && !self.ready => {
+                self.axis = Some(val::<ValueK, _>(st, map, key!(inst axis))?)
+            }
             _ if self.ready => inst_key(st, &mut self.inst, &mut self.acc, &mut self.rest, k, Src::Map(map))?,
             _ => match map.next_value::<Box<RawValue>>() {
                 Ok(raw) => self.pending.push((k.to_string(), raw)),
@@ -393,12 +398,12 @@ impl InstRead {
     fn try_ready<'de, A: MapAccess<'de>>(&mut self, st: &mut State) -> DeResult<(), A::Error> {
         if self.is_loop() && self.axis.is_none() {
             // An axis read before the opcode was captured raw.
-            if let Some(pos) = self.pending.iter().position(|(k, _)| k == "axis") {
+            if let Some(pos) = self.pending.iter().position(|(k, _)| k == key!(inst axis)) {
                 let (_, raw) = self.pending.remove(pos);
                 match st.reparse::<ValueK, A::Error>(&raw) {
                     Ok(v) => self.axis = Some(v),
                     Err(e) => {
-                        st.unwind.push(Seg::Key("axis"));
+                        st.unwind.push(Seg::Key(key!(inst axis)));
                         return Err(e);
                     }
                 }
@@ -490,8 +495,8 @@ impl<'de> Visitor<'de> for Visit<'_, PredK> {
         let (mut expr, mut ge) = (None, true);
         while let Some(k) = map.next_key_seed(KeySeed)? {
             match k.as_str() {
-                "expr" => expr = Some(val::<ExprK, _>(st, &mut map, "expr")?),
-                "ge" => ge = val::<BoolK, _>(st, &mut map, "ge")?,
+                key!(pred expr) => expr = Some(val::<ExprK, _>(st, &mut map, key!(pred expr))?),
+                key!(pred ge) => ge = val::<BoolK, _>(st, &mut map, key!(pred ge))?,
                 other => {
                     let msg = format!("unknown key \"{other}\" in an affine predicate");
                     st.unwind.push(Seg::Owned(other.into()));

@@ -9,6 +9,7 @@ use super::seed::{extra, keep, val, visit, BoolK, DeResult, KeySeed, Kind, SeqK,
 use super::{compact, Seg, State};
 use crate::bir::dtype::dtype_size;
 use crate::bir::memory::{MemoryLocation, MemoryLocationSet, RemoteLocalTarget};
+use crate::bir::schema::key;
 
 pub(super) struct SetK;
 
@@ -32,35 +33,35 @@ impl<'de> Visitor<'de> for Visit<'_, SetK> {
         let mut rest = Map::new();
         while let Some(k) = map.next_key_seed(KeySeed)? {
             match k.as_str() {
-                "name" => name = Some(val::<SharedStrK, _>(st, &mut map, "name")?),
-                "kind" => kind = Some(val::<SharedStrK, _>(st, &mut map, "kind")?),
-                "dtype" => {
-                    let d = val::<SharedStrK, _>(st, &mut map, "dtype")?;
+                key!(set name) => name = Some(val::<SharedStrK, _>(st, &mut map, key!(set name))?),
+                key!(set kind) => kind = Some(val::<SharedStrK, _>(st, &mut map, key!(set kind))?),
+                key!(set dtype) => {
+                    let d = val::<SharedStrK, _>(st, &mut map, key!(set dtype))?;
                     if dtype_size(&d).is_none() {
-                        return Err(st.bir_at("dtype", format!("Unknown dtype \"{d}\"")));
+                        return Err(st.bir_at(key!(set dtype), format!("Unknown dtype \"{d}\"")));
                     }
                     dtype = Some(d);
                 }
-                "tensor_shape" => {
-                    let s = val::<SeqK<I64K>, _>(st, &mut map, "tensor_shape")?;
+                key!(set tensor_shape) => {
+                    let s = val::<SeqK<I64K>, _>(st, &mut map, key!(set tensor_shape))?;
                     if let Some(i) = s.iter().position(|d| *d < 0) {
                         st.unwind.push(Seg::Index(i));
-                        return Err(st.bir_at("tensor_shape", format!("tensor dimension {} must be ≥ 0", s[i])));
+                        return Err(st.bir_at(key!(set tensor_shape), format!("tensor dimension {} must be ≥ 0", s[i])));
                     }
                     shape = Some(s);
                 }
-                "partition_dim" => pd = Some(val::<I64K, _>(st, &mut map, "partition_dim")?),
-                "addr_space" => {
-                    let a = val::<SharedStrK, _>(st, &mut map, "addr_space")?;
+                key!(set partition_dim) => pd = Some(val::<I64K, _>(st, &mut map, key!(set partition_dim))?),
+                key!(set addr_space) => {
+                    let a = val::<SharedStrK, _>(st, &mut map, key!(set addr_space))?;
                     if !matches!(&*a, "Local" | "Shared" | "Debug") {
                         return Err(st.bir_at(
-                            "addr_space",
+                            key!(set addr_space),
                             format!("Unknown addr_space \"{a}\" (Local, Shared or Debug)"),
                         ));
                     }
                     space = Some(a);
                 }
-                "locations" => locations = val::<SeqK<LocK>, _>(st, &mut map, "locations")?,
+                key!(set locations) => locations = val::<SeqK<LocK>, _>(st, &mut map, key!(set locations))?,
                 _ => keep(st, &mut map, k, &mut rest)?,
             }
         }
@@ -75,7 +76,10 @@ impl<'de> Visitor<'de> for Visit<'_, SetK> {
         };
         if let Some(p) = pd {
             if p < 0 || (p as usize >= tensor_shape.len() && !tensor_shape.is_empty()) {
-                return Err(st.bir_at("partition_dim", format!("partition_dim {p} is outside the tensor rank")));
+                return Err(st.bir_at(
+                    key!(set partition_dim),
+                    format!("partition_dim {p} is outside the tensor rank"),
+                ));
             }
         }
         st.leave();
@@ -103,8 +107,8 @@ impl Kind for LocK {
 
 /// `"remote_local_target"`: exactly `{"name": str, "core": int ≥ 0}`.
 fn remote_local_target<E: serde::de::Error>(st: &mut State, t: Value) -> DeResult<RemoteLocalTarget, E> {
-    let name = t.get("name").and_then(Value::as_str);
-    let core = t.get("core").and_then(Value::as_i64);
+    let name = t.get(key!(remote name)).and_then(Value::as_str);
+    let core = t.get(key!(remote core)).and_then(Value::as_i64);
     match (name, core) {
         (Some(n), Some(c)) if c >= 0 && t.as_object().is_some_and(|o| o.len() == 2) => Ok(RemoteLocalTarget {
             name: st.strings.get(n),
@@ -133,30 +137,37 @@ impl<'de> Visitor<'de> for Visit<'_, LocK> {
         let mut rest = Map::new();
         while let Some(k) = map.next_key_seed(KeySeed)? {
             match k.as_str() {
-                "name" => {
-                    loc.name = val::<SharedStrK, _>(st, &mut map, "name")?;
+                key!(location name) => {
+                    loc.name = val::<SharedStrK, _>(st, &mut map, key!(location name))?;
                     has_name = true;
                 }
-                "type" => {
-                    let t = val::<SharedStrK, _>(st, &mut map, "type")?;
+                key!(location type) => {
+                    let t = val::<SharedStrK, _>(st, &mut map, key!(location type))?;
                     if !matches!(&*t, "DRAM" | "SB" | "PSUM") {
-                        return Err(st.bir_at("type", format!("Unknown memory type \"{t}\" (DRAM, SB or PSUM)")));
+                        return Err(st.bir_at(
+                            key!(location type),
+                            format!("Unknown memory type \"{t}\" (DRAM, SB or PSUM)"),
+                        ));
                     }
                     loc.mem_type = t;
                     has_type = true;
                 }
-                "addr" => loc.addr = Some(val::<I64K, _>(st, &mut map, "addr")?),
-                "bank" => loc.bank = Some(val::<I64K, _>(st, &mut map, "bank")?),
-                "base" => loc.base = Some(val::<I64K, _>(st, &mut map, "base")?),
-                "allocated" => loc.allocated = Some(val::<BoolK, _>(st, &mut map, "allocated")?),
-                "is_shared_post_dram_alloc" => {
-                    loc.is_shared_post_dram_alloc = Some(val::<BoolK, _>(st, &mut map, "is_shared_post_dram_alloc")?)
+                key!(location addr) => loc.addr = Some(val::<I64K, _>(st, &mut map, key!(location addr))?),
+                key!(location bank) => loc.bank = Some(val::<I64K, _>(st, &mut map, key!(location bank))?),
+                key!(location base) => loc.base = Some(val::<I64K, _>(st, &mut map, key!(location base))?),
+                key!(location allocated) => {
+                    loc.allocated = Some(val::<BoolK, _>(st, &mut map, key!(location allocated))?)
                 }
-                "written_by_another_core" => {
-                    loc.written_by_another_core = Some(val::<BoolK, _>(st, &mut map, "written_by_another_core")?)
+                key!(location is_shared_post_dram_alloc) => {
+                    loc.is_shared_post_dram_alloc =
+                        Some(val::<BoolK, _>(st, &mut map, key!(location is_shared_post_dram_alloc))?)
                 }
-                "remote_local_target" => {
-                    let t = val::<ValueK, _>(st, &mut map, "remote_local_target")?;
+                key!(location written_by_another_core) => {
+                    loc.written_by_another_core =
+                        Some(val::<BoolK, _>(st, &mut map, key!(location written_by_another_core))?)
+                }
+                key!(location remote_local_target) => {
+                    let t = val::<ValueK, _>(st, &mut map, key!(location remote_local_target))?;
                     loc.remote_local_target = Some(remote_local_target(st, t)?);
                 }
                 _ => keep(st, &mut map, k, &mut rest)?,

@@ -14,6 +14,7 @@ use super::seed::{extra, keep, val, visit, DeResult, KeySeed, Kind, RawK, SeqK, 
 use super::{compact, type_name, Locate, Seg, State};
 use crate::bir::arch::Arch;
 use crate::bir::module::{Function, Module};
+use crate::bir::schema::key;
 use crate::error::Error;
 
 pub(super) struct ModuleK;
@@ -31,7 +32,7 @@ fn version<E: serde::de::Error>(st: &mut State, v: &Value) -> DeResult<u32, E> {
         Some(1) => Ok(1),
         Some(2) => Ok(2),
         _ => Err(st.bir_at(
-            "version",
+            key!(module version),
             "Check the version of bir json file - should be 1 (old) or 2 (new)",
         )),
     }
@@ -45,7 +46,7 @@ fn attributes<E: serde::de::Error>(st: &mut State, v: Value) -> DeResult<Map<Str
                 if core.as_i64().is_none() {
                     st.unwind.push(Seg::Key("neuron_core_id"));
                     return Err(st.bir_at(
-                        "attributes",
+                        key!(module attributes),
                         format!("\"neuron_core_id\" must be an integer, got {}", compact(core)),
                     ));
                 }
@@ -53,7 +54,7 @@ fn attributes<E: serde::de::Error>(st: &mut State, v: Value) -> DeResult<Map<Str
             Ok(m)
         }
         other => Err(st.bir_at(
-            "attributes",
+            key!(module attributes),
             format!("\"attributes\" must be an object, got {}", type_name(&other)),
         )),
     }
@@ -74,31 +75,33 @@ impl<'de> Visitor<'de> for Visit<'_, ModuleK> {
         let mut rest = Map::new();
         while let Some(k) = map.next_key_seed(KeySeed)? {
             match k.as_str() {
-                "version" => {
-                    let v = val::<ValueK, _>(st, &mut map, "version")?;
+                key!(module version) => {
+                    let v = val::<ValueK, _>(st, &mut map, key!(module version))?;
                     st.version = version(st, &v)?;
                     version_seen = true;
                 }
-                "name" => name = Some(val::<StringK, _>(st, &mut map, "name")?),
-                "arch" => {
-                    let s = val::<StringK, _>(st, &mut map, "arch")?;
+                key!(module name) => name = Some(val::<StringK, _>(st, &mut map, key!(module name))?),
+                key!(module arch) => {
+                    let s = val::<StringK, _>(st, &mut map, key!(module arch))?;
                     arch = match Arch::from_name(&s) {
                         Some(a) => a,
-                        None => return Err(st.bir_at("arch", format!("Unknown architecture \"{s}\""))),
+                        None => return Err(st.bir_at(key!(module arch), format!("Unknown architecture \"{s}\""))),
                     };
                     arch_given = true;
                 }
-                "artifact_path" => artifact_path = Some(val::<StringK, _>(st, &mut map, "artifact_path")?),
-                "attributes" => {
-                    let v = val::<ValueK, _>(st, &mut map, "attributes")?;
+                key!(module artifact_path) => {
+                    artifact_path = Some(val::<StringK, _>(st, &mut map, key!(module artifact_path))?)
+                }
+                key!(module attributes) => {
+                    let v = val::<ValueK, _>(st, &mut map, key!(module attributes))?;
                     attrs = Some(attributes(st, v)?);
                 }
-                "functions" if version_seen => {
-                    functions = Some(val::<SeqK<FunctionK>, _>(st, &mut map, "functions")?);
+                key!(module functions) if version_seen => {
+                    functions = Some(val::<SeqK<FunctionK>, _>(st, &mut map, key!(module functions))?);
                 }
-                "functions" => {
+                key!(module functions) => {
                     // Expressions depend on the version, which has not been read yet.
-                    deferred_functions = Some(val::<RawK, _>(st, &mut map, "functions")?);
+                    deferred_functions = Some(val::<RawK, _>(st, &mut map, key!(module functions))?);
                 }
                 _ => keep(st, &mut map, k, &mut rest)?,
             }
@@ -107,7 +110,7 @@ impl<'de> Visitor<'de> for Visit<'_, ModuleK> {
             match st.reparse::<SeqK<FunctionK>, A::Error>(&raw) {
                 Ok(f) => functions = Some(f),
                 Err(e) => {
-                    st.unwind.push(Seg::Key("functions"));
+                    st.unwind.push(Seg::Key(key!(module functions)));
                     return Err(e);
                 }
             }
@@ -192,14 +195,20 @@ impl<'de> Visitor<'de> for Visit<'_, FunctionK> {
         let mut rest = Map::new();
         while let Some(k) = map.next_key_seed(KeySeed)? {
             match k.as_str() {
-                "name" => name = Some(val::<StrK, _>(st, &mut map, "name")?),
-                "registers" => st.registers = Some(val::<SeqK<StrK>, _>(st, &mut map, "registers")?),
-                "shard_ids" => {
-                    let ids = val::<SeqK<I64K>, _>(st, &mut map, "shard_ids")?;
+                key!(function name) => name = Some(val::<StrK, _>(st, &mut map, key!(function name))?),
+                key!(function registers) => {
+                    st.registers = Some(val::<SeqK<StrK>, _>(st, &mut map, key!(function registers))?)
+                }
+                key!(function shard_ids) => {
+                    let ids = val::<SeqK<I64K>, _>(st, &mut map, key!(function shard_ids))?;
                     shard_ids(st, ids)?;
                 }
-                "allocations" => allocations = val::<SeqK<SetK>, _>(st, &mut map, "allocations")?,
-                "basic_blocks" => blocks = val::<SeqK<BlockK>, _>(st, &mut map, "basic_blocks")?,
+                key!(function allocations) => {
+                    allocations = val::<SeqK<SetK>, _>(st, &mut map, key!(function allocations))?
+                }
+                key!(function basic_blocks) => {
+                    blocks = val::<SeqK<BlockK>, _>(st, &mut map, key!(function basic_blocks))?
+                }
                 _ => keep(st, &mut map, k, &mut rest)?,
             }
         }

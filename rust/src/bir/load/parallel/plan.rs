@@ -16,6 +16,7 @@ use std::ops::Range;
 
 #[cfg(target_arch = "x86_64")]
 use crate::bir::load::json;
+use crate::bir::schema::key;
 
 /// Deepest nesting a plan accepts: well below serde_json's recursion limit
 /// (128) and the loader's own (256), so neither can trigger in the serial
@@ -211,10 +212,12 @@ impl Scanner<'_> {
 
     /// The module object (depth 1).
     fn module(&mut self) -> Step<()> {
+        const VERSION: &[u8] = key!(module version).as_bytes();
+        const FUNCTIONS: &[u8] = key!(module functions).as_bytes();
         let mut version = false;
-        self.object(&[b"version", b"functions"], |s, key| {
+        self.object(&[VERSION, FUNCTIONS], |s, key| {
             match key {
-                b"version" => {
+                VERSION => {
                     let r = s.value(1)?;
                     let v = serde_json::from_slice::<serde_json::Value>(&s.b[r]).ok()?;
                     match v.as_u64() {
@@ -224,8 +227,8 @@ impl Scanner<'_> {
                     version = true;
                 }
                 // Expressions are read by the version: it must come first.
-                b"functions" if !version => return None,
-                b"functions" => s.array(|s| s.function())?,
+                FUNCTIONS if !version => return None,
+                FUNCTIONS => s.array(|s| s.function())?,
                 _ => {
                     s.value(1)?;
                 }
@@ -236,12 +239,12 @@ impl Scanner<'_> {
 
     /// A function object (depth 3).
     fn function(&mut self) -> Step<()> {
-        self.object_with(b"basic_blocks", 3, |s| s.array(|s| s.block()))
+        self.object_with(key!(function basic_blocks).as_bytes(), 3, |s| s.array(|s| s.block()))
     }
 
     /// A block object (depth 5).
     fn block(&mut self) -> Step<()> {
-        self.object_with(b"instructions", 5, |s| s.instructions())
+        self.object_with(key!(block instructions).as_bytes(), 5, |s| s.instructions())
     }
 
     /// An object at `depth` whose one member `wanted` is read by `read`;

@@ -1,0 +1,297 @@
+//! The BIR-JSON key names (contract §1), in one table the loader
+//! (`bir/load/`, including the parallel loader's scan) and the writer
+//! (`bir/dump/`) share, grouped by object in the order the writer emits them.
+//!
+//! The table is a macro so that every use is a string *literal*: the loader
+//! matches keys with it in `match` patterns, and the writer pre-renders its
+//! byte fragments around it with `concat!` (`concat!(",\"", key!(set dtype),
+//! "\":")`), so naming a key through the table costs nothing at run time.
+//! The reference writer (`bir/dump/reference.rs`) keeps its own literals on
+//! purpose: it is the independent oracle the typed writer is checked against.
+//!
+//! `key!(<object> <field>)` gives the key of `<field>` on `<object>`; a name
+//! not in the table is a compile error.
+
+/// The JSON key of a field of a BIR-JSON object (see the module docs).
+#[macro_export]
+macro_rules! key {
+    // ---- module (§1.1)
+    (module version) => {
+        "version"
+    };
+    (module name) => {
+        "name"
+    };
+    (module arch) => {
+        "arch"
+    };
+    (module artifact_path) => {
+        "artifact_path"
+    };
+    (module attributes) => {
+        "attributes"
+    };
+    (module functions) => {
+        "functions"
+    };
+    // ---- function (§1.2)
+    (function name) => {
+        "name"
+    };
+    (function shard_ids) => {
+        "shard_ids"
+    };
+    (function registers) => {
+        "registers"
+    };
+    (function allocations) => {
+        "allocations"
+    };
+    (function basic_blocks) => {
+        "basic_blocks"
+    };
+    // ---- memory location set (§1.3)
+    (set name) => {
+        "name"
+    };
+    (set kind) => {
+        "kind"
+    };
+    (set dtype) => {
+        "dtype"
+    };
+    (set tensor_shape) => {
+        "tensor_shape"
+    };
+    (set partition_dim) => {
+        "partition_dim"
+    };
+    (set addr_space) => {
+        "addr_space"
+    };
+    (set locations) => {
+        "locations"
+    };
+    // ---- memory location (§1.3)
+    (location name) => {
+        "name"
+    };
+    (location type) => {
+        "type"
+    };
+    (location addr) => {
+        "addr"
+    };
+    (location bank) => {
+        "bank"
+    };
+    (location base) => {
+        "base"
+    };
+    (location allocated) => {
+        "allocated"
+    };
+    (location is_shared_post_dram_alloc) => {
+        "is_shared_post_dram_alloc"
+    };
+    (location written_by_another_core) => {
+        "written_by_another_core"
+    };
+    (location remote_local_target) => {
+        "remote_local_target"
+    };
+    (remote name) => {
+        "name"
+    };
+    (remote core) => {
+        "core"
+    };
+    // ---- block (§1.4)
+    (block name) => {
+        "name"
+    };
+    (block instructions) => {
+        "instructions"
+    };
+    // ---- instruction: common keys (§1.4)
+    (inst name) => {
+        "name"
+    };
+    (inst opcode) => {
+        "opcode"
+    };
+    (inst engine) => {
+        "engine"
+    };
+    (inst ins) => {
+        "ins"
+    };
+    (inst outs) => {
+        "outs"
+    };
+    (inst indirection_ins) => {
+        "indirection_ins"
+    };
+    (inst predicates) => {
+        "predicates"
+    };
+    (inst dependencies) => {
+        "dependencies"
+    };
+    // ---- instruction: op-specific keys lncsplit models (§1.4)
+    (inst axis) => {
+        "axis"
+    };
+    (inst blocks) => {
+        "blocks"
+    };
+    (inst id) => {
+        "id"
+    };
+    (inst cores) => {
+        "cores"
+    };
+    (inst runtime_semaphore) => {
+        "runtime_semaphore"
+    };
+    (inst local_id) => {
+        "local_id"
+    };
+    (inst cc_channel) => {
+        "cc_channel"
+    };
+    (inst recv_from_rank) => {
+        "recv_from_rank"
+    };
+    (inst send_to_rank) => {
+        "send_to_rank"
+    };
+    (inst queue) => {
+        "queue"
+    };
+    (inst replication_resolution) => {
+        "replication_resolution"
+    };
+    (inst replication_shift_amnt) => {
+        "replication_shift_amnt"
+    };
+    (inst replication_num_rows) => {
+        "replication_num_rows"
+    };
+    (inst mode) => {
+        "mode"
+    };
+    (inst accumulate) => {
+        "accumulate"
+    };
+    (inst value) => {
+        "value"
+    };
+    (inst callee) => {
+        "callee"
+    };
+    (inst core) => {
+        "core"
+    };
+    // ---- a Loop's axis (§1.4)
+    (axis name) => {
+        "name"
+    };
+    (axis lo) => {
+        "lo"
+    };
+    (axis ub) => {
+        "ub"
+    };
+    (axis step) => {
+        "step"
+    };
+    // ---- affine predicate (§1.6)
+    (pred expr) => {
+        "expr"
+    };
+    (pred ge) => {
+        "ge"
+    };
+    // ---- argument (§1.5)
+    (arg kind) => {
+        "kind"
+    };
+    (arg ap) => {
+        "ap"
+    };
+    (arg offset) => {
+        "offset"
+    };
+    (arg dtype) => {
+        "dtype"
+    };
+    (arg memref) => {
+        "memref"
+    };
+    (arg memsetref) => {
+        "memsetref"
+    };
+    (arg value) => {
+        "value"
+    };
+    (arg addrs) => {
+        "addrs"
+    };
+    (arg tile_addrs) => {
+        "tile_addrs"
+    };
+    (arg block_addrs) => {
+        "block_addrs"
+    };
+    (arg access_shape) => {
+        "access_shape"
+    };
+    // ---- argument kinds: the values of `arg kind` (§1.5)
+    (arg_kind physical_ap) => {
+        "physical_ap"
+    };
+    (arg_kind symbolic_ap) => {
+        "symbolic_ap"
+    };
+    (arg_kind symbolic_pwap) => {
+        "symbolic_pwap"
+    };
+    (arg_kind register_ap) => {
+        "register_ap"
+    };
+    (arg_kind imm_value) => {
+        "imm_value"
+    };
+    (arg_kind symbolic_imm_value) => {
+        "symbolic_imm_value"
+    };
+    (arg_kind imm_array) => {
+        "imm_array"
+    };
+    (arg_kind register_access) => {
+        "register_access"
+    };
+}
+
+pub use key;
+
+#[cfg(test)]
+mod tests {
+    /// The table is what the contract's key names say (a sample per object,
+    /// and the shapes the writer pre-renders).
+    #[test]
+    fn the_table_names_the_contract_keys() {
+        assert_eq!(key!(function basic_blocks), "basic_blocks");
+        assert_eq!(key!(set locations), "locations");
+        assert_eq!(key!(location is_shared_post_dram_alloc), "is_shared_post_dram_alloc");
+        assert_eq!(key!(inst indirection_ins), "indirection_ins");
+        assert_eq!(key!(axis step), "step");
+        assert_eq!(key!(arg_kind symbolic_pwap), "symbolic_pwap");
+        assert_eq!(concat!(",\"", key!(set dtype), "\":"), ",\"dtype\":");
+        match "tensor_shape" {
+            key!(set tensor_shape) => {}
+            _ => panic!("a key matches its pattern"),
+        }
+    }
+}

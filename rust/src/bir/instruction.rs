@@ -76,11 +76,13 @@ pub enum OpFields {
 }
 
 impl OpFields {
-    /// Rewrite the expression ids held by the op's own int-or-expression
-    /// fields (CollectiveCompute ranks and queue, Matmult replication keys).
-    /// A Loop's axis and body are its caller's to rewrite.
-    pub fn remap_exprs(&mut self, e: &impl Fn(ExprId) -> ExprId) {
-        let fields = match self {
+    /// The op's own int-or-expression fields, in the order they are written:
+    /// a CollectiveCompute's `recv_from_rank`, `send_to_rank` and `queue`, a
+    /// Matmult's three replication keys; `None`s for every other op. The one
+    /// list every walk over an op's expressions reads (the split binds them,
+    /// the linker copies them, the verifier looks for ShardIds in them).
+    pub fn expr_fields(&self) -> [Option<IntOrExpr>; 3] {
+        match *self {
             OpFields::CollectiveCompute {
                 recv_from_rank,
                 send_to_rank,
@@ -92,7 +94,35 @@ impl OpFields {
                 replication_shift_amnt,
                 replication_num_rows,
             } => [replication_resolution, replication_shift_amnt, replication_num_rows],
-            _ => return,
+            _ => [None; 3],
+        }
+    }
+
+    /// [`expr_fields`](Self::expr_fields), to rewrite (None for an op
+    /// without them).
+    pub fn expr_fields_mut(&mut self) -> Option<[&mut Option<IntOrExpr>; 3]> {
+        match self {
+            OpFields::CollectiveCompute {
+                recv_from_rank,
+                send_to_rank,
+                queue,
+                ..
+            } => Some([recv_from_rank, send_to_rank, queue]),
+            OpFields::Matmult {
+                replication_resolution,
+                replication_shift_amnt,
+                replication_num_rows,
+            } => Some([replication_resolution, replication_shift_amnt, replication_num_rows]),
+            _ => None,
+        }
+    }
+
+    /// Rewrite the expression ids held by the op's own int-or-expression
+    /// fields ([`expr_fields`](Self::expr_fields)). A Loop's axis and body
+    /// are its caller's to rewrite.
+    pub fn remap_exprs(&mut self, e: &impl Fn(ExprId) -> ExprId) {
+        let Some(fields) = self.expr_fields_mut() else {
+            return;
         };
         for x in fields.into_iter().flatten() {
             if let IntOrExpr::Expr(id) = x {

@@ -246,17 +246,9 @@ fn has_modelled_shard(m: &Module) -> bool {
                 }
             }
             found |= i.predicates.iter().any(|p| m.ctx.has_shard(p.expr));
-            if let OpFields::CollectiveCompute {
-                recv_from_rank,
-                send_to_rank,
-                queue,
-                ..
-            } = &i.op
-            {
-                for x in [recv_from_rank, send_to_rank, queue].into_iter().flatten() {
-                    if let crate::bir::IntOrExpr::Expr(e) = x {
-                        found |= m.ctx.has_shard(*e);
-                    }
+            for x in i.op.expr_fields().into_iter().flatten() {
+                if let crate::bir::IntOrExpr::Expr(e) = x {
+                    found |= m.ctx.has_shard(e);
                 }
             }
         });

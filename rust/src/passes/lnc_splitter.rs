@@ -324,20 +324,7 @@ impl<'a> Concretizer<'a> {
         if s.predicates.is_empty() || self.carried.is_some() || matches!(s.op, OpFields::Loop { .. }) {
             return Ok(false);
         }
-        let mut fields = match s.op {
-            OpFields::CollectiveCompute {
-                recv_from_rank,
-                send_to_rank,
-                queue,
-                ..
-            } => [recv_from_rank, send_to_rank, queue],
-            OpFields::Matmult {
-                replication_resolution,
-                replication_shift_amnt,
-                replication_num_rows,
-            } => [replication_resolution, replication_shift_amnt, replication_num_rows],
-            _ => [None; 3],
-        };
+        let mut fields = s.op.expr_fields();
         for f in &mut fields {
             self.bind_field(f)?;
         }

@@ -29,7 +29,7 @@
 use super::context::Context;
 use super::index::prefetch;
 use super::key::{aff_hash, Unary};
-use super::kinds::ExprId;
+use super::kinds::{ExprId, ExprKind};
 use crate::error::{Error, Result};
 
 /// The id reported for argument rows.
@@ -37,6 +37,19 @@ pub const NO_ID: u32 = u32::MAX;
 
 /// Argument-row op code.
 pub const OP_ARG: u8 = 0;
+
+// The op codes of the other rows: the node's ExprKind code.
+const CC_GET_RANK: u8 = ExprKind::CCGetRank as u8;
+const INDIRECT_ARG: u8 = ExprKind::IndirectArg as u8;
+const SYMBOLIC_IDX: u8 = ExprKind::SymbolicIdx as u8;
+const SHARD_ID: u8 = ExprKind::ShardId as u8;
+const AFF_EXPR: u8 = ExprKind::AffExpr as u8;
+const SUM: u8 = ExprKind::Sum as u8;
+const MULT: u8 = ExprKind::Mult as u8;
+const FLOOR_DIV: u8 = ExprKind::FloorDiv as u8;
+const MODULO: u8 = ExprKind::Modulo as u8;
+const CC_DIV: u8 = ExprKind::CCDiv as u8;
+const CC_MOD: u8 = ExprKind::CCMod as u8;
 
 fn row_err(row: usize, e: Error) -> Error {
     match e {
@@ -182,7 +195,7 @@ impl AffAhead {
         while self.scan < end {
             let p = self.scan;
             self.scan += 1;
-            if rows.ops[p] == 17 && self.prepare(ctx, p, rows, out) {
+            if rows.ops[p] == AFF_EXPR && self.prepare(ctx, p, rows, out) {
                 self.row = p;
                 self.stage = 1;
                 self.age = 0;
@@ -287,7 +300,7 @@ impl Context {
             // a unary row next whose operand is already known (a FloorDiv
             // after a Modulo of the same AffExpr): start fetching its index
             // slot now, so a miss there overlaps this row
-            if row + 1 < n && matches!(ops[row + 1], 23 | 25..=28) {
+            if row + 1 < n && matches!(ops[row + 1], MULT | FLOOR_DIV | MODULO | CC_DIV | CC_MOD) {
                 if let Some(child) = known(&out, self, a[row + 1]) {
                     self.prefetch_unary(ops[row + 1], child, b[row + 1], c[row + 1]);
                 }
@@ -295,11 +308,11 @@ impl Context {
             let (ai, bi, ci) = (a[row], b[row], c[row]);
             let id = match ops[row] {
                 OP_ARG => return Err(bad(row, "argument row (op 0) outside an AffExpr or Sum")),
-                2 => self.cc_get_rank(ai, bi),
-                3 => self.indirect_arg(ai),
-                12 => self.symbolic_idx(ai, bi, ci, 0),
-                13 => self.shard_id(ai),
-                op @ (17 | 18) => {
+                CC_GET_RANK => self.cc_get_rank(ai, bi),
+                INDIRECT_ARG => self.indirect_arg(ai),
+                SYMBOLIC_IDX => self.symbolic_idx(ai, bi, ci, 0),
+                SHARD_ID => self.shard_id(ai),
+                op @ (AFF_EXPR | SUM) => {
                     let k = usize::try_from(ai)
                         .ok()
                         .filter(|&k| k < n - row)
@@ -320,13 +333,13 @@ impl Context {
                             return Err(bad(j, format!("expected an argument row (op 0), got op {}", ops[j])));
                         }
                         let r = resolve(&out, self, a[j], j)?;
-                        if op == 17 {
+                        if op == AFF_EXPR {
                             terms.push((r, b[j]));
                         } else {
                             ids.push(r);
                         }
                     }
-                    let id = if op == 17 {
+                    let id = if op == AFF_EXPR {
                         self.aff_expr_in_place(&mut terms, ci)
                     } else {
                         // resolved operands are ids of this context
@@ -338,9 +351,9 @@ impl Context {
                     row += k + 1;
                     continue;
                 }
-                op @ (23 | 25..=28) => {
+                op @ (MULT | FLOOR_DIV | MODULO | CC_DIV | CC_MOD) => {
                     let r = resolve(&out, self, ai, row)?;
-                    if matches!(op, 27 | 28) && ci < 0 {
+                    if matches!(op, CC_DIV | CC_MOD) && ci < 0 {
                         return Err(bad(row, "replica_groups_id must be ≥ 0"));
                     }
                     // one inlined copy of the unary path for the five kinds

@@ -128,15 +128,20 @@ impl Unary {
     /// integer fields `b` and, for CCDiv and CCMod, `c` (see `batch.rs`).
     #[inline(always)]
     pub(super) fn of_op(op: u8, child: ExprId, b: i64, c: i64) -> Option<Unary> {
+        const MULT: u8 = ExprKind::Mult as u8;
+        const FLOOR_DIV: u8 = ExprKind::FloorDiv as u8;
+        const MODULO: u8 = ExprKind::Modulo as u8;
+        const CC_DIV: u8 = ExprKind::CCDiv as u8;
+        const CC_MOD: u8 = ExprKind::CCMod as u8;
         let kind = match op {
-            23 => ExprKind::Mult,
-            25 => ExprKind::FloorDiv,
-            26 => ExprKind::Modulo,
-            27 => ExprKind::CCDiv,
-            28 => ExprKind::CCMod,
+            MULT => ExprKind::Mult,
+            FLOOR_DIV => ExprKind::FloorDiv,
+            MODULO => ExprKind::Modulo,
+            CC_DIV => ExprKind::CCDiv,
+            CC_MOD => ExprKind::CCMod,
             _ => return None,
         };
-        let c = matches!(op, 27 | 28).then_some(c as u64);
+        let c = matches!(kind, ExprKind::CCDiv | ExprKind::CCMod).then_some(c as u64);
         Some(Unary { kind, child, b, c })
     }
 

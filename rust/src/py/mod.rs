@@ -51,9 +51,9 @@ mod _core {
     #[pymodule_export]
     use super::module::{dump, generate_corpus, generate_module, load, PyBirModule};
     #[pymodule_export]
-    use super::output::to_bytes_all;
+    use super::module::{to_buffers_all, to_bytes_all};
     #[pymodule_export]
-    use super::output::{to_buffers_all, OutputBuffer};
+    use super::output::OutputBuffer;
     #[pymodule_export]
     use super::views::{
         ArgumentView, BlockView, FunctionView, InstructionView, MemoryLocationSetView, MemoryLocationView,

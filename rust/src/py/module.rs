@@ -17,6 +17,7 @@ use pyo3::types::{PyBytes, PyDict, PyString};
 use serde_json::Value;
 
 use super::convert::json_to_py;
+use super::output::{self, OutputBuffer};
 use super::views::FunctionView;
 use crate::bir::Module;
 use crate::gen::GenOptions;
@@ -140,7 +141,7 @@ impl PyBirModule {
     fn to_json<'py>(&self, py: Python<'py>, version: u32) -> PyResult<Bound<'py, PyString>> {
         let m = &self.inner;
         let chunks = py.detach(|| crate::bir::dump::dump_module_chunks(m, version))?;
-        super::output::str(py, chunks)
+        output::str(py, chunks)
     }
 
     /// The module as BIR-JSON bytes.
@@ -148,7 +149,7 @@ impl PyBirModule {
     fn to_bytes<'py>(&self, py: Python<'py>, version: u32) -> PyResult<Bound<'py, PyBytes>> {
         let m = &self.inner;
         let chunks = py.detach(|| crate::bir::dump::dump_module_chunks(m, version))?;
-        super::output::bytes(py, chunks)
+        output::bytes(py, chunks)
     }
 
     /// A deep copy: `"structural"` (fast Rust clone) or `"json"` (the
@@ -355,4 +356,44 @@ pub(crate) fn generate_corpus(
         ..Default::default()
     };
     Ok(py.detach(|| crate::gen::generate_corpus_with(&dir, modules, &opts))?)
+}
+
+/// Every module as BIR-JSON `bytes` (the N cores of a split): written with
+/// the GIL released, on rayon's pool when `parallel`, each module's big
+/// blocks in parallel chunks too. The same bytes as `m.to_bytes(version)`
+/// for each module in turn.
+#[pyfunction]
+#[pyo3(signature = (modules, version = 2, parallel = true))]
+pub(crate) fn to_bytes_all<'py>(
+    py: Python<'py>,
+    modules: Vec<PyRef<'py, PyBirModule>>,
+    version: u32,
+    parallel: bool,
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
+    let all = py.detach(|| crate::bir::dump::dump_modules_chunks(&refs, version, parallel))?;
+    all.into_iter().map(|c| output::bytes(py, c)).collect()
+}
+
+/// [`to_bytes_all`] as [`OutputBuffer`]s: the same bytes, each module's
+/// JSON left in one Rust buffer (its chunks joined only when it was written
+/// in several) instead of copied into a `bytes`. For a caller that only
+/// writes the bytes to a file (the corpus split).
+#[pyfunction]
+#[pyo3(signature = (modules, version = 2, parallel = true))]
+pub(crate) fn to_buffers_all(
+    py: Python<'_>,
+    modules: Vec<PyRef<'_, PyBirModule>>,
+    version: u32,
+    parallel: bool,
+) -> PyResult<Vec<OutputBuffer>> {
+    let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
+    let all = py.detach(|| {
+        crate::bir::dump::dump_modules_chunks_in(&refs, version, parallel, output::reuse(refs.len())).map(|all| {
+            all.into_iter()
+                .map(crate::bir::dump::Chunks::concat)
+                .collect::<Vec<_>>()
+        })
+    })?;
+    Ok(all.into_iter().map(OutputBuffer::new).collect())
 }

@@ -16,9 +16,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use super::module::PyBirModule;
 use crate::bir::dump::Chunks;
-use crate::bir::Module;
 
 /// The chunks as a Python `str`.
 pub(crate) fn str<'py>(py: Python<'py>, chunks: Chunks) -> PyResult<Bound<'py, PyString>> {
@@ -97,23 +95,6 @@ unsafe fn fill<'py, T>(
     }
 }
 
-/// Every module as BIR-JSON `bytes` (the N cores of a split): written with
-/// the GIL released, on rayon's pool when `parallel`, each module's big
-/// blocks in parallel chunks too. The same bytes as `m.to_bytes(version)`
-/// for each module in turn.
-#[pyfunction]
-#[pyo3(signature = (modules, version = 2, parallel = true))]
-pub(crate) fn to_bytes_all<'py>(
-    py: Python<'py>,
-    modules: Vec<PyRef<'py, PyBirModule>>,
-    version: u32,
-    parallel: bool,
-) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-    let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
-    let all = py.detach(|| crate::bir::dump::dump_modules_chunks(&refs, version, parallel))?;
-    all.into_iter().map(|c| bytes(py, c)).collect()
-}
-
 /// One module's written JSON kept in the Rust buffer it was written into,
 /// read by Python through the buffer protocol (`memoryview(b)`,
 /// `os.write(fd, b)`): a corpus split writes each core to its file straight
@@ -155,7 +136,7 @@ fn recycle(v: Vec<u8>) {
 }
 
 /// Up to `n` kept vectors (fewer when the pool has fewer).
-fn reuse(n: usize) -> Vec<Vec<u8>> {
+pub(crate) fn reuse(n: usize) -> Vec<Vec<u8>> {
     match POOL.lock() {
         Ok(mut pool) => {
             let keep = pool.len().saturating_sub(n);
@@ -168,6 +149,13 @@ fn reuse(n: usize) -> Vec<Vec<u8>> {
 impl Drop for OutputBuffer {
     fn drop(&mut self) {
         recycle(std::mem::take(&mut self.data));
+    }
+}
+
+impl OutputBuffer {
+    /// A buffer holding `data`.
+    pub(crate) fn new(data: Vec<u8>) -> Self {
+        OutputBuffer { data }
     }
 }
 
@@ -202,24 +190,4 @@ impl OutputBuffer {
         }
         Ok(())
     }
-}
-
-/// [`to_bytes_all`] as [`OutputBuffer`]s: the same bytes, each module's
-/// JSON left in one Rust buffer (its chunks joined only when it was written
-/// in several) instead of copied into a `bytes`. For a caller that only
-/// writes the bytes to a file (the corpus split).
-#[pyfunction]
-#[pyo3(signature = (modules, version = 2, parallel = true))]
-pub(crate) fn to_buffers_all(
-    py: Python<'_>,
-    modules: Vec<PyRef<'_, PyBirModule>>,
-    version: u32,
-    parallel: bool,
-) -> PyResult<Vec<OutputBuffer>> {
-    let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
-    let all = py.detach(|| {
-        crate::bir::dump::dump_modules_chunks_in(&refs, version, parallel, reuse(refs.len()))
-            .map(|all| all.into_iter().map(Chunks::concat).collect::<Vec<_>>())
-    })?;
-    Ok(all.into_iter().map(|data| OutputBuffer { data }).collect())
 }

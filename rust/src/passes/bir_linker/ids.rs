@@ -115,14 +115,6 @@ enum Held {
     Axis(AxisId),
 }
 
-fn int_or_expr_ids(fields: [&Option<IntOrExpr>; 3], f: &mut impl FnMut(Held)) {
-    for x in fields.into_iter().flatten() {
-        if let IntOrExpr::Expr(e) = x {
-            f(Held::Expr(*e));
-        }
-    }
-}
-
 /// Every expression and axis id the instruction's own fields hold. Must
 /// visit exactly the fields [`copy_instruction`] rewrites
 /// (`Argument::remap_exprs`, the predicates, `OpFields::remap_exprs`, a
@@ -138,23 +130,13 @@ fn held_ids(i: &Instruction, f: &mut impl FnMut(Held)) {
     for p in &i.predicates {
         f(Held::Expr(p.expr));
     }
-    match &i.op {
-        OpFields::CollectiveCompute {
-            recv_from_rank,
-            send_to_rank,
-            queue,
-            ..
-        } => int_or_expr_ids([recv_from_rank, send_to_rank, queue], f),
-        OpFields::Matmult {
-            replication_resolution,
-            replication_shift_amnt,
-            replication_num_rows,
-        } => int_or_expr_ids(
-            [replication_resolution, replication_shift_amnt, replication_num_rows],
-            f,
-        ),
-        OpFields::Loop { axis, .. } => f(Held::Axis(*axis)),
-        _ => {}
+    for x in i.op.expr_fields().into_iter().flatten() {
+        if let IntOrExpr::Expr(e) = x {
+            f(Held::Expr(e));
+        }
+    }
+    if let OpFields::Loop { axis, .. } = &i.op {
+        f(Held::Axis(*axis));
     }
 }
 

@@ -10,6 +10,7 @@ pub mod gen;
 pub mod passes;
 pub mod pelican;
 pub mod sim;
+mod simd;
 
 #[cfg(feature = "python")]
 mod py;

@@ -27,10 +27,10 @@
 //! interned (nodes are immutable, so this is harmless).
 
 use super::context::Context;
-use super::index::prefetch;
 use super::key::{aff_hash, Unary};
 use super::kinds::{ExprId, ExprKind};
 use crate::error::{Error, Result};
+use crate::simd::prefetch;
 
 /// The id reported for argument rows.
 pub const NO_ID: u32 = u32::MAX;

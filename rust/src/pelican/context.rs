@@ -13,12 +13,13 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use super::index::{prefetch, Index, Probe, Slot};
+use super::index::{Index, Probe, Slot};
 use super::key::digest::unary_digest;
 use super::key::{aff_hash, hash_node, newest_child, sum_hash, Unary};
 use super::kinds::{AxisId, CmpOp, ExprId, ExprKind, Node, RegId};
 use super::transfer::Appended;
 use crate::error::{Error, Result};
+use crate::simd::prefetch;
 
 /// Deepest expression tree a context accepts. Every recursive algorithm
 /// (eval, folding, wire) is bounded by it, so no input can overflow the stack.

@@ -13,6 +13,8 @@
 //! The index decides nothing about ids: they are issued by the arena in
 //! insertion order, so the table's layout never shows in any output.
 
+use crate::simd::prefetch;
+
 /// Largest load before a table doubles: 3/4 keeps an unsuccessful linear
 /// probe at a few slots, i.e. within one or two cache lines.
 const MAX_LOAD_NUM: usize = 3;
@@ -26,22 +28,6 @@ const SEG_SHIFT: u32 = 14;
 /// (see [`Index::reserve`]): as many as its range has ids. 32k slots,
 /// 256 KiB: within the L2 cache.
 const SEG_ENTRIES: usize = 1 << SEG_SHIFT;
-
-/// Ask the CPU to bring the cache line of `p` in. A hint only: it reads no
-/// data into the program and never faults, whatever the address.
-#[inline(always)]
-pub(super) fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `prefetcht0` takes any address (a hint, never a load or a
-    // fault); SSE is part of the x86_64 baseline, so the target feature the
-    // intrinsic is declared with is always present.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
 
 /// One open-addressing table.
 #[derive(Clone, Default)]

@@ -9,9 +9,17 @@
 //! Writing is infallible except for an expression with no wire form
 //! (`Unsupported expression kind`), a v1 request for a non-v1 expression and
 //! I/O errors of a streaming sink.
+//!
+//! Files by shape, as `load/` is: `module.rs` (module, function, block),
+//! `memory.rs`, `instruction.rs`, `argument.rs`; `expr.rs` (expressions),
+//! `kept.rs` (shared strings and values), `out.rs` (the byte sink).
 
+mod argument;
 mod expr;
+mod instruction;
 mod kept;
+mod memory;
+mod module;
 mod out;
 #[cfg(test)]
 mod reference;
@@ -21,18 +29,16 @@ use std::io::Write;
 use self::expr::ExprWriter;
 use self::kept::Kept;
 use self::out::Out;
-use super::argument::{Ap, Argument, SymbolicAp};
-use super::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
-use super::memory::{MemoryLocation, MemoryLocationSet};
-use super::module::{Function, Module};
+use super::argument::{Ap, Argument};
+use super::instruction::{Block, Instruction};
+use super::module::Module;
 use super::Extra;
-use crate::bir::schema::key;
 use crate::error::{Error, Result};
-use crate::pelican::{AffinePredicate, Context, ExprId, Wire};
+use crate::pelican::{Context, ExprId, Wire};
 
 /// Bytes of JSON per instruction to expect when sizing the output buffer
 /// (generated modules write about 640).
-const BYTES_PER_INSTRUCTION: usize = 700;
+pub(super) const BYTES_PER_INSTRUCTION: usize = 700;
 
 fn check_version(version: u32) -> Result<()> {
     if version != 1 && version != 2 {
@@ -210,7 +216,7 @@ pub fn write_module<W: Write>(m: &Module, version: u32, mut w: W) -> Result<()> 
     o.flush().map_err(io)
 }
 
-fn io(e: std::io::Error) -> Error {
+pub(super) fn io(e: std::io::Error) -> Error {
     Error::from(e)
 }
 
@@ -241,7 +247,7 @@ pub fn block_to_value(ctx: &Context, b: &Block, version: u32) -> Result<serde_js
     to_value(ctx, version, |w, o| w.block(o, b))
 }
 
-fn extras(o: &mut Out, extra: &Extra) {
+pub(super) fn extras(o: &mut Out, extra: &Extra) {
     if let Some(e) = extra {
         for (k, v) in e.iter() {
             o.key(k);
@@ -250,7 +256,7 @@ fn extras(o: &mut Out, extra: &Extra) {
     }
 }
 
-fn ints(o: &mut Out, xs: &[i64]) {
+pub(super) fn ints(o: &mut Out, xs: &[i64]) {
     o.byte(b'[');
     for (i, x) in xs.iter().enumerate() {
         if i > 0 {
@@ -261,7 +267,7 @@ fn ints(o: &mut Out, xs: &[i64]) {
     o.byte(b']');
 }
 
-fn ap(o: &mut Out, ap: &Ap) {
+pub(super) fn ap(o: &mut Out, ap: &Ap) {
     o.byte(b'[');
     for (i, [s, n]) in ap.iter().enumerate() {
         if i > 0 {
@@ -295,10 +301,11 @@ macro_rules! opt_shared {
         }
     };
 }
+use {opt, opt_shared};
 
 /// Instructions `start..end` of block `block`: one piece of the parallel
 /// writer.
-struct Run {
+pub(super) struct Run {
     block: usize,
     start: usize,
     end: usize,
@@ -307,7 +314,7 @@ struct Run {
 impl Run {
     /// Every block cut into runs of at most `len` instructions, in order; an
     /// empty block is one empty run (its braces are still written).
-    fn cut(blocks: &[Block], len: usize) -> Vec<Run> {
+    pub(super) fn cut(blocks: &[Block], len: usize) -> Vec<Run> {
         let mut out = Vec::new();
         for (block, b) in blocks.iter().enumerate() {
             let n = b.instructions.len();
@@ -327,7 +334,7 @@ impl Run {
 
 /// Writes one module (its context's expressions share one byte cache, its
 /// shared JSON values another).
-struct Writer<'c> {
+pub(super) struct Writer<'c> {
     exprs: ExprWriter<'c>,
     kept: Kept,
     version: u32,
@@ -346,7 +353,7 @@ impl<'c> Writer<'c> {
         }
     }
 
-    fn expr(&mut self, o: &mut Out, id: ExprId) -> Result<()> {
+    pub(super) fn expr(&mut self, o: &mut Out, id: ExprId) -> Result<()> {
         if self.version == 2 {
             return self.exprs.write(o, id);
         }
@@ -358,476 +365,6 @@ impl<'c> Writer<'c> {
         };
         serde_json::to_writer(&mut o.buf, &w).map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
     }
-
-    fn module(&mut self, o: &mut Out, m: &'c Module) -> Result<()> {
-        o.raw(concat!("{\"", key!(module version), "\":").as_bytes());
-        o.uint(self.version as u64);
-        o.raw(concat!(",\"", key!(module name), "\":").as_bytes());
-        o.str(&m.name);
-        o.raw(concat!(",\"", key!(module arch), "\":").as_bytes());
-        o.name(m.arch.name());
-        if let Some(p) = &m.artifact_path {
-            o.raw(concat!(",\"", key!(module artifact_path), "\":").as_bytes());
-            o.str(p);
-        }
-        if let Some(a) = &m.attributes {
-            o.raw(concat!(",\"", key!(module attributes), "\":").as_bytes());
-            o.value_map(a);
-        }
-        o.raw(concat!(",\"", key!(module functions), "\":[").as_bytes());
-        // `main` first, then the others in order.
-        let main = m.functions.iter().filter(|f| &*f.name == "main");
-        let rest = m.functions.iter().filter(|f| &*f.name != "main");
-        for (i, f) in main.chain(rest).enumerate() {
-            if i > 0 {
-                o.byte(b',');
-            }
-            self.function(o, f)?;
-        }
-        o.byte(b']');
-        extras(o, &m.extra);
-        o.byte(b'}');
-        Ok(())
-    }
-
-    fn function(&mut self, o: &mut Out, f: &'c Function) -> Result<()> {
-        o.raw(concat!("{\"", key!(function name), "\":").as_bytes());
-        o.str(&f.name);
-        if !f.shard_ids.is_empty() {
-            o.raw(concat!(",\"", key!(function shard_ids), "\":").as_bytes());
-            ints(o, &f.shard_ids);
-        }
-        if let Some(r) = &f.registers {
-            o.raw(concat!(",\"", key!(function registers), "\":[").as_bytes());
-            for (i, x) in r.iter().enumerate() {
-                if i > 0 {
-                    o.byte(b',');
-                }
-                o.str(x);
-            }
-            o.byte(b']');
-        }
-        o.raw(concat!(",\"", key!(function allocations), "\":[").as_bytes());
-        for (i, s) in f.allocations.iter().enumerate() {
-            if i > 0 {
-                o.byte(b',');
-            }
-            set(o, s);
-        }
-        o.raw(concat!("],\"", key!(function basic_blocks), "\":[").as_bytes());
-        let count: usize = f.basic_blocks.iter().map(|b| b.instructions.len()).sum();
-        if count >= self.par_block.max(2) {
-            self.blocks_parallel(o, &f.basic_blocks)?;
-        } else {
-            for (i, b) in f.basic_blocks.iter().enumerate() {
-                if i > 0 {
-                    o.byte(b',');
-                }
-                self.block(o, b)?;
-            }
-        }
-        o.byte(b']');
-        extras(o, &f.extra);
-        o.byte(b'}');
-        Ok(())
-    }
-
-    fn block(&mut self, o: &mut Out, b: &'c Block) -> Result<()> {
-        Self::block_open(o, b);
-        self.instructions(o, &b.instructions)?;
-        Self::block_close(o, b);
-        Ok(())
-    }
-
-    fn block_open(o: &mut Out, b: &Block) {
-        o.raw(concat!("{\"", key!(block name), "\":").as_bytes());
-        o.str(&b.name);
-        o.raw(concat!(",\"", key!(block instructions), "\":[").as_bytes());
-    }
-
-    fn block_close(o: &mut Out, b: &Block) {
-        o.byte(b']');
-        extras(o, &b.extra);
-        o.byte(b'}');
-    }
-
-    fn instructions(&mut self, o: &mut Out, insts: &'c [Instruction]) -> Result<()> {
-        for (i, inst) in insts.iter().enumerate() {
-            if i > 0 {
-                o.byte(b',');
-            }
-            self.instruction(o, inst)?;
-            o.boundary().map_err(io)?;
-        }
-        Ok(())
-    }
-
-    /// A function's blocks written on rayon's pool: their instructions cut
-    /// into runs of about the same length across block boundaries (a module
-    /// of many mid-sized blocks is as parallel as one of a single big
-    /// block), each run written by its own writer (its own expression cache)
-    /// into its own buffer, the buffers kept in order. Same bytes as
-    /// [`Writer::block`] on each block in turn.
-    fn blocks_parallel(&mut self, o: &mut Out, blocks: &'c [Block]) -> Result<()> {
-        use rayon::prelude::*;
-        let total: usize = blocks.iter().map(|b| b.instructions.len()).sum();
-        // A few runs per thread, so a thread slowed by the machine's other
-        // work does not hold up the rest.
-        let run = total
-            .div_ceil(rayon::current_num_threads().max(1) * 4)
-            .max(self.par_block / 16);
-        let runs = Run::cut(blocks, run);
-        let (ctx, version) = (self.exprs.ctx(), self.version);
-        // Each run's buffer is sized for its top-level instructions only, so
-        // a run holding Loops outgrows it and seals more chunks; they are
-        // kept as they are (no join: a join copied the run into fresh pages,
-        // 10 % of a 50 MB `to_bytes` in `perf`).
-        let parts: Vec<Vec<Vec<u8>>> = runs
-            .par_iter()
-            .map(|r| {
-                let b = &blocks[r.block];
-                let insts = &b.instructions[r.start..r.end];
-                let mut part = Out::memory(insts.len().saturating_mul(BYTES_PER_INSTRUCTION) + 256);
-                let mut w = Writer::new(ctx, version);
-                if r.start == 0 {
-                    if r.block > 0 {
-                        part.byte(b',');
-                    }
-                    Self::block_open(&mut part, b);
-                } else {
-                    part.byte(b',');
-                }
-                w.instructions(&mut part, insts)?;
-                if r.end == b.instructions.len() {
-                    Self::block_close(&mut part, b);
-                }
-                Ok(part.into_chunks())
-            })
-            .collect::<Result<_>>()?;
-        o.splice(parts.into_iter().flatten().collect()).map_err(io)
-    }
-
-    fn int_or_expr(&mut self, o: &mut Out, key: &[u8], v: &Option<IntOrExpr>) -> Result<()> {
-        match v {
-            None => {}
-            Some(IntOrExpr::Int(i)) => {
-                o.raw(key);
-                o.int(*i);
-            }
-            Some(IntOrExpr::Expr(e)) => {
-                o.raw(key);
-                self.expr(o, *e)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn instruction(&mut self, o: &mut Out, i: &'c Instruction) -> Result<()> {
-        o.raw(concat!("{\"", key!(inst name), "\":").as_bytes());
-        o.str(&i.name);
-        o.raw(concat!(",\"", key!(inst opcode), "\":").as_bytes());
-        o.name(i.opcode.name());
-        opt_shared!(o, self.kept, (inst engine), &i.engine);
-        self.op_fields(o, &i.op)?;
-        self.arguments(o, concat!(",\"", key!(inst ins), "\":[").as_bytes(), &i.ins)?;
-        self.arguments(o, concat!(",\"", key!(inst outs), "\":[").as_bytes(), &i.outs)?;
-        if let Some(ind) = &i.indirection_ins {
-            self.arguments(o, concat!(",\"", key!(inst indirection_ins), "\":[").as_bytes(), ind)?;
-        }
-        if !i.predicates.is_empty() {
-            o.raw(concat!(",\"", key!(inst predicates), "\":[").as_bytes());
-            for (k, p) in i.predicates.iter().enumerate() {
-                if k > 0 {
-                    o.byte(b',');
-                }
-                self.predicate(o, p)?;
-            }
-            o.byte(b']');
-        }
-        if let Some(d) = &i.dependencies {
-            o.raw(concat!(",\"", key!(inst dependencies), "\":[").as_bytes());
-            for (k, d) in d.iter().enumerate() {
-                if k > 0 {
-                    o.byte(b',');
-                }
-                dependency(o, &mut self.kept, d);
-            }
-            o.byte(b']');
-        }
-        self.kept.extras(o, &i.extra);
-        o.byte(b'}');
-        Ok(())
-    }
-
-    fn op_fields(&mut self, o: &mut Out, op: &'c OpFields) -> Result<()> {
-        match op {
-            OpFields::None => {}
-            OpFields::Loop {
-                axis,
-                axis_extra,
-                blocks,
-            } => {
-                let a = self.exprs.ctx().axis(*axis);
-                o.raw(concat!(",\"", key!(inst axis), "\":{\"", key!(axis name), "\":").as_bytes());
-                o.str(&a.name);
-                o.raw(concat!(",\"", key!(axis lo), "\":").as_bytes());
-                o.int(a.lo);
-                o.raw(concat!(",\"", key!(axis ub), "\":").as_bytes());
-                o.int(a.ub);
-                o.raw(concat!(",\"", key!(axis step), "\":").as_bytes());
-                o.int(a.step);
-                self.kept.extras(o, axis_extra);
-                o.raw(concat!("},\"", key!(inst blocks), "\":[").as_bytes());
-                for (i, b) in blocks.iter().enumerate() {
-                    if i > 0 {
-                        o.byte(b',');
-                    }
-                    self.block(o, b)?;
-                }
-                o.byte(b']');
-            }
-            OpFields::CoreBarrier {
-                id,
-                cores,
-                runtime_semaphore,
-                local_id,
-            } => {
-                opt!(o, (inst id), *id, int);
-                if let Some(c) = cores {
-                    o.raw(concat!(",\"", key!(inst cores), "\":").as_bytes());
-                    ints(o, c);
-                }
-                opt!(o, (inst runtime_semaphore), *runtime_semaphore, int);
-                opt!(o, (inst local_id), local_id.as_deref().copied(), int);
-            }
-            OpFields::CollectiveCompute {
-                cc_channel,
-                recv_from_rank,
-                send_to_rank,
-                queue,
-            } => {
-                opt!(o, (inst cc_channel), cc_channel.as_deref(), value);
-                self.int_or_expr(
-                    o,
-                    concat!(",\"", key!(inst recv_from_rank), "\":").as_bytes(),
-                    recv_from_rank,
-                )?;
-                self.int_or_expr(
-                    o,
-                    concat!(",\"", key!(inst send_to_rank), "\":").as_bytes(),
-                    send_to_rank,
-                )?;
-                self.int_or_expr(o, concat!(",\"", key!(inst queue), "\":").as_bytes(), queue)?;
-            }
-            OpFields::Matmult {
-                replication_resolution,
-                replication_shift_amnt,
-                replication_num_rows,
-            } => {
-                self.int_or_expr(
-                    o,
-                    concat!(",\"", key!(inst replication_resolution), "\":").as_bytes(),
-                    replication_resolution,
-                )?;
-                self.int_or_expr(
-                    o,
-                    concat!(",\"", key!(inst replication_shift_amnt), "\":").as_bytes(),
-                    replication_shift_amnt,
-                )?;
-                self.int_or_expr(
-                    o,
-                    concat!(",\"", key!(inst replication_num_rows), "\":").as_bytes(),
-                    replication_num_rows,
-                )?;
-            }
-            OpFields::DmaCopy { mode } => opt!(o, (inst mode), mode, str),
-            OpFields::Call { callee, core } => {
-                opt!(o, (inst callee), callee, str);
-                opt!(o, (inst core), *core, int);
-            }
-        }
-        Ok(())
-    }
-
-    fn arguments(&mut self, o: &mut Out, head: &[u8], args: &'c [Argument]) -> Result<()> {
-        o.raw(head);
-        for (i, a) in args.iter().enumerate() {
-            if i > 0 {
-                o.byte(b',');
-            }
-            self.argument(o, a)?;
-        }
-        o.byte(b']');
-        Ok(())
-    }
-
-    fn predicate(&mut self, o: &mut Out, p: &AffinePredicate) -> Result<()> {
-        o.raw(concat!("{\"", key!(pred expr), "\":").as_bytes());
-        self.expr(o, p.expr)?;
-        o.raw(concat!(",\"", key!(pred ge), "\":").as_bytes());
-        o.bool(p.ge);
-        o.byte(b'}');
-        Ok(())
-    }
-
-    fn argument(&mut self, o: &mut Out, a: &'c Argument) -> Result<()> {
-        match a {
-            Argument::Symbolic(s) => return self.symbolic(o, s),
-            Argument::Physical(p) => {
-                o.raw(
-                    concat!(
-                        "{\"",
-                        key!(arg kind),
-                        "\":\"",
-                        key!(arg_kind physical_ap),
-                        "\",\"",
-                        key!(arg ap),
-                        "\":"
-                    )
-                    .as_bytes(),
-                );
-                ap(o, &p.ap);
-                opt!(o, (arg offset), p.offset, int);
-                opt_shared!(o, self.kept, (arg dtype), &p.dtype);
-                opt_shared!(o, self.kept, (arg memref), &p.memref);
-                opt_shared!(o, self.kept, (arg memsetref), &p.memsetref);
-                self.kept.extras(o, &p.extra);
-            }
-            Argument::Imm { dtype, value, extra } => {
-                o.raw(concat!("{\"", key!(arg kind), "\":\"", key!(arg_kind imm_value), "\"").as_bytes());
-                opt_shared!(o, self.kept, (arg dtype), dtype);
-                o.raw(concat!(",\"", key!(arg value), "\":").as_bytes());
-                o.value(value);
-                self.kept.extras(o, extra);
-            }
-            Argument::Other { fields, .. } => {
-                o.value_map(fields);
-                return Ok(());
-            }
-        }
-        o.byte(b'}');
-        Ok(())
-    }
-
-    /// A symbolic argument.
-    fn symbolic(&mut self, o: &mut Out, s: &SymbolicAp) -> Result<()> {
-        o.raw(if s.pwap {
-            concat!(
-                "{\"",
-                key!(arg kind),
-                "\":\"",
-                key!(arg_kind symbolic_pwap),
-                "\",\"",
-                key!(arg ap),
-                "\":"
-            )
-            .as_bytes()
-        } else {
-            concat!(
-                "{\"",
-                key!(arg kind),
-                "\":\"",
-                key!(arg_kind symbolic_ap),
-                "\",\"",
-                key!(arg ap),
-                "\":"
-            )
-            .as_bytes()
-        });
-        ap(o, &s.ap);
-        opt_shared!(o, self.kept, (arg dtype), &s.dtype);
-        opt_shared!(o, self.kept, (arg memsetref), &s.memsetref);
-        o.raw(concat!(",\"", key!(arg addrs), "\":[").as_bytes());
-        for (i, &e) in s.addrs.iter().enumerate() {
-            if i > 0 {
-                o.byte(b',');
-            }
-            self.expr(o, e)?;
-        }
-        o.byte(b']');
-        if let Some(e) = s.tile_addrs {
-            o.raw(concat!(",\"", key!(arg tile_addrs), "\":").as_bytes());
-            self.expr(o, e)?;
-        }
-        if let Some(e) = s.block_addrs {
-            o.raw(concat!(",\"", key!(arg block_addrs), "\":").as_bytes());
-            self.expr(o, e)?;
-        }
-        if let Some(v) = &s.access_shape {
-            o.raw(concat!(",\"", key!(arg access_shape), "\":").as_bytes());
-            self.kept.value(o, v);
-        }
-        self.kept.extras(o, &s.extra);
-        o.byte(b'}');
-        Ok(())
-    }
-}
-
-fn set(o: &mut Out, s: &MemoryLocationSet) {
-    o.raw(concat!("{\"", key!(set name), "\":").as_bytes());
-    o.str(&s.name);
-    opt!(o, (set kind), &s.kind, str);
-    o.raw(concat!(",\"", key!(set dtype), "\":").as_bytes());
-    o.str(&s.dtype);
-    o.raw(concat!(",\"", key!(set tensor_shape), "\":").as_bytes());
-    ints(o, &s.tensor_shape);
-    opt!(o, (set partition_dim), s.partition_dim, int);
-    opt!(o, (set addr_space), &s.addr_space, str);
-    o.raw(concat!(",\"", key!(set locations), "\":[").as_bytes());
-    for (i, l) in s.locations.iter().enumerate() {
-        if i > 0 {
-            o.byte(b',');
-        }
-        location(o, l);
-    }
-    o.byte(b']');
-    extras(o, &s.extra);
-    o.byte(b'}');
-}
-
-fn location(o: &mut Out, l: &MemoryLocation) {
-    o.raw(concat!("{\"", key!(location name), "\":").as_bytes());
-    o.str(&l.name);
-    o.raw(concat!(",\"", key!(location type), "\":").as_bytes());
-    o.str(&l.mem_type);
-    opt!(o, (location addr), l.addr, int);
-    opt!(o, (location bank), l.bank, int);
-    opt!(o, (location base), l.base, int);
-    opt!(o, (location allocated), l.allocated, bool);
-    opt!(o, (location is_shared_post_dram_alloc), l.is_shared_post_dram_alloc, bool);
-    opt!(o, (location written_by_another_core), l.written_by_another_core, bool);
-    if let Some(t) = &l.remote_local_target {
-        o.raw(
-            concat!(
-                ",\"",
-                key!(location remote_local_target),
-                "\":{\"",
-                key!(remote name),
-                "\":"
-            )
-            .as_bytes(),
-        );
-        o.str(&t.name);
-        o.raw(concat!(",\"", key!(remote core), "\":").as_bytes());
-        o.int(t.core);
-        o.byte(b'}');
-    }
-    extras(o, &l.extra);
-    o.byte(b'}');
-}
-
-fn dependency(o: &mut Out, kept: &mut Kept, d: &Dependency) {
-    if d.bare {
-        o.str(&d.name);
-        return;
-    }
-    o.byte(b'[');
-    o.str(&d.name);
-    if let Some(k) = &d.kind {
-        o.byte(b',');
-        kept.value(o, k);
-    }
-    o.byte(b']');
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ pub(super) use self::access::RawText;
 use self::access::{Items, OneEntry, Text};
 use self::scan::find_special;
 /// The structural masks of 16 bytes (also the pre-scan's, `plan.rs`).
-pub(in crate::bir::load) use self::scan::masks;
+pub(in crate::bir::load) use crate::simd::masks;
 
 mod access;
 mod scan;

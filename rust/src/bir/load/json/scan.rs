@@ -1,7 +1,7 @@
 //! The byte scans of the fast reader: 16 bytes at a time with SSE2 on
 //! x86_64 (two small `unsafe` blocks with SAFETY notes), a scalar loop
-//! elsewhere; the scalar versions are checked against them. [`masks`] also
-//! serves the parallel loader's pre-scan (`plan.rs`, four to a 64-byte block).
+//! elsewhere; the scalar versions are checked against them. The structural
+//! masks of 16 bytes are `crate::simd::masks` (the pre-scan's too).
 
 /// Index of the first `"`, `\` or control character at or after `i` (the
 /// length if none).
@@ -30,49 +30,6 @@ pub(super) fn find_special(b: &[u8], mut i: usize) -> usize {
         i += 16;
     }
     find_special_scalar(b, i)
-}
-
-/// For the 16 bytes at `i` (fewer at the end of `b`): bit k of each mask
-/// set when byte `i + k` is `"`, `\\`, `{` or `[`, `}` or `]`.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-pub(in crate::bir::load) fn masks(b: &[u8], i: usize) -> [u32; 4] {
-    use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
-    let Some(part) = b.get(i..i + 16) else {
-        return masks_scalar(b, i);
-    };
-    // SAFETY: SSE2 is enabled on every x86_64 target, so its intrinsics may
-    // be called; the one load reads the 16 bytes of `part` (an unaligned
-    // load: no alignment needed).
-    unsafe {
-        let v = _mm_loadu_si128(part.as_ptr().cast::<__m128i>());
-        // `{` and `[` (`}` and `]`) differ in the 0x20 bit only.
-        let v20 = _mm_or_si128(v, _mm_set1_epi8(0x20));
-        let eq = |x: __m128i, c: u8| _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(c as i8))) as u32;
-        [eq(v, b'"'), eq(v, b'\\'), eq(v20, b'{'), eq(v20, b'}')]
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline]
-pub(in crate::bir::load) fn masks(b: &[u8], i: usize) -> [u32; 4] {
-    masks_scalar(b, i)
-}
-
-pub(super) fn masks_scalar(b: &[u8], i: usize) -> [u32; 4] {
-    let rest = b.get(i..).unwrap_or_default();
-    let mut m = [0u32; 4];
-    for (k, c) in rest.iter().take(16).enumerate() {
-        let slot = match c {
-            b'"' => 0,
-            b'\\' => 1,
-            b'{' | b'[' => 2,
-            b'}' | b']' => 3,
-            _ => continue,
-        };
-        m[slot] |= 1 << k;
-    }
-    m
 }
 
 #[cfg(not(target_arch = "x86_64"))]

@@ -3,9 +3,10 @@
 use serde::de::{self, Deserializer};
 
 use super::access::RawText;
-use super::scan::{find_special, find_special_scalar, masks, masks_scalar};
+use super::scan::{find_special, find_special_scalar};
 use super::UNCHECKED_RAW;
 use super::{number_text, Bail, Fast, R};
+use crate::simd::{masks, masks_scalar};
 
 #[test]
 fn find_special_matches_the_scalar_scan() {

@@ -81,7 +81,5 @@ pub fn write_atomic(path: &Path, f: impl FnOnce(&mut BufWriter<&File>) -> Result
 
 /// Serialize a module straight into `path`, atomically.
 pub fn write_module_atomic(m: &Module, path: &Path, version: u32) -> Result<()> {
-    // Carried expressions in the file's own encoding (`carried::for_version`).
-    let m = super::carried::for_version(m, version).map_err(|e| e.with_path(path))?;
-    write_atomic(path, |w| write_module(&m, version, w).map_err(|e| e.with_path(path)))
+    write_atomic(path, |w| write_module(m, version, w).map_err(|e| e.with_path(path)))
 }

@@ -31,7 +31,6 @@ pub type Extra = Option<Arc<serde_json::Map<String, serde_json::Value>>>;
 
 pub use arch::Arch;
 pub use argument::{Addrs, Ap, ApPair, Argument, PhysicalAp, SymbolicAp};
-pub use carried::dump_in_version;
 pub use dump::{dump_module, write_module};
 pub use instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
 pub use io::{read_module, write_module_atomic};

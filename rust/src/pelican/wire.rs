@@ -6,6 +6,9 @@
 //! (getOrCreateShardId). Writing is a tree, not a DAG: a shared
 //! subexpression is written at every use; [`Context::check_writable`] refuses
 //! a tree whose expansion would exceed [`MAX_TREE_NODES`].
+//!
+//! One file past 800 lines: v1 and v2, reading and writing, share the tag
+//! table and the error texts; split, they would copy them.
 
 use std::borrow::Cow;
 

@@ -473,21 +473,48 @@ pub fn carried_to_v2(mut m: Module) -> Result<Module> {
 /// (modules carry v2, see [`carried_to_v2`]); for version 1 a copy whose
 /// carried v2 expressions are v1, or the error naming one v1 cannot express.
 pub fn for_version(m: &Module, version: u32) -> Result<Cow<'_, Module>> {
-    if version != 1 {
-        return Ok(Cow::Borrowed(m));
-    }
-    // A structural copy (unknown keys are shared until written): the rare
-    // path of `to_json(version=1)` pays it; version 2 never does.
-    let mut r = Reencode::new(2, 1);
-    let mut copy = m.clone();
-    walk_module(&mut r, &mut copy)?;
-    Ok(if r.changed { Cow::Owned(copy) } else { Cow::Borrowed(m) })
+    reencoded(m, version, |r, m| walk_module(r, m))
 }
 
-/// The module as BIR-JSON bytes in wire `version`, carried expressions
-/// included (the parallel writer over [`for_version`]).
-pub fn dump_in_version(m: &Module, version: u32) -> Result<Vec<u8>> {
-    crate::bir::dump::dump_module_parallel(&*for_version(m, version)?, version)
+/// [`for_version`] of one instruction (its loop body included).
+pub fn instruction_for_version(i: &Instruction, version: u32) -> Result<Cow<'_, Instruction>> {
+    reencoded(i, version, |r, i| {
+        instruction(r, i)?;
+        match &mut i.op {
+            OpFields::Loop { blocks: body, .. } => blocks(r, body),
+            _ => Ok(()),
+        }
+    })
+}
+
+/// [`for_version`] of one block (its instructions and loop bodies included).
+pub fn block_for_version(b: &Block, version: u32) -> Result<Cow<'_, Block>> {
+    reencoded(b, version, |r, b| blocks(r, std::slice::from_mut(b)))
+}
+
+/// [`for_version`] of one argument.
+pub fn argument_for_version(a: &Argument, version: u32) -> Result<Cow<'_, Argument>> {
+    reencoded(a, version, |r, a| {
+        argument(r, a, &|what: &str| format!("argument {what}"))
+    })
+}
+
+/// `p` itself for version 2; for version 1 a copy with its carried v2
+/// expressions in v1 (borrowed back when none changed). A structural copy
+/// (unknown keys are shared until written): the rare path of
+/// `to_json(version=1)` pays it; version 2 never does.
+fn reencoded<T: Clone>(
+    p: &T,
+    version: u32,
+    walk: impl FnOnce(&mut Reencode, &mut T) -> Result<()>,
+) -> Result<Cow<'_, T>> {
+    if version != 1 {
+        return Ok(Cow::Borrowed(p));
+    }
+    let mut r = Reencode::new(2, 1);
+    let mut copy = p.clone();
+    walk(&mut r, &mut copy)?;
+    Ok(if r.changed { Cow::Owned(copy) } else { Cow::Borrowed(p) })
 }
 
 #[cfg(test)]
@@ -531,7 +558,7 @@ mod tests {
     }
 
     fn order(m: &Module, version: u32) -> Value {
-        let v: Value = serde_json::from_slice(&dump_in_version(m, version).unwrap()).unwrap();
+        let v: Value = serde_json::from_slice(&dump_module(m, version).unwrap()).unwrap();
         v["functions"][0]["basic_blocks"][0]["instructions"][0]["order"].clone()
     }
 
@@ -543,9 +570,34 @@ mod tests {
         let v2 = json!([{"kind": "AffExprKind", "terms": [{"idx": iv, "coeff": 2}], "c": 1}, {"kind": "ShardIDKind", "ub": 2}]);
         assert_eq!(order(&m, 2), v2);
         assert_eq!(order(&m, 1), v1);
-        // The plain writer writes what the module holds: v2 after the load.
-        let plain: Value = serde_json::from_slice(&dump_module(&m, 2).unwrap()).unwrap();
-        assert_eq!(plain["functions"][0]["basic_blocks"][0]["instructions"][0]["order"], v2);
+    }
+
+    /// The wire-version rule holds on every door of the writer (house §5.4:
+    /// `dump_module(m, 1)` wrote carried v2 into a v1 file).
+    #[test]
+    fn every_writer_entry_writes_carried_expressions_in_the_files_version() {
+        let v1 = json!([{"terms": [{"AxisLabel": "i", "coef": 2}], "c": 1}]);
+        let m = module(1, v1.clone());
+        let order_of = |bytes: &[u8]| -> Value {
+            let v: Value = serde_json::from_slice(bytes).unwrap();
+            v["functions"][0]["basic_blocks"][0]["instructions"][0]["order"].clone()
+        };
+        let d = crate::bir::dump::dump_module_chunks(&m, 1).unwrap().concat();
+        let mut streamed = Vec::new();
+        crate::bir::dump::write_module(&m, 1, &mut streamed).unwrap();
+        for bytes in [
+            dump_module(&m, 1).unwrap(),
+            crate::bir::dump::dump_module_parallel(&m, 1).unwrap(),
+            d,
+            streamed,
+        ] {
+            assert_eq!(order_of(&bytes), v1);
+        }
+        let inst = &m.functions[0].basic_blocks[0].instructions[0];
+        let piece = crate::bir::dump::instruction_to_value(&m.ctx, inst, 1).unwrap();
+        assert_eq!(piece["order"], v1);
+        let block = crate::bir::dump::block_to_value(&m.ctx, &m.functions[0].basic_blocks[0], 1).unwrap();
+        assert_eq!(block["instructions"][0]["order"], v1);
     }
 
     #[test]
@@ -554,7 +606,7 @@ mod tests {
         let m = module(2, sum.clone());
         assert!(matches!(for_version(&m, 2).unwrap(), Cow::Borrowed(_)));
         assert_eq!(order(&m, 2), sum);
-        let e = dump_in_version(&m, 1).unwrap_err().to_string();
+        let e = dump_module(&m, 1).unwrap_err().to_string();
         assert!(
             e.contains("Pelican Expr should be in V1 format") && e.contains("order"),
             "{e}"

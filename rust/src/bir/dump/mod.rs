@@ -24,6 +24,7 @@ mod out;
 #[cfg(test)]
 mod reference;
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use self::expr::ExprWriter;
@@ -39,6 +40,15 @@ use crate::pelican::{Context, ExprId, Wire};
 /// Bytes of JSON per instruction to expect when sizing the output buffer
 /// (generated modules write about 640).
 pub(super) const BYTES_PER_INSTRUCTION: usize = 700;
+
+/// **The writer's one front door**: every entry writes through it. The
+/// version is checked, and carried expressions are put in that version
+/// (`carried::for_version`: a copy only for version 1), so a file holds one
+/// encoding whichever way it is written (contract §1.1, §2.1).
+fn front(m: &Module, version: u32) -> Result<Cow<'_, Module>> {
+    check_version(version)?;
+    crate::bir::carried::for_version(m, version)
+}
 
 fn check_version(version: u32) -> Result<()> {
     if version != 1 && version != 2 {
@@ -78,9 +88,7 @@ pub fn dump_module_chunks(m: &Module, version: u32) -> Result<Chunks> {
 /// [`dump_module_chunks`] starting in `buf` (its capacity reused, see
 /// [`Out::memory_in`]): the same bytes.
 pub fn dump_module_chunks_in(m: &Module, version: u32, buf: Vec<u8>) -> Result<Chunks> {
-    // Carried expressions in the requested version (a copy only for version 1).
-    let m = crate::bir::carried::for_version(m, version)?;
-    Ok(Chunks(dump_out_in(&m, version, PAR_BLOCK, buf)?.into_chunks()))
+    Ok(Chunks(dump_out_in(m, version, PAR_BLOCK, buf)?.into_chunks()))
 }
 
 /// Every module's JSON ([`dump_module_chunks`]), the modules written on
@@ -199,7 +207,7 @@ fn dump_out(m: &Module, version: u32, par_block: usize) -> Result<Out<'static>> 
 }
 
 fn dump_out_in(m: &Module, version: u32, par_block: usize, buf: Vec<u8>) -> Result<Out<'static>> {
-    check_version(version)?;
+    let m = &*front(m, version)?;
     let cap = m.instruction_count().saturating_mul(BYTES_PER_INSTRUCTION) + 4096;
     let mut o = Out::memory_in(buf, cap);
     let mut w = Writer::new(&m.ctx, version);
@@ -210,7 +218,7 @@ fn dump_out_in(m: &Module, version: u32, par_block: usize, buf: Vec<u8>) -> Resu
 
 /// Serialize a module into any writer (streamed in chunks of about 1 MB).
 pub fn write_module<W: Write>(m: &Module, version: u32, mut w: W) -> Result<()> {
-    check_version(version)?;
+    let m = &*front(m, version)?;
     let mut o = Out::streaming(&mut w);
     Writer::new(&m.ctx, version).module(&mut o, m)?;
     o.flush().map_err(io)
@@ -234,17 +242,20 @@ fn to_value<'c>(
 
 /// One instruction as JSON (the bytes `dump_module` writes for it).
 pub fn instruction_to_value(ctx: &Context, i: &Instruction, version: u32) -> Result<serde_json::Value> {
-    to_value(ctx, version, |w, o| w.instruction(o, i))
+    let i = crate::bir::carried::instruction_for_version(i, version)?;
+    to_value(ctx, version, |w, o| w.instruction(o, &i))
 }
 
 /// One argument as JSON.
 pub fn argument_to_value(ctx: &Context, a: &Argument, version: u32) -> Result<serde_json::Value> {
-    to_value(ctx, version, |w, o| w.argument(o, a))
+    let a = crate::bir::carried::argument_for_version(a, version)?;
+    to_value(ctx, version, |w, o| w.argument(o, &a))
 }
 
 /// One block as JSON.
 pub fn block_to_value(ctx: &Context, b: &Block, version: u32) -> Result<serde_json::Value> {
-    to_value(ctx, version, |w, o| w.block(o, b))
+    let b = crate::bir::carried::block_for_version(b, version)?;
+    to_value(ctx, version, |w, o| w.block(o, &b))
 }
 
 pub(super) fn extras(o: &mut Out, extra: &Extra) {

@@ -37,6 +37,10 @@
 //! error, 9305 (GPSIMDSB2SB with N ≠ 2), 9303 (a `remote_local_target` naming
 //! nothing), 9302 (a footprint outside its location), 9304 (barrier sequences
 //! that differ), 9306 (more than 10⁸ instances in one function).
+//!
+//! One file past 800 lines: the checker's driver (instances, bands, the
+//! pairing of accesses and the report) is one algorithm; its parts with
+//! their own invariants live beside it (`bounds`, `linear`, `sweep`).
 
 use std::sync::Arc;
 

@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use lncsplit::bir::load::load_module_reference;
-use lncsplit::bir::{dump_module, load_module, load_module_traced, share, Module};
+use lncsplit::bir::{dump_module, load_module, load_module_traced, Module};
 use lncsplit::error::Result;
 
 /// Both loads agree: the same bytes and context size, or the same error.
@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
     let (serial, _) = load_module_traced(data, usize::MAX);
     same("parallel vs serial", &par, &serial);
     if let Ok(text) = std::str::from_utf8(data) {
-        let reference = share::sharing(|| load_module_reference(text));
+        let reference = load_module_reference(text);
         same("fast vs reference", &serial, &reference);
     }
     let Ok(m) = load_module(data) else { return };

@@ -48,7 +48,7 @@ pub struct SymbolicAp {
     pub tile_addrs: Option<ExprId>,
     pub block_addrs: Option<ExprId>,
     /// Rare and opaque: boxed so it costs one pointer when absent.
-    /// Shared between arguments and clones (`bir/share.rs`).
+    /// Shared between arguments and clones (`bir/load/shared.rs`).
     pub access_shape: Option<Arc<Value>>,
     pub extra: Extra,
 }

@@ -23,7 +23,7 @@ pub mod memory;
 pub mod module;
 pub mod opcode;
 pub mod schema;
-pub mod share;
+pub mod seen;
 
 /// Unknown keys of one object, kept verbatim in input order (None when there
 /// are none, so the common case costs nothing to clone).

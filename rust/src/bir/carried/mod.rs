@@ -32,7 +32,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::bir::share::SeenAddrs;
+use crate::bir::seen::SeenAddrs;
 use crate::bir::{Argument, Block, Extra, Instruction, Module, OpFields};
 use crate::error::{Error, Result};
 use crate::pelican::{AxisId, Context, Scope};
@@ -213,7 +213,7 @@ fn argument<R: ExprRewriter + ?Sized>(r: &mut R, a: &mut Argument, at: &dyn Fn(&
     match a {
         Argument::Symbolic(s) => {
             // Copied on write only: the shape is shared with the other
-            // arguments and cores that use it (`bir/share.rs`).
+            // arguments and cores that use it (`bir/load/shared.rs`).
             if let Some(shape) = s.access_shape.as_mut().filter(|v| r.wants(v)) {
                 value(r, std::sync::Arc::make_mut(shape), &at("access_shape"))?;
             }
@@ -473,7 +473,7 @@ pub fn carried_to_v2(mut m: Module) -> Result<Module> {
 /// (modules carry v2, see [`carried_to_v2`]); for version 1 a copy whose
 /// carried v2 expressions are v1, or the error naming one v1 cannot express.
 pub fn for_version(m: &Module, version: u32) -> Result<Cow<'_, Module>> {
-    reencoded(m, version, |r, m| walk_module(r, m))
+    reencoded(m, version, walk_module)
 }
 
 /// [`for_version`] of one instruction (its loop body included).

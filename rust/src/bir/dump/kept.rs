@@ -1,7 +1,7 @@
 //! The bytes of shared JSON values, written once per writer.
 //!
 //! The loader shares equal kept values between the objects of a module
-//! (`bir/share.rs`, and an instruction's unknown keys by content): a few
+//! (`bir/load/shared.rs`, and an instruction's unknown keys by content): a few
 //! dozen `{"accumulation_flag":…,"perf_mode":…}` maps, dependency kinds and
 //! `access_shape`s stand for thousands of uses. A shared value is one
 //! allocation, so its address names it while the module is borrowed for
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::out::Out;
-use crate::bir::share::SeenAddrs;
+use crate::bir::seen::SeenAddrs;
 
 /// Slots of the table (a power of two).
 const SLOTS: usize = 512;

@@ -111,8 +111,8 @@ fn build<E: de::Error>(st: &mut State, kind: ArgKind, kind_s: Arc<str>, acc: Arg
                 addrs: acc.addrs,
                 tile_addrs: acc.tile_addrs,
                 block_addrs: acc.block_addrs,
-                access_shape: acc.access_shape.map(crate::bir::share::kept),
-                extra: st.extras.get(acc.rest),
+                access_shape: acc.access_shape.map(|v| st.values.share(v)),
+                extra: st.extras.share_map(acc.rest),
             })
         }
         ArgKind::Physical => {
@@ -125,7 +125,7 @@ fn build<E: de::Error>(st: &mut State, kind: ArgKind, kind_s: Arc<str>, acc: Arg
                 dtype: acc.dtype,
                 memref: acc.memref,
                 memsetref: acc.memsetref,
-                extra: st.extras.get(acc.rest),
+                extra: st.extras.share_map(acc.rest),
             })
         }
         ArgKind::Imm => {
@@ -135,7 +135,7 @@ fn build<E: de::Error>(st: &mut State, kind: ArgKind, kind_s: Arc<str>, acc: Arg
             Argument::Imm {
                 dtype: acc.dtype,
                 value,
-                extra: st.extras.get(acc.rest),
+                extra: st.extras.share_map(acc.rest),
             }
         }
         ArgKind::Other => Argument::Other {

@@ -445,7 +445,7 @@ impl InstRead {
             return Err(st.bir("a Loop instruction is missing required key \"axis\""));
         }
         self.inst.op = self.acc.into_op(self.inst.opcode);
-        self.inst.extra = st.extras.get_pairs(self.rest.0);
+        self.inst.extra = st.extras.share_pairs(self.rest.0);
         Ok(self.inst)
     }
 }
@@ -557,7 +557,7 @@ impl<'de> Visitor<'de> for Visit<'_, DepK> {
         st.leave();
         Ok(Dependency {
             name,
-            kind: kind.map(|k| st.shared_value(k)),
+            kind: kind.map(|k| st.values.share(k)),
             bare: false,
         })
     }

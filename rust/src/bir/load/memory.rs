@@ -111,7 +111,7 @@ fn remote_local_target<E: serde::de::Error>(st: &mut State, t: Value) -> DeResul
     let core = t.get(key!(remote core)).and_then(Value::as_i64);
     match (name, core) {
         (Some(n), Some(c)) if c >= 0 && t.as_object().is_some_and(|o| o.len() == 2) => Ok(RemoteLocalTarget {
-            name: st.strings.get(n),
+            name: st.strings.share_str(n),
             core: c,
         }),
         _ => Err(st.bir_at(

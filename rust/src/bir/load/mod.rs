@@ -37,6 +37,7 @@ mod module;
 mod parallel;
 mod resolve;
 mod seed;
+mod shared;
 
 use std::sync::Arc;
 
@@ -46,7 +47,8 @@ use serde_json::Value;
 
 use self::expr::ExprCache;
 pub use self::parallel::{LoadPath, PAR_MIN_ELEMENTS};
-use self::seed::{Extras, Kind, Seed, Strings};
+use self::seed::{Kind, Seed};
+use self::shared::{Extras, Strings, Values};
 use super::module::Module;
 use crate::error::{Error, Result};
 use crate::pelican::{AxisId, Context};
@@ -133,22 +135,22 @@ impl LoadOptions {
 }
 
 /// **The loader's front door**: BIR-JSON bytes → a module. Every other entry
-/// (`bir::load_module`, `_str`, `_traced`) delegates here; it opens the
-/// scope in which equal kept values are shared (`bir/share.rs`).
+/// (`bir::load_module`, `_str`, `_traced`) delegates here. Equal values
+/// read are shared through the state's tables (`shared.rs`).
 pub fn load(bytes: &[u8], opts: LoadOptions) -> Result<Module> {
     load_traced(bytes, opts.min_elements()).0
 }
 
 /// [`load`] of text.
 pub fn load_str(text: &str, opts: LoadOptions) -> Result<Module> {
-    super::share::sharing(|| load_module_traced(text, opts.min_elements()).0)
+    load_module_traced(text, opts.min_elements()).0
 }
 
 /// [`load`], reading instruction arrays of at least `min_elements` elements
 /// in parallel, and which way the load went (tests, benchmarks).
 pub fn load_traced(bytes: &[u8], min_elements: usize) -> (Result<Module>, LoadPath) {
     match utf8(bytes) {
-        Ok(text) => super::share::sharing(|| load_module_traced(text, min_elements)),
+        Ok(text) => load_module_traced(text, min_elements),
         Err(e) => (Err(e), LoadPath::Serial),
     }
 }
@@ -282,8 +284,8 @@ struct State {
     strings: Strings,
     /// Unknown-key maps of scalars, shared.
     extras: Extras,
-    /// Dependency kinds seen (a handful: `"Flow"`, …), shared.
-    values: Vec<Arc<Value>>,
+    /// Kept JSON values (`access_shape`s, dependency kinds), shared.
+    values: Values,
     /// Index of the function being read (counted in the order of the text).
     function: usize,
     locate: Option<Locate>,
@@ -320,9 +322,9 @@ impl State {
             version: 2,
             ctx: Context::with_capacity(1024),
             depth: 0,
-            strings: Strings::default(),
-            extras: Extras::default(),
-            values: Vec::new(),
+            strings: Strings::with_cap(Strings::CAP),
+            extras: Extras::with_cap(Extras::CAP),
+            values: Values::with_cap(Values::CAP),
             function: 0,
             locate,
             axes: Vec::new(),
@@ -404,18 +406,6 @@ impl State {
             Error::PelicanWire { message, path } => Error::wire(message, prefix + &path),
             other => other,
         }
-    }
-
-    /// A small JSON value shared by every equal use (dependency kinds).
-    fn shared_value(&mut self, v: Value) -> Arc<Value> {
-        if let Some(a) = self.values.iter().find(|a| ***a == v) {
-            return a.clone();
-        }
-        let a = Arc::new(v);
-        if self.values.len() < 16 {
-            self.values.push(a.clone());
-        }
-        a
     }
 
     #[inline]

@@ -4,11 +4,9 @@
 //! shared-string table.
 
 use std::fmt;
-use std::hash::{BuildHasher, Hasher};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use hashbrown::HashTable;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -111,51 +109,10 @@ impl<'de> Visitor<'de> for KeySeed {
     }
 }
 
-// ------------------------------------------------------------ shared strings
-
-/// Repeated short strings of one module (dtypes, engines, set and location
-/// names, memory types) allocated once and shared: a loaded module is
-/// smaller and loading makes fewer allocations.
-#[derive(Default)]
-pub(super) struct Strings {
-    table: HashTable<Arc<str>>,
-}
-
-fn hash_str(s: &str) -> u64 {
-    foldhash::fast::FixedState::with_seed(0x7374_7269_6e67).hash_one(s)
-}
-
-impl Strings {
-    /// Strings longer than this are rarely repeated: not worth a lookup.
-    const MAX_LEN: usize = 64;
-
-    pub(super) fn get(&mut self, s: &str) -> Arc<str> {
-        if s.len() > Self::MAX_LEN {
-            return Arc::from(s);
-        }
-        let h = hash_str(s);
-        if let Some(a) = self.table.find(h, |a| &**a == s) {
-            return a.clone();
-        }
-        let a: Arc<str> = Arc::from(s);
-        self.table.insert_unique(h, a.clone(), |a| hash_str(a));
-        a
-    }
-}
-
-/// Unknown-key maps of scalars (`{"origin": "Penguin"}` on every
-/// instruction of a module) allocated once per distinct content and shared:
-/// each kept map is five allocations, about a fifth of a loaded instruction.
-/// Keys are compared in order (a shared map writes the same bytes).
-#[derive(Default)]
-pub(super) struct Extras {
-    table: HashTable<Arc<Map<String, Value>>>,
-}
-
 /// An instruction's unknown keys in order, as a map would keep them (a
 /// repeated key keeps its place and takes the later value), without
 /// building the map: most are found among the shared ones
-/// ([`Extras::get_pairs`]), and a map costs two allocations and a SipHash
+/// (`shared.rs`'s `Extras::share_pairs`), and a map costs two allocations and a SipHash
 /// per key.
 #[derive(Default)]
 pub(super) struct Rest(pub(super) Vec<(String, Value)>);
@@ -166,83 +123,6 @@ impl Rest {
             Some(slot) => slot.1 = v,
             None => self.0.push((k, v)),
         }
-    }
-}
-
-/// The hash of a map of scalars, in key order; None for a map holding an
-/// array, an object or a long string (rarely repeated: not shared).
-fn hash_scalars(m: &Map<String, Value>) -> Option<u64> {
-    hash_scalar_pairs(m.iter())
-}
-
-fn hash_scalar_pairs<'a>(pairs: impl Iterator<Item = (&'a String, &'a Value)>) -> Option<u64> {
-    let mut h = foldhash::fast::FixedState::with_seed(0x0065_7874_7261).build_hasher();
-    for (k, v) in pairs {
-        h.write(k.as_bytes());
-        match v {
-            Value::String(s) if s.len() <= Strings::MAX_LEN => {
-                h.write_u8(1);
-                h.write(s.as_bytes());
-            }
-            Value::Number(n) => {
-                h.write_u8(2);
-                h.write(n.as_str().as_bytes());
-            }
-            Value::Bool(b) => h.write_u8(3 + u8::from(*b)),
-            Value::Null => h.write_u8(5),
-            _ => return None,
-        }
-    }
-    Some(h.finish())
-}
-
-fn same_in_order(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|((ka, va), (kb, vb))| ka == kb && va == vb)
-}
-
-impl Extras {
-    /// Distinct maps remembered per module.
-    const MAX_ENTRIES: usize = 256;
-
-    pub(super) fn get(&mut self, m: Map<String, Value>) -> Extra {
-        if m.is_empty() {
-            return None;
-        }
-        let Some(h) = hash_scalars(&m) else {
-            return Some(Arc::new(m));
-        };
-        if let Some(a) = self.table.find(h, |a| same_in_order(a, &m)) {
-            return Some(a.clone());
-        }
-        let a = Arc::new(m);
-        if self.table.len() < Self::MAX_ENTRIES {
-            self.table
-                .insert_unique(h, a.clone(), |a| hash_scalars(a).unwrap_or_default());
-        }
-        Some(a)
-    }
-
-    /// [`Extras::get`] of the map of `pairs` (distinct keys, in order),
-    /// built only when no shared map equals it.
-    pub(super) fn get_pairs(&mut self, pairs: Vec<(String, Value)>) -> Extra {
-        if pairs.is_empty() {
-            return None;
-        }
-        let Some(h) = hash_scalar_pairs(pairs.iter().map(|(k, v)| (k, v))) else {
-            return Some(Arc::new(pairs.into_iter().collect()));
-        };
-        let same = |a: &Arc<Map<String, Value>>| {
-            a.len() == pairs.len() && a.iter().zip(&pairs).all(|((ka, va), (kb, vb))| ka == kb && va == vb)
-        };
-        if let Some(a) = self.table.find(h, same) {
-            return Some(a.clone());
-        }
-        let a = Arc::new(pairs.into_iter().collect::<Map<String, Value>>());
-        if self.table.len() < Self::MAX_ENTRIES {
-            self.table
-                .insert_unique(h, a.clone(), |a| hash_scalars(a).unwrap_or_default());
-        }
-        Some(a)
     }
 }
 
@@ -278,7 +158,7 @@ scalar_kind!(StrK, Arc<str>, "a string", deserialize_str, {
 
 scalar_kind!(SharedStrK, Arc<str>, "a string", deserialize_str, {
     fn visit_str<E: de::Error>(self, s: &str) -> DeResult<Arc<str>, E> {
-        Ok(self.0.strings.get(s))
+        Ok(self.0.strings.share_str(s))
     }
 });
 

@@ -55,7 +55,6 @@ use super::resolve::{name_hashes, names_resolve};
 use super::seed::{Kind, Seed};
 use super::{module, State};
 use crate::bir::module::Module;
-use crate::bir::share;
 
 /// Smallest instruction array read in parallel: below it the chunks'
 /// fixed costs (a context each, expressions parsed once per chunk) are not
@@ -158,8 +157,8 @@ impl Sink for Spawner<'_, '_> {
                 chunk: None,
             };
             if !board.cancelled() {
-                // Each chunk shares its equal kept values (`share.rs`: the table is per thread).
-                guard.chunk = share::sharing(|| read_chunk(text, &elements, version));
+                // Each chunk shares its equal values in its own state's tables.
+                guard.chunk = read_chunk(text, &elements, version);
             }
         });
     }

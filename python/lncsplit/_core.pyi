@@ -336,12 +336,6 @@ def memory_proven_clear(
 ) -> bool:
     """Whether the memory checks provably find nothing (see ``memory.report.proven_clear``)."""
 
-def shared_dram_pass(
-    modules: list[Module], cores: list[int], sync: bool
-) -> list[tuple[str, str, int, int, str]] | None:
-    """Orders 82 (``sync`` false) / 83 in their common case, in place: their log records, or
-    None with nothing changed (see ``memory.shared_dram``)."""
-
 def to_bytes_all(modules: list[Module], version: int = 2, parallel: bool = True) -> list[bytes]:
     """Every module as BIR-JSON bytes, written with the GIL released (in parallel when ``parallel``)."""
 

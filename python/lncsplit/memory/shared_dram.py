@@ -27,7 +27,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lncsplit import _core
 from lncsplit._core import FunctionView, MemoryLocationSetView, MemoryLocationView, Module
 from lncsplit.errors import LncsplitError
 from lncsplit.memory.checks import tensor_bytes
@@ -107,8 +106,6 @@ def allocate_shared_dram(core_modules: Sequence[Module], lnc: int) -> None:
     """
     del lnc  # every core but 0 defers to core 0 whatever N is
     cores = _by_core(core_modules)
-    if _in_rust(cores, sync=False):
-        return
     owner = cores.get(OWNER_CORE)
     if owner is not None:
         _place_on_owner(owner)
@@ -160,47 +157,6 @@ def _defer_to_owner(core: int, module: Module) -> None:
             loc.remote_local_target = {"name": loc.name, "core": OWNER_CORE}
 
 
-#: Whether the passes first try their common case in Rust (tests turn it off
-#: to compare with the Python passes, which stay the definition).
-USE_RUST = True
-
-
-def _in_rust(cores: dict[int, Module], *, sync: bool) -> bool:
-    """Run order 82 (83 with ``sync``) in Rust when it is the common case
-    (``rust/src/passes/shared_dram.rs``), logging what the Python pass logs;
-    False (nothing changed) leaves it to the Python pass."""
-    order = sorted(cores)
-    mods = [cores[c] for c in order]
-    if not USE_RUST or len({id(m) for m in mods}) != len(mods):
-        return False
-    logs = _core.shared_dram_pass(mods, order, sync)
-    if logs is None:
-        return False
-    for kind, name, number, nbytes, target in logs:
-        if kind == "allocated":
-            logger.debug(
-                "Allocated shared tensor %s on core %d at address %#x (%d bytes)",
-                name,
-                OWNER_CORE,
-                number,
-                nbytes,
-            )
-        elif kind == "skipping":
-            logger.info(
-                "Skipping shared tensor allocations on core %d, "
-                "marking as remoteLocalTarget instead",
-                number,
-            )
-        else:
-            logger.info(
-                "Assigned memloc %s to address %#x based on its remote local target %s",
-                name,
-                number,
-                target,
-            )
-    return True
-
-
 class _TargetIndex:
     """Lazy per-(core, function) name → location maps, built once per sync."""
 
@@ -249,8 +205,6 @@ def sync_shared_allocations(core_modules: Sequence[Module], lnc: int) -> None:
     if lnc == 1:
         return
     cores = _by_core(core_modules)
-    if _in_rust(cores, sync=True):
-        return
     index = _TargetIndex(cores)
     for core in sorted(cores):
         module = cores[core]

@@ -4,8 +4,7 @@
 //! `bir_linker` (the linked program, contract §3.7); the LNC tail:
 //! `lower_local_collectives` (80), `extend_shared_lifetimes` (81), with
 //! `core_barriers` (renumbering) and `core_list` (the `cores` argument, 9006);
-//! `memory_clear`, the quick proof that the memory checks (15, 90) find nothing;
-//! `shared_dram`, the common case of the shared-DRAM passes (82, 83).
+//! `memory_clear`, the quick proof that the memory checks (15, 90) find nothing.
 
 pub mod bir_linker;
 pub mod birverifier;
@@ -17,7 +16,6 @@ pub mod lnc_splitter;
 pub mod lnc_verifier;
 pub mod lower_local_collectives;
 pub mod memory_clear;
-pub mod shared_dram;
 
 #[cfg(test)]
 pub(crate) mod tail_testkit;

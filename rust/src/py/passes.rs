@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use super::module::PyBirModule;
 use crate::bir::Module;
 use crate::passes::lnc_splitter::{self, CloneMode, SplitOptions};
-use crate::passes::{birverifier, expand_replication as expand, lnc_verifier, memory_clear, shared_dram};
+use crate::passes::{birverifier, expand_replication as expand, lnc_verifier, memory_clear};
 
 fn clone_mode(s: &str) -> PyResult<CloneMode> {
     match s {
@@ -181,57 +181,4 @@ pub(crate) fn memory_proven_clear(
         })
         .collect();
     Ok(py.detach(|| work.iter().all(|(m, q)| memory_clear::proven_clear(m, q))))
-}
-
-/// One log record of the shared-DRAM passes: `(kind, name, number, bytes,
-/// target)` — `("allocated", name, addr, bytes, "")`, `("skipping", "",
-/// core, 0, "")` or `("assigned", name, addr, 0, target)`.
-type SharedDramLog = (&'static str, String, i64, i128, String);
-
-/// The common case of `coloring_allocator_dram_shared` (82, `sync` false)
-/// or `sync_shared_allocations` (83, `sync` true) on one split module's
-/// cores, distinct module objects in increasing core order (`cores`):
-/// applied in place (views stay valid) and its log records returned, or None
-/// with nothing changed — run the Python pass (`passes/shared_dram.rs`).
-#[pyfunction]
-pub(crate) fn shared_dram_pass(
-    py: Python<'_>,
-    modules: Vec<Py<PyBirModule>>,
-    cores: Vec<i64>,
-    sync: bool,
-) -> PyResult<Option<Vec<SharedDramLog>>> {
-    if cores.len() != modules.len() {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "{} cores for {} modules",
-            cores.len(),
-            modules.len()
-        )));
-    }
-    let mut guards = modules
-        .iter()
-        .map(|m| m.try_borrow_mut(py))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut pairs: Vec<(i64, &mut Module)> = cores
-        .iter()
-        .copied()
-        .zip(guards.iter_mut().map(|g| g.module_mut_in_place()))
-        .collect();
-    let logs = if sync {
-        shared_dram::sync(&mut pairs)
-    } else {
-        shared_dram::allocate(&mut pairs)
-    };
-    Ok(logs.map(|v| {
-        v.into_iter()
-            .map(|l| match l {
-                shared_dram::Log::Allocated { name, addr, bytes } => {
-                    ("allocated", name.to_string(), addr, bytes, String::new())
-                }
-                shared_dram::Log::Skipping { core } => ("skipping", String::new(), core, 0, String::new()),
-                shared_dram::Log::Assigned { name, addr, target } => {
-                    ("assigned", name.to_string(), addr, 0, target.to_string())
-                }
-            })
-            .collect()
-    }))
 }

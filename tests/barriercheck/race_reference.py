@@ -121,7 +121,7 @@ def _points(arg: Json, s: Json, ev: _Eval, axes: Axes, values: dict[str, int]) -
     parts, free, es, strides = _layout(s)
     ap = arg["ap"]
     if arg["kind"] == "physical_ap":
-        base = arg.get("offset", 0) // es
+        base = arg.get("offset", 0)  # in elements (contract §3.6, since 2026-12-02)
     else:
         addrs = [ev(a, axes, values) for a in arg["addrs"]]
         if any(a is None for a in addrs):

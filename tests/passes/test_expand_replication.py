@@ -152,11 +152,12 @@ def expanded(out: dict[str, Any], r: int = 2, shift: int = 32) -> list[dict[str,
 
 
 def test_physical_writer_copy_goes_to_replicas_1_and_up() -> None:
-    # One copy: offset shifted by shift·F·element size = 32·4·4 bytes.
+    # One copy: offset shifted by shift·F = 32·4 elements (offsets are
+    # elements since 2026-12-02; bytes would be 32·4·4).
     w, copy, _mm = expanded(pap(0, [[4, 32], [1, 4]]))
     assert copy["name"] == "w_replicate" and copy["mode"] == "Replicate"
     assert copy["ins"][0] == w["outs"][0]
-    assert copy["outs"][0]["offset"] == 32 * 4 * 4
+    assert copy["outs"][0]["offset"] == 32 * 4
     assert copy["outs"][0]["ap"] == [[4, 32], [1, 4]]
 
 
@@ -189,9 +190,18 @@ def test_shift_other_than_rows_gives_one_copy_per_replica() -> None:
 
 
 def test_physical_writer_of_some_rows_shifts_its_offset_per_replica() -> None:
-    start = 16 * 4 * 4  # partition 16
+    start = 16 * 4  # partition 16, in elements
     _w, c1, c2, _mm = expanded(pap(start, [[4, 16], [1, 4]]), r=3)
-    assert [c1["outs"][0]["offset"], c2["outs"][0]["offset"]] == [start + 512, start + 1024]
+    assert [c1["outs"][0]["offset"], c2["outs"][0]["offset"]] == [start + 128, start + 256]
+
+
+def test_a_physical_writer_starting_past_partition_0_is_not_spanning_all_rows() -> None:
+    # offset 2·F elements starts at partition 2: the "spans all rows" test is
+    # offset < F in elements (read as bytes, 8 < F·4 would have said yes).
+    out = pap(8, [[4, 30], [1, 4]])
+    _w, *copies, _mm = expanded(out, r=2)
+    assert [c["name"] for c in copies] == ["w_replicate_1"]
+    assert copies[0]["outs"][0]["offset"] == 8 + 32 * 4
 
 
 def test_writer_through_an_unmodelled_argument_kind_is_refused() -> None:

@@ -41,11 +41,6 @@ pub enum FootprintError {
         ap: usize,
         addrs: usize,
     },
-    /// A `physical_ap` offset that is not a whole number of elements.
-    MisalignedOffset {
-        offset: i64,
-        esize: i64,
-    },
     /// A point outside the location (`e < 0` or `e ≥ P·F`).
     OutsideLocation {
         element: i64,
@@ -72,9 +67,6 @@ impl FootprintError {
             }
             FootprintError::AddrsCount { ap, addrs } => {
                 format!("addrs has {addrs} entries for an ap of {ap} dims")
-            }
-            FootprintError::MisalignedOffset { offset, esize } => {
-                format!("offset {offset} is not a multiple of the element size {esize}")
             }
             FootprintError::OutsideLocation { element, elements } => {
                 format!("element {element} is outside the location's {elements} elements")
@@ -209,16 +201,14 @@ impl Layout {
         Ok((part, within))
     }
 
-    /// The points of a `physical_ap`: `e = offset / esize + Σ_d step_d·i_d`
-    /// (`offset` in bytes within the location; its partition part is the
-    /// partition-dim start, the rest the within-partition start).
+    /// The points of a `physical_ap`: `e = offset + Σ_d step_d·i_d`, `offset`
+    /// in **elements** within the location (contract §1.7, §3.6; it was bytes
+    /// before 2026-12-02, as real neuronx-cc dumps are read): the partition
+    /// part is `(offset div F)·F + step_0·i_0`, the within-partition part
+    /// `(offset mod F) + Σ_{d≥1} step_d·i_d`.
     pub fn physical(&self, ap: &PhysicalAp, esize: i64) -> FResult<Progression> {
         self.check_esize(esize)?;
-        let offset = ap.offset.unwrap_or(0);
-        if offset.rem_euclid(esize) != 0 {
-            return Err(FootprintError::MisalignedOffset { offset, esize });
-        }
-        let e = offset.div_euclid(esize);
+        let e = ap.offset.unwrap_or(0);
         let f = self.free.max(1);
         self.progression(mul(e.div_euclid(f), f)?, e.rem_euclid(f), &ap.ap)
     }

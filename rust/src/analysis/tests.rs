@@ -159,6 +159,48 @@ fn symbolic_points_follow_partition_major_strides() {
     assert_eq!(got, want);
 }
 
+/// A `physical_ap` of random offset and steps touches exactly the elements a
+/// brute-force enumeration gives with the offset counted in **elements**
+/// (contract §3.6 since 2026-12-02: bytes would put element 8 of a float32
+/// set at element 2).
+#[test]
+fn physical_points_count_the_offset_in_elements() {
+    use crate::bir::argument::PhysicalAp;
+    let l = Layout::of(&set(&[8, 16], "float32"), "DRAM").unwrap();
+    let mut r = Rng(0x51);
+    for _ in 0..2_000 {
+        let offset = r.range(0, 64);
+        let dims: Vec<[i64; 2]> = vec![[16, r.range(1, 3)], [r.range(1, 3), r.range(1, 5)]];
+        let ap = PhysicalAp {
+            ap: dims.iter().copied().collect(),
+            offset: Some(offset),
+            dtype: None,
+            memref: None,
+            memsetref: None,
+            extra: None,
+        };
+        let mut want = Vec::new();
+        for i0 in 0..dims[0][1] {
+            for i1 in 0..dims[1][1] {
+                want.push(offset + dims[0][0] * i0 + dims[1][0] * i1);
+            }
+        }
+        let mut got = Vec::new();
+        l.physical(&ap, 4).unwrap().for_each(|e| got.push(e));
+        assert_eq!(got, want, "offset {offset} ap {dims:?}");
+    }
+    // offset 8 (elements): the first point is element 8, partition 0's 9th.
+    let ap = PhysicalAp {
+        ap: [[16, 1], [1, 1]].into_iter().collect(),
+        offset: Some(8),
+        dtype: None,
+        memref: None,
+        memsetref: None,
+        extra: None,
+    };
+    assert_eq!(l.physical(&ap, 4).unwrap().base, 8);
+}
+
 #[test]
 fn an_ap_of_other_rank_adds_the_free_addresses() {
     // Rank 3, ap of 2 dims: e = addrs[0]·F + addrs[1] + Σ step·i.

@@ -227,7 +227,7 @@ fn increase_ifmap_memset_size(
     let geo = f
         .memory_location_set(set)
         .map(SetGeometry::of)
-        .unwrap_or(SetGeometry { elems: 1, elem_size: 1 });
+        .unwrap_or(SetGeometry { elems: 1 });
     let mut x = Expansion {
         ctx,
         set,
@@ -241,12 +241,11 @@ fn increase_ifmap_memset_size(
     Ok(())
 }
 
-/// The replicated set's layout: F elements per partition of `elem_size` bytes
-/// (contract §3.6 footprints: partition-major, F = product of the other dims).
+/// The replicated set's layout: F elements per partition (contract §3.6
+/// footprints: partition-major, F = product of the other dims).
 #[derive(Clone, Copy)]
 struct SetGeometry {
     elems: i64,
-    elem_size: i64,
 }
 
 impl SetGeometry {
@@ -259,10 +258,7 @@ impl SetGeometry {
             .filter(|(i, _)| *i != pd)
             .try_fold(1i64, |acc, (_, &d)| acc.checked_mul(d))
             .unwrap_or(i64::MAX);
-        SetGeometry {
-            elems,
-            elem_size: crate::bir::dtype::dtype_size(&s.dtype).unwrap_or(1),
-        }
+        SetGeometry { elems }
     }
 }
 
@@ -331,7 +327,7 @@ impl Expansion<'_> {
     /// writer's predicates.
     fn replicated_copies(&mut self, writer: &Instruction, out: &Argument) -> Result<Vec<Instruction>> {
         let p = self.p;
-        if p.shift == p.rows && self.spans_all_rows(writer, out)? {
+        if p.shift == p.rows && self.spans_all_rows(out)? {
             let mut dst = self.shifted_arg(writer, out, p.shift)?;
             set_partition_count(&mut dst, p.rows * (p.resolution - 1));
             let name = unique_name(format!("{}_replicate", writer.name), self.names);
@@ -349,7 +345,7 @@ impl Expansion<'_> {
 
     /// Does the writer's output cover partitions 0…rows−1 exactly: start at
     /// partition 0, `ap[0] = [F, rows]` (steps are flat element strides)?
-    fn spans_all_rows(&self, writer: &Instruction, out: &Argument) -> Result<bool> {
+    fn spans_all_rows(&self, out: &Argument) -> Result<bool> {
         let rows = self.p.rows;
         let first = out.ap().and_then(|ap| ap.first().copied());
         let Some([step, num]) = first else {
@@ -360,28 +356,16 @@ impl Expansion<'_> {
         }
         Ok(match out {
             Argument::Symbolic(s) => s.addrs.first().and_then(|&a| self.ctx.as_constant(a)) == Some(0),
-            Argument::Physical(ph) => {
-                let row_bytes = self.row_bytes(writer)?;
-                (0..row_bytes).contains(&ph.offset.unwrap_or(0))
-            }
+            // offsets are elements (§3.2, since 2026-12-02): the writer starts
+            // in partition 0 iff its offset is below F
+            Argument::Physical(ph) => (0..self.geo.elems).contains(&ph.offset.unwrap_or(0)),
             _ => false,
         })
     }
 
-    /// Bytes of one partition of the set: F · element size.
-    fn row_bytes(&self, writer: &Instruction) -> Result<i64> {
-        self.geo.elems.checked_mul(self.geo.elem_size).ok_or_else(|| {
-            Error::neuron_at(
-                BAD_GROWTH,
-                "bytes per partition fit 64 bits",
-                loc("replace_with_replicated_copy"),
-                format!("set {} written by {}", self.set, writer.name),
-            )
-        })
-    }
-
     /// The writer's output argument moved `by` partitions: `addrs[0] + by` for
-    /// a `symbolic_ap`, `offset + by·F·element size` for a `physical_ap`.
+    /// a `symbolic_ap`, `offset + by·F` for a `physical_ap` (offsets in
+    /// elements since 2026-12-02; it was `by·F·element size` bytes).
     fn shifted_arg(&mut self, writer: &Instruction, out: &Argument, by: i64) -> Result<Argument> {
         let mut dst = out.clone();
         match &mut dst {
@@ -389,12 +373,13 @@ impl Expansion<'_> {
                 s.addrs[0] = shifted(self.ctx, s.addrs[0], by)?;
             }
             Argument::Physical(ph) => {
-                let bytes = self
-                    .row_bytes(writer)?
+                let elems = self
+                    .geo
+                    .elems
                     .checked_mul(by)
                     .and_then(|b| b.checked_add(ph.offset.unwrap_or(0)))
                     .ok_or_else(|| Error::overflow("replica offset"))?;
-                ph.offset = Some(bytes);
+                ph.offset = Some(elems);
             }
             other => {
                 return Err(Error::neuron_at(

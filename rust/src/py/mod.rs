@@ -78,7 +78,6 @@ mod _core {
     use super::passes::memory_proven_clear;
     // the shared-DRAM passes' common case (orders 82, 83)
     #[pymodule_export]
-
     // the LNC tail (orders 80, 81)
     #[pymodule_export]
     use super::tail::{extend_shared_lifetimes, lower_local_collectives};

@@ -316,6 +316,36 @@ fn x_to_y(name: &str, opcode: &str, src: (Value, [i64; 2])) -> Module {
     )
 }
 
+/// A `physical_ap` reads from its offset counted in elements (contract §3.6
+/// since 2026-12-02): offset 8 of an int32 set is partition 1, bytes 32….
+#[test]
+fn a_physical_access_starts_at_its_offset_in_elements() {
+    let src = json!({"kind": "physical_ap", "ap": [[8, 1], [1, 4]], "offset": 8,
+                     "dtype": "int32", "memref": "x_loc", "memsetref": "x"});
+    let m = module(
+        "phys_nc_symbolic",
+        vec![
+            set("x", "Input", "int32", &[2, 8], "DRAM"),
+            set("y", "Output", "int32", &[1, 4], "DRAM"),
+        ],
+        vec![inst(
+            "copy",
+            "DMACopy",
+            vec![src],
+            vec![ap("y", "int32", json!([[4, 1], [1, 4]]), vec![k(0), k(0)])],
+        )],
+    );
+    let x: Vec<u8> = (0..64).collect();
+    let inputs = [SimInput {
+        core: 0,
+        function: "main".into(),
+        set: "x".into(),
+        bytes: x.clone(),
+    }];
+    let r = run(&[&m], Some(1), &inputs).unwrap();
+    assert_eq!(output(&r, 0, "y"), &x[32..48]);
+}
+
 #[test]
 fn a_copy_of_unequal_counts_is_9401_naming_it() {
     let m = x_to_y("short", "DMACopy", (json!([[8, 1], [1, 4]]), [0, 0]));

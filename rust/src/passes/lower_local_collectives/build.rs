@@ -195,8 +195,8 @@ fn retarget(arg: &mut Argument, core: usize) {
 /// The chunk `ch` of `arg` (an AP on a set of geometry `geo`) as an argument
 /// of its own: a `symbolic_ap` keeps its partition start `addrs[0]` and puts
 /// the within-partition start in its last `addrs` entry (flat steps, contract
-/// §3.6); a `physical_ap` moves its byte offset.
-fn chunk_arg(ctx: &mut Context, arg: &Argument, geo: &Geometry, esize: i64, ch: &Chunk) -> Result<Argument> {
+/// §3.6); a `physical_ap` moves its offset (in elements, since 2026-12-02).
+fn chunk_arg(ctx: &mut Context, arg: &Argument, geo: &Geometry, ch: &Chunk) -> Result<Argument> {
     let mut dims: crate::bir::Ap = ch.dims.iter().copied().collect();
     if dims.len() < 2 {
         dims.push([1, 1]);
@@ -230,8 +230,7 @@ fn chunk_arg(ctx: &mut Context, arg: &Argument, geo: &Geometry, esize: i64, ch: 
         }
         Argument::Physical(p) => {
             let mut q = p.clone();
-            let shift = ch.offset.checked_mul(esize).ok_or_else(overflow)?;
-            q.offset = Some(p.offset.unwrap_or(0).checked_add(shift).ok_or_else(overflow)?);
+            q.offset = Some(p.offset.unwrap_or(0).checked_add(ch.offset).ok_or_else(overflow)?);
             q.ap = dims;
             Ok(Argument::Physical(q))
         }
@@ -382,11 +381,6 @@ impl<'a, 'm> Seq<'a, 'm> {
         operand(self.function(core), arg).expect("checked when the facts were gathered")
     }
 
-    fn esize(&self) -> i64 {
-        crate::analysis::access::element_size(self.x().outs[0].dtype(), self.set_of(self.c, &self.x().outs[0]))
-            .unwrap_or(1)
-    }
-
     /// `ins[0]` / `outs[0]` of core `p`'s copy, in this core's expressions.
     fn operand_of(&self, ctxs: &mut [Context], p: usize, outs: bool) -> Result<(Argument, &'a MemoryLocationSet)> {
         let xp = self.g.sites[p].inst;
@@ -461,7 +455,7 @@ impl<'a, 'm> Seq<'a, 'm> {
         let dims = arg.ap().ok_or_else(bad)?;
         let ch = chunk_ap(dims, w, c, j as i64).ok_or_else(bad)?;
         let geo = geometry(set).ok_or_else(overflow)?;
-        chunk_arg(&mut ctxs[self.c], arg, &geo, self.esize(), &ch)
+        chunk_arg(&mut ctxs[self.c], arg, &geo, &ch)
     }
 
     fn sb2sb(&mut self, ctxs: &mut [Context]) -> Result<()> {

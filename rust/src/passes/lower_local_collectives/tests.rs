@@ -515,7 +515,7 @@ fn pap(loc: &str, set: Option<&str>, ap: &[[i64; 2]], offset: i64) -> Value {
 
 #[test]
 fn physical_access_patterns_are_chunked_and_proxied_by_location() {
-    // AllReduce over physical APs: chunks move the byte offset.
+    // AllReduce over physical APs: chunks move the offset (in elements).
     let ap = [[64, 128], [1, 64]];
     let mut x = cc(
         "x",
@@ -527,7 +527,18 @@ fn physical_access_patterns_are_chunked_and_proxied_by_location() {
     );
     x["cc_channel"]["replica_groups"] = json!([[0, 1, 2, 3]]);
     let m = module(&[set("a", "DRAM", [128, 64]), set("b", "DRAM", [128, 64])], vec![x]);
-    lower_checked(split_n(m, 4), &[], AccOp::Add, &opts());
+    let out = lower_checked(split_n(m, 4), &[], AccOp::Add, &opts());
+    // The reduce-scatter chunks are 16 of the 64 columns: their offsets are
+    // 16·k elements (as bytes they would be 64·k).
+    let mut offsets = std::collections::BTreeSet::new();
+    for i in &out[0].functions[0].basic_blocks[0].instructions {
+        for a in i.ins.iter().chain(&i.outs) {
+            if let crate::bir::Argument::Physical(p) = a {
+                offsets.insert(p.offset.unwrap_or(0));
+            }
+        }
+    }
+    assert_eq!(offsets, [0, 16, 32, 48].into_iter().collect(), "chunk offsets in elements");
     // SendRecv whose output names only its location: the proxy is found by location.
     let (send, recv) = ring(2);
     let half = [[64, 64], [1, 64]];
@@ -535,7 +546,7 @@ fn physical_access_patterns_are_chunked_and_proxied_by_location() {
         "x",
         "SendRecv",
         pap("a_loc", None, &half, 0),
-        pap("b_loc", None, &half, 64 * 64 * 4),
+        pap("b_loc", None, &half, 64 * 64),
         send,
         recv,
     );

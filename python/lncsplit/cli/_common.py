@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lncsplit._job import DEFAULT_MAX_FILE_SIZE
+from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
 
 if TYPE_CHECKING:
-    from lncsplit._job import Job, Unit
-    from lncsplit.runner import Cleanup, CorpusReport
+    from lncsplit.corpus.runner import Cleanup, CorpusReport
+    from lncsplit.corpus.unit import Job, Unit
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 
@@ -178,7 +178,7 @@ def failure_line(f: Any) -> str:
 
 def describe_error(e: BaseException) -> str:
     """:func:`format_error` of an exception."""
-    from lncsplit._job import error_info
+    from lncsplit.corpus.unit import error_info
 
     return format_error(error_info(e))
 
@@ -228,10 +228,10 @@ def prepare_out(a: argparse.Namespace, option: str = "out", *, create: bool = Tr
 
 
 def discover(a: argparse.Namespace, *, core_sets: bool, unique_outputs: bool = False) -> list[Unit]:
-    """:func:`lncsplit.discovery.discover_units` with the command's options:
+    """:func:`lncsplit.corpus.discovery.discover_units` with the command's options:
     ``--max-file-size``, and ``--out`` (when the command has one) excluded
     from the inputs (contract §6)."""
-    from lncsplit.discovery import discover_units
+    from lncsplit.corpus.discovery import discover_units
 
     out = getattr(a, "out", None)
     with usage_errors():
@@ -318,7 +318,7 @@ def run_bulk(
     quiet: bool = False,
 ) -> CorpusReport:
     """Run ``job`` on ``units`` with the runner options of ``a``, progress on a terminal."""
-    from lncsplit.runner import run_units
+    from lncsplit.corpus.runner import run_units
 
     progress = Progress(not quiet, command)
     try:
@@ -372,9 +372,9 @@ def write_report(a: argparse.Namespace, report: CorpusReport) -> bool:
 
 
 def interrupted(a: argparse.Namespace | None, exc: KeyboardInterrupt) -> int:
-    """Ctrl-C: say what was done (a :class:`~lncsplit.runner.RunInterrupted`
+    """Ctrl-C: say what was done (a :class:`~lncsplit.corpus.runner.RunInterrupted`
     carries it), write the partial ``--report``, return 130."""
-    from lncsplit.runner import RunInterrupted
+    from lncsplit.corpus.runner import RunInterrupted
 
     if isinstance(exc, RunInterrupted):
         err(exc.describe())

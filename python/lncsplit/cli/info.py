@@ -37,7 +37,7 @@ def run(a: argparse.Namespace) -> int:
     import json
 
     import lncsplit.bir_linker
-    from lncsplit._job import load_input
+    from lncsplit._inputs import load_input
 
     try:
         m = load_input(a.file)  # a regular file only (contract §6)

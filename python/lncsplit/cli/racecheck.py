@@ -1,6 +1,6 @@
 """``lncsplit racecheck``: lnc_barriercheck on split outputs (contract §3.6, §5).
 
-Units (see :mod:`lncsplit.discovery`): a split output (``nc00.json …
+Units (see :mod:`lncsplit.corpus.discovery`): a split output (``nc00.json …
 nc<N-1>.json`` in one directory, core order and core ids checked as
 ``verify`` does) is checked as one kernel's N cores. A symbolic module file is
 first run through the pipeline (N from ``--lnc``, else its ShardIds, else 2)
@@ -32,7 +32,7 @@ from lncsplit.cli._common import (
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
-    from lncsplit._job import FileResult, Unit
+    from lncsplit.corpus.unit import FileResult, Unit
 
 
 def add_parser(sub: Any) -> None:
@@ -79,14 +79,14 @@ def racecheck_unit(unit: Unit, mode: str, lnc: int | None) -> FileResult:
     = the races with witness and fix (or ``no race``); a race fails the unit
     with ``NeuronAssertion`` 9301 naming the first one.
     """
-    from lncsplit._job import guarded
+    from lncsplit.corpus.unit import guarded
 
     return guarded(unit, partial(_check, unit, mode, lnc))
 
 
 def _check(unit: Unit, mode: str, lnc: int | None, res: FileResult) -> None:
-    from lncsplit._job import error_info
     from lncsplit.barriercheck import racecheck
+    from lncsplit.corpus.unit import error_info
 
     cores = _cores(unit, lnc)
     report = racecheck(cores, mode)  # type: ignore[arg-type]
@@ -110,8 +110,8 @@ def _race_error(report: Any) -> Exception:
 
 def _cores(unit: Unit, lnc: int | None) -> list[Module]:
     """The cores of one unit: a split output as is; a symbolic file split first."""
-    from lncsplit._job import load_input
-    from lncsplit.discovery import load_core_set
+    from lncsplit._inputs import load_input
+    from lncsplit.corpus.discovery import load_core_set
     from lncsplit.pipeline import PassOptions, run_pipeline
 
     if unit.kind == "core_set":

@@ -39,8 +39,8 @@ from typing import Any, Literal
 
 from lncsplit import passes
 from lncsplit._core import Module
-from lncsplit.bir_linker import link_kernels
 from lncsplit.errors import LncsplitError, NeuronAssertion
+from lncsplit.passes.linker import link_kernels
 
 
 @dataclass
@@ -254,7 +254,7 @@ class Pipeline:
     def _lnc_tail(self, out: list[Module]) -> None:
         """The collective-buffer check on the collectives as written (15, with
         the memory model), then orders 80 and 81 on each split module's cores."""
-        from lncsplit import tail
+        from lncsplit.passes import tail
 
         o = self.options
         n = o.lnc_size
@@ -365,7 +365,7 @@ def refuse_concretized(modules: Sequence[Module]) -> None:
 def _racecheck_groups(out: Sequence[Module], n: int, parallel: bool = True) -> None:
     """Order 92: lnc_barriercheck on each kernel's N cores; the first race is 9301.
     The cores are walked on rayon's pool only when the pipeline runs ``parallel``."""
-    from lncsplit.barriercheck import racecheck_cores
+    from lncsplit.passes.racecheck import racecheck_cores
 
     for k in range(0, len(out), n):
         report = racecheck_cores(out[k : k + n], parallel=parallel)

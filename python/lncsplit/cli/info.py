@@ -36,15 +36,15 @@ def run(a: argparse.Namespace) -> int:
         raise UsageError(f"{a.file} is a directory; info takes one module file")
     import json
 
-    import lncsplit.bir_linker
     from lncsplit._inputs import load_input
+    from lncsplit.passes.linker import describe_linked, is_linked
 
     try:
         m = load_input(a.file)  # a regular file only (contract §6)
         d = describe_module(m)
-        if lncsplit.bir_linker.is_linked(m):
+        if is_linked(m):
             # Linked modules only (rare): the linker's summary reads the JSON.
-            d["linked"] = lncsplit.bir_linker.describe_linked(json.loads(m.to_json()))
+            d["linked"] = describe_linked(json.loads(m.to_json()))
     except Exception as e:  # noqa: BLE001
         err(f"{a.file}: {describe_error(e)}")
         return EXIT_FAILED

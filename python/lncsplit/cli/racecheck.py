@@ -85,8 +85,8 @@ def racecheck_unit(unit: Unit, mode: str, lnc: int | None) -> FileResult:
 
 
 def _check(unit: Unit, mode: str, lnc: int | None, res: FileResult) -> None:
-    from lncsplit.barriercheck import racecheck
     from lncsplit.corpus.unit import error_info
+    from lncsplit.passes.racecheck import racecheck
 
     cores = _cores(unit, lnc)
     report = racecheck(cores, mode)  # type: ignore[arg-type]

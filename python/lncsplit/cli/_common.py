@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
 
 if TYPE_CHECKING:
+    from lncsplit._core import Module
     from lncsplit.corpus.runner import Cleanup, CorpusReport
     from lncsplit.corpus.unit import Job, Unit
 
@@ -181,6 +182,20 @@ def describe_error(e: BaseException) -> str:
     from lncsplit.corpus.unit import error_info
 
     return format_error(error_info(e))
+
+
+def input_failed(path: str, e: BaseException) -> int:
+    """A one-input command's input failed: ``lncsplit: PATH: Type code: message`` on
+    stderr; returns :data:`EXIT_FAILED`."""
+    err(f"{path}: {describe_error(e)}")
+    return EXIT_FAILED
+
+
+def one_file(path: str, takes: str) -> None:
+    """A one-FILE command refuses a directory: a usage error
+    ``PATH is a directory; <takes>``."""
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a directory; {takes}")
 
 
 def check_paths(paths: Sequence[str]) -> None:
@@ -404,6 +419,25 @@ def lnc_for(module: Any, lnc: int | None) -> int:
     """The N a symbolic module is split into: ``lnc`` (``--lnc``) when given, else its
     ShardId bound (:func:`infer_lnc`), else :data:`DEFAULT_LNC`."""
     return lnc if lnc is not None else (infer_lnc(module) or DEFAULT_LNC)
+
+
+def unit_modules(
+    unit: Unit, lnc: int | None, split: Callable[[Module, int], list[Module]]
+) -> tuple[list[Module], int | None]:
+    """The modules of one unit and their N: a split output's cores as they are (N = their
+    count); a symbolic file's module split by ``split(module, n)`` (N from :func:`lnc_for`);
+    a lone core file's module alone (N None)."""
+    from lncsplit._inputs import load_input
+    from lncsplit.corpus.discovery import load_core_set
+
+    if unit.kind == "core_set":
+        mods = load_core_set(unit)
+        return mods, len(mods)
+    m = load_input(unit.path)
+    if m.neuron_core_id is not None:
+        return [m], None
+    n = lnc_for(m, lnc)
+    return split(m, n), n
 
 
 def print_units(

@@ -3,16 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
-from lncsplit.cli._common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    UsageError,
-    describe_error,
-    err,
-)
+from lncsplit.cli._common import EXIT_OK, input_failed, one_file
 
 
 def add_parser(sub: Any) -> None:
@@ -32,8 +25,7 @@ def describe_module(module: Any) -> dict[str, Any]:
 
 def run(a: argparse.Namespace) -> int:
     """Describe one module file (``--json``: as JSON)."""
-    if os.path.isdir(a.file):
-        raise UsageError(f"{a.file} is a directory; info takes one module file")
+    one_file(a.file, "info takes one module file")
     import json
 
     from lncsplit._inputs import load_input
@@ -46,8 +38,7 @@ def run(a: argparse.Namespace) -> int:
             # Linked modules only (rare): the linker's summary reads the JSON.
             d["linked"] = describe_linked(json.loads(m.to_json()))
     except Exception as e:  # noqa: BLE001
-        err(f"{a.file}: {describe_error(e)}")
-        return EXIT_FAILED
+        return input_failed(a.file, e)
     if a.json:
         print(json.dumps(d, indent=2))
         return EXIT_OK

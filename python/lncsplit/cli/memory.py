@@ -22,11 +22,11 @@ from lncsplit.cli._common import (
     check_outputs,
     discover,
     finish,
-    lnc_for,
     positive,
     print_units,
     run_bulk,
     unit_docs,
+    unit_modules,
 )
 
 if TYPE_CHECKING:
@@ -114,18 +114,14 @@ def _report(
 
 def _modules(unit: Unit, lnc: int | None, arch: str | None) -> tuple[list[Module], int | None]:
     """Per-core modules of one unit and their N (None for a lone core file)."""
+    return unit_modules(unit, lnc, partial(_split, arch=arch))
+
+
+def _split(m: Module, n: int, arch: str | None) -> list[Module]:
+    """A symbolic module's cores, shared DRAM placed and synchronized."""
     from lncsplit import memory
-    from lncsplit._inputs import load_input
-    from lncsplit.corpus.discovery import load_core_set
     from lncsplit.pipeline import PassOptions, run_pipeline
 
-    if unit.kind == "core_set":
-        mods = load_core_set(unit)
-        return mods, len(mods)
-    m = load_input(unit.path)
-    if m.neuron_core_id is not None:
-        return [m], None
-    n = lnc_for(m, lnc)
     # The pipeline without its memory step: the report is the memory step,
     # and it reports violations instead of raising.
     mods = run_pipeline(
@@ -134,4 +130,4 @@ def _modules(unit: Unit, lnc: int | None, arch: str | None) -> tuple[list[Module
     if n > 1:
         memory.allocate_shared_dram(mods, n)
         memory.sync_shared_allocations(mods, n)
-    return mods, n
+    return mods

@@ -23,11 +23,11 @@ from lncsplit.cli._common import (
     check_outputs,
     discover,
     finish,
-    lnc_for,
     positive,
     print_units,
     run_bulk,
     unit_docs,
+    unit_modules,
 )
 
 if TYPE_CHECKING:
@@ -110,18 +110,20 @@ def _race_error(report: Any) -> Exception:
 
 def _cores(unit: Unit, lnc: int | None) -> list[Module]:
     """The cores of one unit: a split output as is; a symbolic file split first."""
-    from lncsplit._inputs import load_input
-    from lncsplit.corpus.discovery import load_core_set
-    from lncsplit.pipeline import PassOptions, run_pipeline
-
-    if unit.kind == "core_set":
-        return load_core_set(unit)
-    m = load_input(unit.path)
-    if m.neuron_core_id is not None:
+    cores, n = unit_modules(unit, lnc, _split)
+    if n is None:
+        m = cores[0]
         raise ValueError(
             f"{m.name} is one core (neuron_core_id {m.neuron_core_id}); "
             "racecheck its directory (nc00.json … together)"
         )
-    n = lnc_for(m, lnc)
+    return cores
+
+
+def _split(m: Module, n: int) -> list[Module]:
+    """A symbolic module's cores: the pipeline without the race check (its races are
+    reported, not raised)."""
+    from lncsplit.pipeline import PassOptions, run_pipeline
+
     # The instance walk is bounded (10⁸ per function, 9306); N is capped by infer_lnc.
     return run_pipeline([m], PassOptions(lnc_size=n, racecheck=False))

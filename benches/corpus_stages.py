@@ -1,6 +1,6 @@
 """Per-stage CPU time of the corpus split job (docs/performance.md, `pipe5` round).
 
-Runs the steps of ``lncsplit._job._split_into`` on every ``*.json`` of a
+Runs the steps of ``lncsplit.corpus.split_job._split_into`` on every ``*.json`` of a
 directory (read + load, the pass pipeline, writing the cores to bytes,
 freeing the cores, the atomic writes), ``--jobs 1`` style (``parallel=False``),
 and prints the CPU time of each step and of each pass, best of ``rounds``.
@@ -23,7 +23,7 @@ import tempfile
 import time
 import types
 
-from lncsplit import _core, _job, pipeline
+from lncsplit import _core, _inputs, pipeline
 from lncsplit._atomic import write_core_files
 from lncsplit.pipeline import PassOptions
 
@@ -33,7 +33,7 @@ Totals = collections.Counter[str]
 def _one_file(path: str, out: str, opts: PassOptions, tot: Totals) -> None:
     clock = time.process_time
     t0 = clock()
-    module, _n = _job.with_input(path, lambda d: _core.Module.from_json(d, parallel=False))
+    module, _n = _inputs.with_input(path, lambda d: _core.Module.from_json(d, parallel=False))
     t1 = clock()
     pl = pipeline.Pipeline(opts)
     cores = pl.run([module])

@@ -39,8 +39,8 @@ from typing import Any, Literal
 
 from lncsplit import passes
 from lncsplit._core import Module
-from lncsplit.bir_linker import link_kernels
 from lncsplit.errors import LncsplitError, NeuronAssertion
+from lncsplit.passes.linker import link_kernels
 
 
 @dataclass
@@ -254,11 +254,10 @@ class Pipeline:
     def _lnc_tail(self, out: list[Module]) -> None:
         """The collective-buffer check on the collectives as written (15, with
         the memory model), then orders 80 and 81 on each split module's cores."""
-        from lncsplit import tail
+        from lncsplit.passes import tail
 
         o = self.options
-        n = o.lnc_size
-        groups = [out[i : i + n] for i in range(0, len(out), n)]
+        groups = kernels(out, o.lnc_size)
         if o.memory:
             self._timed("collective_buffer_check", 15, len(out), lambda: self._cc_buffers(groups))
 
@@ -316,7 +315,7 @@ class Pipeline:
         from lncsplit.memory.report import proven_clear
 
         n = self.options.lnc_size
-        groups = [out[i : i + n] for i in range(0, len(out), n)]
+        groups = kernels(out, n)
         if n > 1:
             self._timed(
                 "coloring_allocator_dram_shared",
@@ -346,6 +345,12 @@ class Pipeline:
         self._timed("memory_checks", 90, len(out), check)
 
 
+def kernels(out: list[Module], n: int) -> list[list[Module]]:
+    """The split's M·N per-core modules as M kernels of N cores each, in order:
+    module ``m``'s cores are ``out[m*n : (m+1)*n]`` (contract §3.1)."""
+    return [out[i : i + n] for i in range(0, len(out), n)]
+
+
 def refuse_concretized(modules: Sequence[Module]) -> None:
     """9005: with N > 1 every input must be symbolic; a module that already
     carries ``neuron_core_id`` is refused, not split a second time (contract
@@ -362,13 +367,13 @@ def refuse_concretized(modules: Sequence[Module]) -> None:
             )
 
 
-def _racecheck_groups(out: Sequence[Module], n: int, parallel: bool = True) -> None:
+def _racecheck_groups(out: list[Module], n: int, parallel: bool = True) -> None:
     """Order 92: lnc_barriercheck on each kernel's N cores; the first race is 9301.
     The cores are walked on rayon's pool only when the pipeline runs ``parallel``."""
-    from lncsplit.barriercheck import racecheck_cores
+    from lncsplit.passes.racecheck import racecheck_cores
 
-    for k in range(0, len(out), n):
-        report = racecheck_cores(out[k : k + n], parallel=parallel)
+    for cores in kernels(out, n):
+        report = racecheck_cores(cores, parallel=parallel)
         if not report.ok:
             race = report.races[0]
             more = f" (and {len(report.races) - 1} more)" if len(report.races) > 1 else ""
@@ -377,7 +382,7 @@ def _racecheck_groups(out: Sequence[Module], n: int, parallel: bool = True) -> N
                 f"{race.kind} race between {race.a.instruction} on core {race.a.core} and "
                 f"{race.b.instruction} on core {race.b.core} on {race.location.name}{more}",
                 "lncsplit/lnc_barriercheck",
-                f"module {out[k].name}: {race.summary()}; fix: {race.fix}",
+                f"module {cores[0].name}: {race.summary()}; fix: {race.fix}",
             )
 
 
@@ -405,6 +410,7 @@ __all__ = [
     "PassOptions",
     "Pipeline",
     "group_modules_by_core",
+    "kernels",
     "refuse_concretized",
     "run_pipeline",
 ]

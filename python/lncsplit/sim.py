@@ -451,7 +451,7 @@ def _cores_of(x: Modules | SimResult) -> int | None:
 def load_inputs(path: str | Path) -> dict[tuple[str, str], Array | PerCore]:
     """Inputs from an NPZ: keys ``<function>/<set>`` (every core) or
     ``<function>/<set>/<core>`` (one core; it overrides the all-cores array)."""
-    from lncsplit._job import read_input  # a regular file only (contract §6)
+    from lncsplit._inputs import read_input  # a regular file only (contract §6)
 
     with np.load(io.BytesIO(read_input(str(path))), allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}

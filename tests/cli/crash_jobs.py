@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 
-from lncsplit._job import FileResult, Unit, process_file
+from lncsplit.corpus.split_job import process_file
+from lncsplit.corpus.unit import FileResult, Unit
 from lncsplit.pipeline import PassOptions
 
 

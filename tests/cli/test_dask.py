@@ -12,11 +12,11 @@ from typing import Any
 import crash_jobs
 import pytest
 from cli_helpers import run_cli, tree_bytes
-from lncsplit._job import remove_unit_outputs
 from lncsplit.corpus import discover_inputs, process_files
+from lncsplit.corpus.runner import CorpusReport, run_units
+from lncsplit.corpus.split_job import remove_unit_outputs
 from lncsplit.examples import example_paths
 from lncsplit.pipeline import PassOptions
-from lncsplit.runner import CorpusReport, run_units
 
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
@@ -161,7 +161,7 @@ def test_cli_verify_with_a_dask_scheduler(tmp_path: Path, cluster: Any) -> None:
 def test_missing_dask_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import builtins
 
-    from lncsplit.executors import dask as dx
+    from lncsplit.corpus.executors import dask as dx
 
     real = builtins.__import__
 

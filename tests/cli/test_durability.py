@@ -57,8 +57,8 @@ def test_fsync_option_splits_the_same_outputs(tmp_path: Path) -> None:
 def test_a_dask_batch_is_durable_only_for_the_run_that_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lncsplit._job import FileResult, Unit
-    from lncsplit.executors.dask import process_batch
+    from lncsplit.corpus.executors.dask import process_batch
+    from lncsplit.corpus.unit import FileResult, Unit
 
     monkeypatch.delenv(_atomic.FSYNC_ENV, raising=False)
     import threading

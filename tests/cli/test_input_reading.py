@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lncsplit import Module, _job
-from lncsplit._job import InputError, Unit, load_input, prefetch, with_input
+from lncsplit import Module, _inputs
+from lncsplit._inputs import InputError, load_input, prefetch, with_input
+from lncsplit.corpus.executors.local import run_threads
+from lncsplit.corpus.split_job import process_file
+from lncsplit.corpus.unit import FileResult, Unit
 from lncsplit.examples import example_paths
-from lncsplit.executors.local import run_threads
 
 
 def small_module_dict() -> dict[str, Any]:
@@ -60,11 +62,11 @@ def test_the_read_buffer_is_reused_from_file_to_file(tmp_path: Path) -> None:
     _write(tmp_path / "big.json", big)
     small = _write(tmp_path / "small.json", small_module_dict())
     with_input(str(tmp_path / "big.json"), bytes)
-    buf = _job._buffer.data
+    buf = _inputs._buffer.data
     # The small file's bytes are exactly its own, not the big one's tail.
     got, n = with_input(str(tmp_path / "small.json"), bytes)
     assert got == small and n == len(small)
-    assert _job._buffer.data is buf
+    assert _inputs._buffer.data is buf
 
 
 def test_a_file_that_grew_since_fstat_is_read_whole(tmp_path: Path) -> None:
@@ -73,7 +75,7 @@ def test_a_file_that_grew_since_fstat_is_read_whole(tmp_path: Path) -> None:
     try:
         buf = bytearray()
         # As if fstat had said the file was 10 bytes long.
-        n = _job._read_into(fd, 10, buf)
+        n = _inputs._read_into(fd, 10, buf)
     finally:
         os.close(fd)
     assert bytes(buf[:n]) == data
@@ -83,8 +85,8 @@ def test_a_file_too_big_for_the_reused_buffer_is_read_into_one_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = _write(tmp_path / "m.json", small_module_dict())
-    monkeypatch.setattr(_job, "KEEP_READ_BUFFER", 64)
-    before = _job._buffer.data
+    monkeypatch.setattr(_inputs, "KEEP_READ_BUFFER", 64)
+    before = _inputs._buffer.data
     seen: list[type] = []
 
     def parse(b: memoryview | bytes) -> Module:
@@ -94,7 +96,7 @@ def test_a_file_too_big_for_the_reused_buffer_is_read_into_one_bytes(
     module, n = with_input(str(tmp_path / "m.json"), parse)
     assert seen == [bytes] and n == len(data)
     assert module.to_bytes() == Module.from_json(data).to_bytes()
-    assert _job._buffer.data is before  # the reused buffer was not grown
+    assert _inputs._buffer.data is before  # the reused buffer was not grown
     assert load_input(str(tmp_path / "m.json")).to_bytes() == module.to_bytes()
 
 
@@ -102,7 +104,7 @@ def test_a_big_file_that_grew_since_fstat_is_read_whole(tmp_path: Path) -> None:
     data = _write(tmp_path / "m.json", small_module_dict())
     fd = os.open(tmp_path / "m.json", os.O_RDONLY)
     try:
-        got = _job._read_bytes(fd, 10)  # as if fstat had said 10 bytes
+        got = _inputs._read_bytes(fd, 10)  # as if fstat had said 10 bytes
     finally:
         os.close(fd)
     assert got == data
@@ -148,11 +150,11 @@ def test_the_thread_runner_prefetches_the_next_unit(
 ) -> None:
     units = [Unit(str(tmp_path / f"m{i}.json"), f"m{i}") for i in range(4)]
     seen: list[str] = []
-    monkeypatch.setattr("lncsplit.executors.local.prefetch", seen.append)
+    monkeypatch.setattr("lncsplit.corpus.executors.local.prefetch", seen.append)
     results: dict[int, Any] = {}
 
-    def job(unit: Unit) -> _job.FileResult:
-        return _job.FileResult(input=unit.path)
+    def job(unit: Unit) -> FileResult:
+        return FileResult(input=unit.path)
 
     run_threads(units, job, 1, lambda i, r: results.__setitem__(i, r))
     assert seen == [u.path for u in units[1:]] and sorted(results) == [0, 1, 2, 3]
@@ -190,7 +192,7 @@ def test_a_split_on_one_core_reads_its_input_on_that_core(
         return real(data, parallel=parallel)
 
     monkeypatch.setattr(Module, "from_json", staticmethod(spy))
-    res = _job.process_file(
+    res = process_file(
         str(tmp_path / "m.json"), tmp_path / "out", PassOptions(lnc_size=2, parallel=parallel)
     )
     assert res.ok, res.error

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lncsplit import _job
 from lncsplit._core import generate_module
+from lncsplit.corpus import split_job
 from lncsplit.pipeline import PassOptions
 
 
@@ -22,13 +22,15 @@ def module_file(tmp_path: Path) -> Path:
 def test_a_slow_split_reports_each_phase_to_the_hook(
     module_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_job, "PHASE_REPORT_AFTER", -1.0)  # every file is "slow"
+    monkeypatch.setattr(split_job, "PHASE_REPORT_AFTER", -1.0)  # every file is "slow"
     seen: list[tuple[str, str]] = []
-    _job.set_phase_hook(lambda path, phase, s: seen.append((path, phase)))
+    split_job.set_phase_hook(lambda path, phase, s: seen.append((path, phase)))
     try:
-        res = _job.process_file(str(module_file), str(tmp_path / "out"), PassOptions(lnc_size=2))
+        res = split_job.process_file(
+            str(module_file), str(tmp_path / "out"), PassOptions(lnc_size=2)
+        )
     finally:
-        _job.set_phase_hook(None)
+        split_job.set_phase_hook(None)
     assert res.ok
     assert [p for _, p in seen] == ["load", "passes", "write"]
     assert all(path == str(module_file) for path, _ in seen)
@@ -38,9 +40,11 @@ def test_a_slow_split_reports_each_phase_to_the_hook(
 
 def test_a_fast_split_reports_nothing(module_file: Path, tmp_path: Path) -> None:
     seen: list[str] = []
-    _job.set_phase_hook(lambda path, phase, s: seen.append(phase))
+    split_job.set_phase_hook(lambda path, phase, s: seen.append(phase))
     try:
-        res = _job.process_file(str(module_file), str(tmp_path / "out"), PassOptions(lnc_size=2))
+        res = split_job.process_file(
+            str(module_file), str(tmp_path / "out"), PassOptions(lnc_size=2)
+        )
     finally:
-        _job.set_phase_hook(None)
+        split_job.set_phase_hook(None)
     assert res.ok and seen == [] and "phases" not in res.detail

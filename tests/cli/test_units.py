@@ -16,13 +16,14 @@ from typing import Any
 
 import crash_jobs
 import pytest
-from lncsplit._job import FileResult, Unit, remove_unit_outputs
 from lncsplit.cli import COMMANDS, main
 from lncsplit.corpus import discover_inputs
-from lncsplit.discovery import CoreSetError, check_core_ids, discover_units
+from lncsplit.corpus.discovery import CoreSetError, check_core_ids, discover_units
+from lncsplit.corpus.runner import run_units
+from lncsplit.corpus.split_job import remove_unit_outputs
+from lncsplit.corpus.unit import FileResult, Unit
 from lncsplit.examples import example_paths
 from lncsplit.pipeline import PassOptions
-from lncsplit.runner import run_units
 
 
 def _split(src: Path, out: Path, *extra: str) -> None:

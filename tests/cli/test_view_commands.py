@@ -259,11 +259,11 @@ def test_report_detail_needs_a_report(tmp_path: Path) -> None:
     assert r.returncode == 2 and "--report" in r.stderr
 
 
-def test_the_leaf_job_and_the_front_end_agree_on_hlo_names() -> None:
-    from lncsplit import _job, frontend
+def test_the_inputs_and_the_front_end_agree_on_hlo_names() -> None:
+    from lncsplit import _inputs, frontend
 
-    assert _job.HLO_SUFFIXES == frontend.HLO_SUFFIXES
-    assert [_job.input_stem(n) for n in ("k.hlo.txt", "k.HLO", "k.json", "k")] == [
+    assert _inputs.HLO_SUFFIXES is frontend.HLO_SUFFIXES  # one definition
+    assert [_inputs.input_stem(n) for n in ("k.hlo.txt", "k.HLO", "k.json", "k")] == [
         "k",
         "k",
         "k",

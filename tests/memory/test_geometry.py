@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from lncsplit.arch import ARCH_ALIASES, UnknownArchError
 from lncsplit.errors import LncsplitError
 from lncsplit.memory import geometry
-from lncsplit.memory.arch import ARCH_ALIASES, UnknownArchError
 
 TABLE = {
     #            level  SB_SIZE  parts reserved banks bank  psum_p hbm cores

@@ -9,9 +9,9 @@ import pytest
 from builders import ARCHES, make_cores, make_module, module, one
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lncsplit.arch import UnknownArchError
 from lncsplit.errors import LncsplitError
 from lncsplit.memory import MemoryCheckError, MemoryReport, Violation, check_memory
-from lncsplit.memory.arch import UnknownArchError
 from lncsplit.memory.checks import Rule
 
 

@@ -294,11 +294,11 @@ def test_unlink_refuses_a_tampered_linked_module_with_9501(change: Any) -> None:
 def test_a_module_with_the_linkers_marks_is_linked_and_a_damaged_one_is_refused() -> None:
     """One test of "linked" (docs/passes.md): the marks link writes. The simulator unlinks
     such a module first, so a damaged one is refused (9501) instead of run as a kernel."""
-    assert lncsplit.bir_linker.is_linked(lncsplit.link(cores()))
-    assert not any(lncsplit.bir_linker.is_linked(c) for c in cores())
-    assert not lncsplit.bir_linker.is_linked(_core.generate_module(1, 50, 2))
+    assert lncsplit.passes.linker.is_linked(lncsplit.link(cores()))
+    assert not any(lncsplit.passes.linker.is_linked(c) for c in cores())
+    assert not lncsplit.passes.linker.is_linked(_core.generate_module(1, 50, 2))
     damaged = tampered(lambda d: d["functions"][1].update(name="core0.main"))
-    assert lncsplit.bir_linker.is_linked(damaged)
+    assert lncsplit.passes.linker.is_linked(damaged)
     with pytest.raises(lncsplit.NeuronAssertion) as e:
         lncsplit.sim.run(damaged)
     assert code_of(e) == 9501

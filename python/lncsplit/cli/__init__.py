@@ -5,7 +5,7 @@ One module per command in this package, each exposing
 ``run`` as its default) and ``run(args) -> int`` (the exit code). Adding a
 command is one file and one line in :data:`COMMANDS`. Shared helpers — exit
 codes, argument types, error formatting, progress, the bulk run over
-:func:`lncsplit.runner.run_units` — are in :mod:`lncsplit.cli._common`.
+:func:`lncsplit.corpus.runner.run_units` — are in :mod:`lncsplit.cli._common`.
 
 Exit codes: 0 every input succeeded, 1 some input failed (the others are
 still processed) or none was found, 2 usage error, 130 interrupted. Heavy

@@ -17,11 +17,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lncsplit._job import DEFAULT_MAX_FILE_SIZE
+from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
 
 if TYPE_CHECKING:
-    from lncsplit._job import Job, Unit
-    from lncsplit.runner import Cleanup, CorpusReport
+    from lncsplit._core import Module
+    from lncsplit.corpus.runner import Cleanup, CorpusReport
+    from lncsplit.corpus.unit import Job, Unit
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 
@@ -178,9 +179,23 @@ def failure_line(f: Any) -> str:
 
 def describe_error(e: BaseException) -> str:
     """:func:`format_error` of an exception."""
-    from lncsplit._job import error_info
+    from lncsplit.corpus.unit import error_info
 
     return format_error(error_info(e))
+
+
+def input_failed(path: str, e: BaseException) -> int:
+    """A one-input command's input failed: ``lncsplit: PATH: Type code: message`` on
+    stderr; returns :data:`EXIT_FAILED`."""
+    err(f"{path}: {describe_error(e)}")
+    return EXIT_FAILED
+
+
+def one_file(path: str, takes: str) -> None:
+    """A one-FILE command refuses a directory: a usage error
+    ``PATH is a directory; <takes>``."""
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a directory; {takes}")
 
 
 def check_paths(paths: Sequence[str]) -> None:
@@ -228,10 +243,10 @@ def prepare_out(a: argparse.Namespace, option: str = "out", *, create: bool = Tr
 
 
 def discover(a: argparse.Namespace, *, core_sets: bool, unique_outputs: bool = False) -> list[Unit]:
-    """:func:`lncsplit.discovery.discover_units` with the command's options:
+    """:func:`lncsplit.corpus.discovery.discover_units` with the command's options:
     ``--max-file-size``, and ``--out`` (when the command has one) excluded
     from the inputs (contract §6)."""
-    from lncsplit.discovery import discover_units
+    from lncsplit.corpus.discovery import discover_units
 
     out = getattr(a, "out", None)
     with usage_errors():
@@ -318,7 +333,7 @@ def run_bulk(
     quiet: bool = False,
 ) -> CorpusReport:
     """Run ``job`` on ``units`` with the runner options of ``a``, progress on a terminal."""
-    from lncsplit.runner import run_units
+    from lncsplit.corpus.runner import run_units
 
     progress = Progress(not quiet, command)
     try:
@@ -372,9 +387,9 @@ def write_report(a: argparse.Namespace, report: CorpusReport) -> bool:
 
 
 def interrupted(a: argparse.Namespace | None, exc: KeyboardInterrupt) -> int:
-    """Ctrl-C: say what was done (a :class:`~lncsplit.runner.RunInterrupted`
+    """Ctrl-C: say what was done (a :class:`~lncsplit.corpus.runner.RunInterrupted`
     carries it), write the partial ``--report``, return 130."""
-    from lncsplit.runner import RunInterrupted
+    from lncsplit.corpus.runner import RunInterrupted
 
     if isinstance(exc, RunInterrupted):
         err(exc.describe())
@@ -404,6 +419,25 @@ def lnc_for(module: Any, lnc: int | None) -> int:
     """The N a symbolic module is split into: ``lnc`` (``--lnc``) when given, else its
     ShardId bound (:func:`infer_lnc`), else :data:`DEFAULT_LNC`."""
     return lnc if lnc is not None else (infer_lnc(module) or DEFAULT_LNC)
+
+
+def unit_modules(
+    unit: Unit, lnc: int | None, split: Callable[[Module, int], list[Module]]
+) -> tuple[list[Module], int | None]:
+    """The modules of one unit and their N: a split output's cores as they are (N = their
+    count); a symbolic file's module split by ``split(module, n)`` (N from :func:`lnc_for`);
+    a lone core file's module alone (N None)."""
+    from lncsplit._inputs import load_input
+    from lncsplit.corpus.discovery import load_core_set
+
+    if unit.kind == "core_set":
+        mods = load_core_set(unit)
+        return mods, len(mods)
+    m = load_input(unit.path)
+    if m.neuron_core_id is not None:
+        return [m], None
+    n = lnc_for(m, lnc)
+    return split(m, n), n
 
 
 def print_units(

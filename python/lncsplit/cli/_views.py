@@ -15,7 +15,7 @@ from lncsplit.cli._common import lnc_for
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
-    from lncsplit._job import Unit
+    from lncsplit.corpus.unit import Unit
 
 
 def load_source(path: str, lnc: int | None, arch: str | None) -> tuple[Module, int, list[str]]:
@@ -53,7 +53,7 @@ def unit_cores(
     """``(cores, source, notes)`` of a unit: a split output's cores (no source), or a symbolic
     file split in memory (the file is the source). A lone core file is refused: there is
     nothing to compare it with."""
-    from lncsplit.discovery import load_core_set
+    from lncsplit.corpus.discovery import load_core_set
     from lncsplit.errors import LncsplitError
 
     if unit.kind == "core_set":

@@ -26,7 +26,7 @@ from lncsplit.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from lncsplit._job import FileResult, Unit
+    from lncsplit.corpus.unit import FileResult, Unit
 
 
 def add_view_options(p: argparse.ArgumentParser) -> None:
@@ -89,7 +89,7 @@ def diff_unit(
     unit: Unit, source: str | None, lnc: int | None, arch: str | None, expand: bool
 ) -> FileResult:
     """The job: the differences between the cores of one unit."""
-    from lncsplit._job import guarded
+    from lncsplit.corpus.unit import guarded
 
     return guarded(unit, partial(_diff, unit, source, lnc, arch, expand))
 

@@ -10,18 +10,10 @@ its ``function:name`` candidates), 2 on a usage error.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
-from lncsplit.cli._common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    UsageError,
-    describe_error,
-    err,
-    positive,
-)
+from lncsplit.cli._common import EXIT_OK, input_failed, one_file, positive
 
 
 def add_parser(sub: Any) -> None:
@@ -40,11 +32,11 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     """Explain one instruction of one module."""
-    if os.path.isdir(a.file):
-        raise UsageError(
-            f"{a.file} is a directory; explain takes the symbolic module file "
-            "(for a split output, use lncsplit diff or lncsplit report)"
-        )
+    one_file(
+        a.file,
+        "explain takes the symbolic module file "
+        "(for a split output, use lncsplit diff or lncsplit report)",
+    )
     import lncsplit
     from lncsplit.cli._views import load_source
 
@@ -52,8 +44,7 @@ def run(a: argparse.Namespace) -> int:
         module, n, notes = load_source(a.file, a.lnc, a.arch)
         ex = lncsplit.explain(module, n, a.instruction, expand=not a.no_expand)
     except Exception as e:  # noqa: BLE001 - reported as this input's failure
-        err(f"{a.file}: {describe_error(e)}")
-        return EXIT_FAILED
+        return input_failed(a.file, e)
     for note in notes:
         sys.stderr.write(f"note: {note}\n")
     print(ex.to_json() if a.json else str(ex))

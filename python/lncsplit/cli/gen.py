@@ -5,15 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lncsplit.cli._common import (
-    DEFAULT_LNC,
-    EXIT_FAILED,
-    EXIT_OK,
-    UsageError,
-    describe_error,
-    err,
-    positive,
-)
+from lncsplit.cli._common import DEFAULT_LNC, EXIT_OK, UsageError, input_failed, positive
 
 
 def add_parser(sub: Any) -> None:
@@ -65,8 +57,7 @@ def run(a: argparse.Namespace) -> int:
         given = {k: v for k, v in caps.items() if v is not None}
         paths = gen(a.dir, a.modules, a.instructions, a.lnc, a.seed, racy=a.racy, **given)
     except Exception as e:  # noqa: BLE001
-        err(f"{a.dir}: {describe_error(e)}")
-        return EXIT_FAILED
+        return input_failed(a.dir, e)
     n = len(paths) if paths is not None else a.modules
     print(f"wrote {n} modules to {a.dir}")
     return EXIT_OK

@@ -3,16 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
-from lncsplit.cli._common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    UsageError,
-    describe_error,
-    err,
-)
+from lncsplit.cli._common import EXIT_OK, input_failed, one_file
 
 
 def add_parser(sub: Any) -> None:
@@ -32,22 +25,20 @@ def describe_module(module: Any) -> dict[str, Any]:
 
 def run(a: argparse.Namespace) -> int:
     """Describe one module file (``--json``: as JSON)."""
-    if os.path.isdir(a.file):
-        raise UsageError(f"{a.file} is a directory; info takes one module file")
+    one_file(a.file, "info takes one module file")
     import json
 
-    import lncsplit.bir_linker
-    from lncsplit._job import load_input
+    from lncsplit._inputs import load_input
+    from lncsplit.passes.linker import describe_linked, is_linked
 
     try:
         m = load_input(a.file)  # a regular file only (contract §6)
         d = describe_module(m)
-        if lncsplit.bir_linker.is_linked(m):
+        if is_linked(m):
             # Linked modules only (rare): the linker's summary reads the JSON.
-            d["linked"] = lncsplit.bir_linker.describe_linked(json.loads(m.to_json()))
+            d["linked"] = describe_linked(json.loads(m.to_json()))
     except Exception as e:  # noqa: BLE001
-        err(f"{a.file}: {describe_error(e)}")
-        return EXIT_FAILED
+        return input_failed(a.file, e)
     if a.json:
         print(json.dumps(d, indent=2))
         return EXIT_OK

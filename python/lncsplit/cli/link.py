@@ -35,7 +35,7 @@ from lncsplit.cli._common import (
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
-    from lncsplit._job import FileResult, Unit
+    from lncsplit.corpus.unit import FileResult, Unit
 
 #: The tensor map written beside every linked module.
 TENSOR_MAP = "tensor-map.json"
@@ -105,7 +105,7 @@ def remove_unit_outputs(unit: Unit, out: str, into_dir: bool) -> None:
 
 def link_unit(unit: Unit, out: str, into_dir: bool) -> FileResult:
     """The job: link one split output and write it with its tensor map."""
-    from lncsplit._job import guarded
+    from lncsplit.corpus.unit import guarded
 
     return guarded(unit, partial(_link, unit, out, into_dir))
 
@@ -114,7 +114,7 @@ def _link(unit: Unit, out: str, into_dir: bool, res: FileResult) -> None:
     import json
 
     import lncsplit
-    from lncsplit.discovery import load_core_set
+    from lncsplit.corpus.discovery import load_core_set
 
     cores = load_core_set(unit)
     res.instructions_in = sum(m.instruction_count() for m in cores)
@@ -133,7 +133,7 @@ def _link(unit: Unit, out: str, into_dir: bool, res: FileResult) -> None:
 def _link_naming_files(unit: Unit, cores: list[Module]) -> Module:
     """``link``, with a refusal about the core set (9006) naming its files."""
     import lncsplit
-    from lncsplit.discovery import CoreSetError
+    from lncsplit.corpus.discovery import CoreSetError
 
     try:
         return lncsplit.link(cores)

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from lncsplit.cli._common import EXIT_FAILED, EXIT_OK, check_outputs, describe_error, err, positive
+from lncsplit.cli._common import EXIT_FAILED, EXIT_OK, check_outputs, err, input_failed, positive
 
 
 def add_parser(sub: Any) -> None:
@@ -52,8 +52,7 @@ def run(a: argparse.Namespace) -> int:
         err(f"{a.hlo}: {e}")
         return EXIT_FAILED
     except Exception as e:  # noqa: BLE001 - reported as this input's failure
-        err(f"{a.hlo}: {describe_error(e)}")
-        return EXIT_FAILED
+        return input_failed(a.hlo, e)
     for note in lowered.notes:
         sys.stderr.write(f"note: {note}\n")
     print(

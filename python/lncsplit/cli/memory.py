@@ -22,16 +22,16 @@ from lncsplit.cli._common import (
     check_outputs,
     discover,
     finish,
-    lnc_for,
     positive,
     print_units,
     run_bulk,
     unit_docs,
+    unit_modules,
 )
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
-    from lncsplit._job import FileResult, Unit
+    from lncsplit.corpus.unit import FileResult, Unit
 
 # pyplot keeps global state: one figure at a time per process.
 _PLOT_LOCK = threading.Lock()
@@ -85,7 +85,7 @@ def memory_unit(unit: Unit, lnc: int | None, arch: str | None, plots: dict[str, 
     ``detail`` = ``{"kind", "lnc", "report": MemoryReport.to_dict()}``, ``text`` = the
     report's table, ``outputs`` = the plot drawn, if any.
     """
-    from lncsplit._job import guarded
+    from lncsplit.corpus.unit import guarded
 
     return guarded(unit, partial(_report, unit, lnc, arch, plots.get(unit.path)))
 
@@ -94,7 +94,7 @@ def _report(
     unit: Unit, lnc: int | None, arch: str | None, plot: str | None, res: FileResult
 ) -> None:
     from lncsplit import memory
-    from lncsplit._job import error_info
+    from lncsplit.corpus.unit import error_info
 
     mods, n = _modules(unit, lnc, arch)
     report = memory.check_memory(mods, arch=arch, lnc=1 if n == 1 else None)
@@ -114,18 +114,14 @@ def _report(
 
 def _modules(unit: Unit, lnc: int | None, arch: str | None) -> tuple[list[Module], int | None]:
     """Per-core modules of one unit and their N (None for a lone core file)."""
+    return unit_modules(unit, lnc, partial(_split, arch=arch))
+
+
+def _split(m: Module, n: int, arch: str | None) -> list[Module]:
+    """A symbolic module's cores, shared DRAM placed and synchronized."""
     from lncsplit import memory
-    from lncsplit._job import load_input
-    from lncsplit.discovery import load_core_set
     from lncsplit.pipeline import PassOptions, run_pipeline
 
-    if unit.kind == "core_set":
-        mods = load_core_set(unit)
-        return mods, len(mods)
-    m = load_input(unit.path)
-    if m.neuron_core_id is not None:
-        return [m], None
-    n = lnc_for(m, lnc)
     # The pipeline without its memory step: the report is the memory step,
     # and it reports violations instead of raising.
     mods = run_pipeline(
@@ -134,4 +130,4 @@ def _modules(unit: Unit, lnc: int | None, arch: str | None) -> tuple[list[Module
     if n > 1:
         memory.allocate_shared_dram(mods, n)
         memory.sync_shared_allocations(mods, n)
-    return mods, n
+    return mods

@@ -1,6 +1,6 @@
 """``lncsplit racecheck``: lnc_barriercheck on split outputs (contract §3.6, §5).
 
-Units (see :mod:`lncsplit.discovery`): a split output (``nc00.json …
+Units (see :mod:`lncsplit.corpus.discovery`): a split output (``nc00.json …
 nc<N-1>.json`` in one directory, core order and core ids checked as
 ``verify`` does) is checked as one kernel's N cores. A symbolic module file is
 first run through the pipeline (N from ``--lnc``, else its ShardIds, else 2)
@@ -23,16 +23,16 @@ from lncsplit.cli._common import (
     check_outputs,
     discover,
     finish,
-    lnc_for,
     positive,
     print_units,
     run_bulk,
     unit_docs,
+    unit_modules,
 )
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
-    from lncsplit._job import FileResult, Unit
+    from lncsplit.corpus.unit import FileResult, Unit
 
 
 def add_parser(sub: Any) -> None:
@@ -79,14 +79,14 @@ def racecheck_unit(unit: Unit, mode: str, lnc: int | None) -> FileResult:
     = the races with witness and fix (or ``no race``); a race fails the unit
     with ``NeuronAssertion`` 9301 naming the first one.
     """
-    from lncsplit._job import guarded
+    from lncsplit.corpus.unit import guarded
 
     return guarded(unit, partial(_check, unit, mode, lnc))
 
 
 def _check(unit: Unit, mode: str, lnc: int | None, res: FileResult) -> None:
-    from lncsplit._job import error_info
-    from lncsplit.barriercheck import racecheck
+    from lncsplit.corpus.unit import error_info
+    from lncsplit.passes.racecheck import racecheck
 
     cores = _cores(unit, lnc)
     report = racecheck(cores, mode)  # type: ignore[arg-type]
@@ -110,18 +110,20 @@ def _race_error(report: Any) -> Exception:
 
 def _cores(unit: Unit, lnc: int | None) -> list[Module]:
     """The cores of one unit: a split output as is; a symbolic file split first."""
-    from lncsplit._job import load_input
-    from lncsplit.discovery import load_core_set
-    from lncsplit.pipeline import PassOptions, run_pipeline
-
-    if unit.kind == "core_set":
-        return load_core_set(unit)
-    m = load_input(unit.path)
-    if m.neuron_core_id is not None:
+    cores, n = unit_modules(unit, lnc, _split)
+    if n is None:
+        m = cores[0]
         raise ValueError(
             f"{m.name} is one core (neuron_core_id {m.neuron_core_id}); "
             "racecheck its directory (nc00.json … together)"
         )
-    n = lnc_for(m, lnc)
+    return cores
+
+
+def _split(m: Module, n: int) -> list[Module]:
+    """A symbolic module's cores: the pipeline without the race check (its races are
+    reported, not raised)."""
+    from lncsplit.pipeline import PassOptions, run_pipeline
+
     # The instance walk is bounded (10⁸ per function, 9306); N is capped by infer_lnc.
     return run_pipeline([m], PassOptions(lnc_size=n, racecheck=False))

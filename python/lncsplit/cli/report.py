@@ -19,7 +19,7 @@ from lncsplit.cli._common import add_runner_options, err, finish, format_error, 
 from lncsplit.cli.diff import add_view_options, discover
 
 if TYPE_CHECKING:
-    from lncsplit._job import FileResult, Unit
+    from lncsplit.corpus.unit import FileResult, Unit
 
 
 def add_parser(sub: Any) -> None:
@@ -101,7 +101,7 @@ def report_unit(
     mkdirs: bool = False,
 ) -> FileResult:
     """The job: the page of one unit (``mkdirs``: create its directory under ``--html``)."""
-    from lncsplit._job import guarded
+    from lncsplit.corpus.unit import guarded
 
     body = partial(_report, unit, pages[unit.path], source, lnc, arch, expand, max_rows, mkdirs)
     return guarded(unit, body)

@@ -1,6 +1,6 @@
 """``lncsplit sim``: run programs on the simulator (contract §3.8, §5).
 
-Units (see :mod:`lncsplit.discovery`): a file holding one module (symbolic:
+Units (see :mod:`lncsplit.corpus.discovery`): a file holding one module (symbolic:
 interpreted by N cores with the shard bound; linked: unlinked first) or a
 split output directory (``nc00.json …``, the N cores). For each unit it prints
 the run's cores, instances executed, a BLAKE2b-8 checksum of every Output set
@@ -34,7 +34,7 @@ from lncsplit.cli._common import (
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
-    from lncsplit._job import FileResult, Unit
+    from lncsplit.corpus.unit import FileResult, Unit
     from lncsplit.sim import SimResult
 
 
@@ -98,7 +98,7 @@ def sim_unit(
     expand: bool = True,
 ) -> FileResult:
     """The job: simulate one unit (and its counterpart). ``detail`` = the result as JSON."""
-    from lncsplit._job import guarded
+    from lncsplit.corpus.unit import guarded
 
     return guarded(unit, partial(_simulate, unit, _Options(npz, compare, single, lnc, expand)))
 
@@ -127,8 +127,8 @@ def _prepared(mods: list[Module], expand: bool) -> list[Module]:
 
 
 def _load(unit: Unit) -> list[Module]:
-    from lncsplit._job import load_input
-    from lncsplit.discovery import load_core_set
+    from lncsplit._inputs import load_input
+    from lncsplit.corpus.discovery import load_core_set
 
     return load_core_set(unit) if unit.kind == "core_set" else [load_input(unit.path)]
 
@@ -136,7 +136,7 @@ def _load(unit: Unit) -> list[Module]:
 def _load_path(path: str) -> list[Module]:
     """A module file, or a split output directory (its cores in order)."""
     import lncsplit
-    from lncsplit.discovery import discover_units
+    from lncsplit.corpus.discovery import discover_units
 
     if os.path.isfile(path):
         return [lncsplit.load(path)]

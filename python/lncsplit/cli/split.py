@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lncsplit._job import set_phase_hook
 from lncsplit.cli._common import (
     DEFAULT_LNC,
     DEFAULT_OUT,
@@ -21,6 +20,7 @@ from lncsplit.cli._common import (
     prepare_out,
     usage_errors,
 )
+from lncsplit.corpus.split_job import set_phase_hook
 
 
 def add_parser(sub: Any) -> None:

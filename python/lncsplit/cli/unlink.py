@@ -11,7 +11,7 @@ import argparse
 import os
 from typing import Any
 
-from lncsplit.cli._common import EXIT_FAILED, EXIT_OK, UsageError, describe_error, err, prepare_out
+from lncsplit.cli._common import EXIT_OK, input_failed, one_file, prepare_out
 
 
 def add_parser(sub: Any) -> None:
@@ -25,8 +25,7 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     """Unlink one file into ``--out``."""
-    if os.path.isdir(a.file):
-        raise UsageError(f"{a.file} is a directory; unlink takes one linked module file")
+    one_file(a.file, "unlink takes one linked module file")
     prepare_out(a, create=False)  # a file there, or not writable: a usage error (§6)
     import lncsplit
     from lncsplit._atomic import write_core_files
@@ -35,8 +34,7 @@ def run(a: argparse.Namespace) -> int:
         cores = lncsplit.unlink(lncsplit.load(a.file))
         written = write_core_files(a.out, [m.to_bytes() for m in cores])
     except Exception as e:  # noqa: BLE001 - reported, exit 1
-        err(f"{a.file}: {describe_error(e)}")
-        return EXIT_FAILED
+        return input_failed(a.file, e)
     if not a.quiet:
         names = ", ".join(os.path.basename(p) for p in written)
         print(f"ok    {a.file} -> {a.out} ({len(cores)} cores: {names})")

@@ -1,6 +1,6 @@
 """``lncsplit verify``: the lnc_verifier on symbolic modules and on split outputs (contract §5).
 
-Units (see :mod:`lncsplit.discovery`): a file holding a symbolic module gets
+Units (see :mod:`lncsplit.corpus.discovery`): a file holding a symbolic module gets
 birverifier and the symbolic lnc_verifier; a split output (``nc00.json …
 nc<N-1>.json`` in one directory) gets the core-set rules, birverifier per
 core and the concretized lnc_verifier; an ``nc00.json`` alone without
@@ -28,7 +28,7 @@ from lncsplit.cli._common import (
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
-    from lncsplit._job import FileResult, Unit
+    from lncsplit.corpus.unit import FileResult, Unit
 
 
 def add_parser(sub: Any) -> None:
@@ -56,14 +56,14 @@ def run(a: argparse.Namespace) -> int:
 
 def verify_unit(unit: Unit, lnc: int | None) -> FileResult:
     """The job: verify one unit. ``detail`` = ``{"kind", "lnc", "checked"}``."""
-    from lncsplit._job import guarded
+    from lncsplit.corpus.unit import guarded
 
     return guarded(unit, partial(_verify, unit, lnc))
 
 
 def _verify(unit: Unit, lnc: int | None, res: FileResult) -> None:
-    from lncsplit._job import load_input
-    from lncsplit.discovery import load_core_set
+    from lncsplit._inputs import load_input
+    from lncsplit.corpus.discovery import load_core_set
 
     n: int | None
     if unit.kind == "core_set":

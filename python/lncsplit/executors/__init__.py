@@ -1,20 +1,9 @@
-"""Executors for :func:`lncsplit.runner.run_units`: local threads/processes and Dask.
-
-Each runs the job it is given (``job(unit) -> FileResult``, through
-:func:`lncsplit._job.call_job`) on every unit and reports each finished unit
-through ``on_result(index, FileResult)``; the runner puts the results back in
-input order. A unit whose worker died is reported through
-``on_lost(index, error_type, message)`` instead. Executors import only the
-leaf :mod:`lncsplit._job`, never the corpus or the commands.
-"""
+"""Kept for this turn: the executors moved to :mod:`lncsplit.corpus.executors`
+(``local``, ``dask``); this package and its two modules only re-export them.
+Import from the new home."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from lncsplit._job import FileResult
-
-OnResult = Callable[[int, FileResult], None]
-OnLost = Callable[[int, str, str], None]
+from lncsplit.corpus.executors import OnLost, OnResult
 
 __all__ = ["OnLost", "OnResult"]

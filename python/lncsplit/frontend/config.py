@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# One source of truth for arch names and aliases (contract §1.1): the memory
-# model's geometry table.
-from lncsplit.memory.arch import ARCH_ALIASES, GEOMETRIES, canonical_arch
+# One source of truth for arch names and aliases (contract §1.1): the geometry
+# table of lncsplit.arch (below the memory model and the front end alike).
+from lncsplit.arch import ARCH_ALIASES, GEOMETRIES, canonical_arch
 
 __all__ = ["ARCH_ALIASES", "ARCHS", "canonical_arch", "logical_nc_config", "make_pass_options"]
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from lncsplit.errors import LncsplitError
 
@@ -408,6 +409,15 @@ def _unquote(v: str) -> str:
     return v
 
 
+_T = TypeVar("_T")
+
+
+def _marked_or_last(items: list[_T], marked: Callable[[_T], bool]) -> _T | None:
+    """The first of ``items`` that is ``marked`` (XLA's ROOT, ENTRY), else the last; None when
+    there are none."""
+    return next((x for x in items if marked(x)), items[-1] if items else None)
+
+
 @dataclass
 class HloComputation:
     """A computation: its verbatim header line and body lines (instructions or verbatim text)."""
@@ -426,11 +436,7 @@ class HloComputation:
     @property
     def root(self) -> HloInstruction | None:
         """The ROOT instruction (last instruction if none is marked)."""
-        ins = self.instructions
-        for i in ins:
-            if i.is_root:
-                return i
-        return ins[-1] if ins else None
+        return _marked_or_last(self.instructions, lambda i: i.is_root)
 
     def get(self, name: str) -> HloInstruction | None:
         """The instruction called ``name``."""
@@ -532,11 +538,7 @@ class HloModule:
     @property
     def entry(self) -> HloComputation | None:
         """The ENTRY computation (the last computation if none is marked)."""
-        comps = self.computations
-        for c in comps:
-            if c.is_entry:
-                return c
-        return comps[-1] if comps else None
+        return _marked_or_last(self.computations, lambda c: c.is_entry)
 
     @property
     def instructions(self) -> list[HloInstruction]:

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lncsplit._inputs import HLO_SUFFIXES, read_input
 from lncsplit.errors import LncsplitError
 
 from .config import canonical_arch
@@ -578,10 +579,6 @@ def lower_hlo_text(text: str, lnc: int, *, arch: str = "gen3") -> LoweredHlo:
     return LoweredHlo(doc, notes)
 
 
-#: File names read as HLO text (contract §5: explicitly named inputs only).
-HLO_SUFFIXES = (".hlo.txt", ".hlo")
-
-
 def is_hlo_path(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` names HLO text (``*.hlo``, ``*.hlo.txt``; case-insensitive)."""
     return os.fspath(path).lower().endswith(HLO_SUFFIXES)
@@ -589,6 +586,4 @@ def is_hlo_path(path: str | os.PathLike[str]) -> bool:
 
 def lower_hlo_file(path: str | os.PathLike[str], lnc: int, *, arch: str = "gen3") -> LoweredHlo:
     """:func:`lower_hlo_text` of a file (UTF-8; a regular file only, contract §6)."""
-    from lncsplit._job import read_input
-
     return lower_hlo_text(read_input(os.fspath(path)).decode("utf-8"), lnc, arch=arch)

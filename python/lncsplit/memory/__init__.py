@@ -5,7 +5,7 @@ full per-core geometry of its arch (never 1/N). DRAM is a private window per
 core plus one shared region, placed once on core 0 and address-equalized on
 every other core.
 
-- :func:`geometry` — the per-generation table (:mod:`lncsplit.memory.arch`).
+- :func:`geometry` — the per-generation table (:mod:`lncsplit.arch`).
 - :func:`allocate_shared_dram` (order 82) and :func:`sync_shared_allocations`
   (order 83) — the shared-DRAM passes.
 - :func:`check_memory` — every check on concretized modules, as a
@@ -17,7 +17,7 @@ every other core.
 
 from __future__ import annotations
 
-from lncsplit.memory.arch import ArchGeometry, UnknownArchError, canonical_arch, geometry
+from lncsplit.arch import ArchGeometry, UnknownArchError, canonical_arch, geometry
 from lncsplit.memory.checks import Rule, Violation
 from lncsplit.memory.maps import CoreMap, Placement, memory_maps
 from lncsplit.memory.plot import PlotUnavailableError, plot_memory, plot_report

@@ -5,7 +5,7 @@ core, function, memory location and the violated limit or rule. Nothing here
 raises for a violation; :func:`lncsplit.memory.check_memory` gathers the
 records into a :class:`~lncsplit.memory.MemoryReport`.
 
-All limits come from :mod:`lncsplit.memory.arch` and are the FULL per-core
+All limits come from :mod:`lncsplit.arch` and are the FULL per-core
 budget: SBUF and PSUM are replicated across the cores of an LNC, never divided
 by N.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lncsplit._core import FunctionView, MemoryLocationSetView, MemoryLocationView, Module
-from lncsplit.memory.arch import ArchGeometry
+from lncsplit.arch import ArchGeometry
 
 
 class Rule:

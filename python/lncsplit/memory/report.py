@@ -9,8 +9,8 @@ from typing import Any
 
 from lncsplit import _core
 from lncsplit._core import Module
+from lncsplit.arch import ArchGeometry, canonical_arch, geometry
 from lncsplit.errors import LncsplitError
-from lncsplit.memory.arch import ArchGeometry, canonical_arch, geometry
 from lncsplit.memory.checks import Usage, Violation, check_cc_module, check_module
 
 REPORT_VERSION = 1
@@ -170,7 +170,7 @@ def check_memory(
     Every core is checked against the FULL per-core SBUF/PSUM geometry of its
     arch (replicated, never 1/N) and its own DRAM window. Violations are
     reported, never raised; an unknown arch name raises
-    :class:`~lncsplit.memory.arch.UnknownArchError`.
+    :class:`~lncsplit.arch.UnknownArchError`.
     """
     return _report(modules, arch, lnc, cc_buffer_mb, check_module)
 

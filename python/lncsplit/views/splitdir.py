@@ -23,19 +23,19 @@ class NotASplitOutputError(LncsplitError, ValueError):
 
 def find_split_dirs(root: str | os.PathLike[str]) -> list[Path]:
     """Every split output under ``root`` (itself included), in discovery order."""
-    from lncsplit.discovery import discover_units
+    from lncsplit.corpus.discovery import discover_units
 
     return [Path(u.path) for u in discover_units([root], core_sets=True) if u.kind == "core_set"]
 
 
 def load_split_dir(path: str | os.PathLike[str]) -> list[Module]:
     """The core modules of the split output ``path``, in core order (the core-set rules of
-    :mod:`lncsplit.discovery`: ``nc00 … nc<N-1>`` without gaps, file c carrying core c).
+    :mod:`lncsplit.corpus.discovery`: ``nc00 … nc<N-1>`` without gaps, file c carrying core c).
 
     Raises :class:`NotASplitOutputError` when ``path`` is not a directory holding ``nc00.json``,
     naming the split outputs below it, if any.
     """
-    from lncsplit.discovery import discover_units, load_core_set
+    from lncsplit.corpus.discovery import discover_units, load_core_set
 
     d = Path(path)
     if not d.is_dir():

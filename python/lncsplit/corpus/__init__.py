@@ -1,18 +1,25 @@
-"""Bulk corpus splitting: :func:`process_files`, the library behind ``lncsplit split``.
+"""The corpus machinery: :func:`process_files`, the library behind ``lncsplit split``,
+and the pieces every bulk command shares, one module each:
 
-The pieces live where every bulk command shares them:
+- :mod:`~lncsplit.corpus.unit` — the unit, its result and the job protocol (the leaf);
+- :mod:`~lncsplit.corpus.discovery` — finding the units;
+- :mod:`~lncsplit.corpus.runner` and :mod:`~lncsplit.corpus.executors` — running a job
+  over them (threads, processes, Dask) into one report;
+- :mod:`~lncsplit.corpus.split_job` — the split's per-file job (the top).
 
-- **Inputs** — :func:`lncsplit.discovery.discover_units` (here as
+How the split uses them:
+
+- **Inputs** — :func:`lncsplit.corpus.discovery.discover_units` (here as
   :func:`discover_inputs`: every ``*.json`` a file unit, output names unique).
   The module read from ``<root>/<rel>.json`` is written to
   ``OUT/<rel>/nc00.json … nc<N-1>.json``; a file given directly has ``rel`` =
   its name without ``.json``.
-- **The per-file job** — :func:`lncsplit._job.process_file`: read → pipeline
+- **The per-file job** — :func:`lncsplit.corpus.split_job.process_file`: read → pipeline
   → every core written atomically (:mod:`lncsplit._atomic`: temporary files,
   renames, fsync with ``--fsync``; any failure removes what was written, stale ``ncNN.json`` of
   an earlier run and the emptied directory: a failed input leaves no output).
-- **The run and the report** — :func:`lncsplit.runner.run_units` and
-  :class:`lncsplit.runner.CorpusReport` (the ``--report`` JSON of contract §5,
+- **The run and the report** — :func:`lncsplit.corpus.runner.run_units` and
+  :class:`lncsplit.corpus.runner.CorpusReport` (the ``--report`` JSON of contract §5,
   files in input order whatever the executor or job count).
 """
 
@@ -25,19 +32,8 @@ from functools import partial
 from typing import Any
 
 from lncsplit._atomic import core_file_name, prepare_output_dir, write_core_files
-from lncsplit._job import (
-    DEFAULT_MAX_FILE_SIZE,
-    CorpusInput,
-    FileResult,
-    Unit,
-    error_info,
-    failed_result,
-    process_file,
-    remove_unit_outputs,
-)
-from lncsplit.discovery import InputConflictError, discover_units
-from lncsplit.pipeline import PassOptions
-from lncsplit.runner import (
+from lncsplit.corpus.discovery import InputConflictError, discover_units
+from lncsplit.corpus.runner import (
     DEFAULT_LOCAL_EXECUTOR,
     CorpusReport,
     ExecutorName,
@@ -46,6 +42,10 @@ from lncsplit.runner import (
     resolve_jobs,
     run_units,
 )
+from lncsplit.corpus.split_job import process_file, remove_unit_outputs
+from lncsplit.corpus.unit import CorpusInput, FileResult, Unit, error_info, failed_result
+from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
+from lncsplit.pipeline import PassOptions
 
 
 def discover_inputs(
@@ -125,7 +125,7 @@ def process_files(
     no output (nor does a missing input, which is such an entry). Raises only
     for usage errors (an ``out`` that is a file or cannot be written,
     conflicting outputs, an unknown executor, a missing optional dependency,
-    an unreachable scheduler), and :class:`lncsplit.runner.RunInterrupted`
+    an unreachable scheduler), and :class:`lncsplit.corpus.runner.RunInterrupted`
     on Ctrl-C.
     """
     out_s = os.fspath(out)

@@ -7,6 +7,11 @@ Each is a thin call into the Rust core, which runs with the GIL released:
 - :func:`verify_symbolic` / :func:`verify_concretized` — ``lnc_verifier`` (4 / 14)
 - :func:`verify_bir` — ``birverifier`` (3 / 13)
 - :func:`verify_bir_serdes` — save → load → save gives the same bytes
+
+The wrappers of the later passes mirror ``rust/src/passes/``, one module each:
+:mod:`lncsplit.passes.tail` (orders 80, 81), :mod:`lncsplit.passes.racecheck`
+(``lnc_barriercheck``, order 92) and :mod:`lncsplit.passes.linker`
+(``bir_linker``, order 100). This module does not import them.
 """
 
 from __future__ import annotations

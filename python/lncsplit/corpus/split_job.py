@@ -1,0 +1,203 @@
+"""The split's per-file job: read → pipeline → artifact directories → every core.
+
+:func:`process_file` is the job of ``lncsplit split`` and of
+:func:`lncsplit.process_files`: the top of the corpus machinery, which reads
+through :mod:`lncsplit._inputs`, runs :mod:`lncsplit.pipeline` and writes
+through :mod:`lncsplit._atomic`. :func:`set_phase_hook` reports the phases
+(load, passes, write) of a slow file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
+
+from lncsplit._atomic import LINKED_FILE, remove_dirs, remove_outputs, write_core_files
+from lncsplit._inputs import HLO_SUFFIXES, input_stem, read_input, with_input
+from lncsplit.corpus.unit import FileResult, Unit, error_info
+
+if TYPE_CHECKING:
+    from lncsplit.pipeline import PassOptions
+
+
+def output_dir(out: str | os.PathLike[str], rel: str) -> str:
+    """``OUT/<rel>`` for a unit's relative name."""
+    return os.path.join(os.fspath(out), *rel.split("/"))
+
+
+def remove_unit_outputs(unit: Unit, out: str) -> None:
+    """Remove what the split job may have written for ``unit`` (a lost unit's cleanup)."""
+    remove_outputs(output_dir(out, unit.rel))
+
+
+def process_file(
+    inp: Unit | str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    options: PassOptions,
+    detail: bool = False,
+) -> FileResult:
+    """The split job for one file: read → pipeline → artifact directories → every core.
+
+    A ``*.hlo``/``*.hlo.txt`` file is HLO text, lowered first (``lower_hlo_text`` with N =
+    ``options.lnc_size``). With ``detail`` the result's ``detail`` lists, per core, the
+    instructions the split pruned and the dependency edges dropped with them
+    (``--report-detail``). Never raises for a bad input: the error is returned in the result
+    (``status="error"``) and no output of the file remains. Only
+    ``KeyboardInterrupt``/``SystemExit`` propagate, after removing what this
+    file had written (contract §6: whole files or none).
+
+    With ``options.create_artifact_dirs``, each core's ``artifact_path`` is
+    created under ``options.artifact_root`` (default: ``out``), after the
+    pipeline succeeded and before the cores are written (contract §3.1, §6).
+    """
+    if not isinstance(inp, Unit):
+        inp = Unit(os.fspath(inp), input_stem(PurePath(inp).name))
+    t0 = time.perf_counter()
+    res = FileResult(input=inp.path)
+    dest = output_dir(out, inp.rel)
+    created: list[str] = []
+    try:
+        _split_into(res, inp.path, _Dest(dest, os.fspath(out), created), options, detail)
+    except Exception as e:  # noqa: BLE001 - a failed file never stops the run
+        remove_dirs(created)
+        remove_outputs(dest)
+        res.fail(error_info(e))
+    except BaseException:
+        remove_dirs(created)
+        raise
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+PhaseHook = Callable[[str, str, float], None]
+"""``hook(path, phase, seconds)``: the split of ``path`` entered ``phase``
+(``"load"``, ``"passes"``, ``"write"``) ``seconds`` after it started."""
+
+#: Seconds a file's split runs before its phases are reported.
+PHASE_REPORT_AFTER = 1.0
+
+_phase_hook: PhaseHook | None = None
+
+
+def set_phase_hook(hook: PhaseHook | None) -> None:
+    """Report the phases of every split that takes over
+    :data:`PHASE_REPORT_AFTER` seconds to ``hook`` (None: stop). In-process
+    executors only (a worker process has its own hook)."""
+    global _phase_hook
+    _phase_hook = hook
+
+
+class _Phases:
+    """Times the phases of one file's split; reports the slow ones."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.t0 = self.last = time.perf_counter()
+        self.current = ""
+        self.seconds: dict[str, float] = {}
+
+    def enter(self, phase: str) -> None:
+        now = time.perf_counter()
+        if self.current:
+            self.seconds[self.current] = round(now - self.last, 6)
+        self.current, self.last = phase, now
+        hook = _phase_hook
+        if hook is not None and phase and now - self.t0 > PHASE_REPORT_AFTER:
+            hook(self.path, phase, now - self.t0)
+
+    def finish(self, res: FileResult) -> None:
+        """Close the last phase; a slow file keeps its phase times in ``detail``."""
+        self.enter("")
+        if time.perf_counter() - self.t0 > PHASE_REPORT_AFTER:
+            res.detail["phases"] = self.seconds
+
+
+def _read_module(res: FileResult, path: str, options: PassOptions) -> Any:
+    from lncsplit._core import Module
+
+    if path.lower().endswith(HLO_SUFFIXES):
+        from lncsplit.frontend import lower_hlo_text
+
+        data = read_input(path)
+        res.bytes_in = len(data)
+        text = data.decode("utf-8")
+        return lower_hlo_text(text, options.lnc_size, arch=options.arch or "gen3").module()
+    # A file split on one core (``parallel=False``: the corpus runs files side
+    # by side, or --jobs 1) is read on that core too: the parallel loader's
+    # pre-scan looks for big instruction arrays in every file over ~120 KB, and
+    # on a corpus of 1 MB modules it finds none and costs 16 % of the load.
+    module, res.bytes_in = with_input(path, partial(Module.from_json, parallel=options.parallel))
+    return module
+
+
+@dataclass(frozen=True)
+class _Dest:
+    """Where one file's outputs go: its directory, the root of its artifact
+    directories, and the list of directories created for it (for cleanup)."""
+
+    dir: str
+    out: str
+    created: list[str]
+
+
+def _split_into(
+    res: FileResult, path: str, dest: _Dest, options: PassOptions, detail: bool = False
+) -> None:
+
+    from lncsplit import _core
+    from lncsplit.passes import create_artifact_dirs_under
+    from lncsplit.pipeline import run_pipeline
+
+    phases = _Phases(path)
+    phases.enter("load")
+    module = _read_module(res, path, options)
+    res.instructions_in = module.instruction_count()
+    snapshot = None
+    if detail:
+        from lncsplit.views.detail import SplitSnapshot
+
+        snapshot = SplitSnapshot.of(module, expand=options.expand)
+    phases.enter("passes")
+    cores = run_pipeline([module], replace(options, link=False, create_artifact_dirs=False))
+    if snapshot is not None:
+        from lncsplit.views.detail import split_detail
+
+        res.detail = {"cores": split_detail(snapshot, cores)}
+    phases.enter("write")
+    # The N cores written at once, with the GIL released (same bytes as
+    # ``m.to_bytes()`` one after the other); in parallel when the split was.
+    # They stay in the writer's buffers (no ``bytes`` copy) until written out.
+    blobs = [memoryview(b) for b in _core.to_buffers_all(cores, 2, options.parallel)]
+    counts = [m.instruction_count() for m in cores]
+    # ``split --link``: the linked module goes beside the cores, in the same write.
+    extra: dict[str, bytes | memoryview] = {}
+    if options.link:
+        extra[LINKED_FILE] = _core.link(cores).to_bytes(version=2)
+    if options.create_artifact_dirs and options.lnc_size > 1:
+        # Only now that the pipeline succeeded, and under --out (contract §6).
+        root = options.artifact_root if options.artifact_root is not None else dest.out
+        dest.created.extend(create_artifact_dirs_under(cores, root))
+    # Free the per-core modules outside the GIL so worker threads overlap.
+    _core.release(cores)
+    del cores, module
+    res.outputs = write_core_files(dest.dir, blobs, extra)
+    res.instructions_out = counts
+    res.bytes_out = sum(b.nbytes for b in blobs)
+    for b in blobs:
+        b.release()
+    phases.finish(res)
+
+
+__all__ = [
+    "PHASE_REPORT_AFTER",
+    "PhaseHook",
+    "output_dir",
+    "process_file",
+    "remove_unit_outputs",
+    "set_phase_hook",
+]

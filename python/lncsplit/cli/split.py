@@ -68,9 +68,11 @@ def run(a: argparse.Namespace) -> int:
     from lncsplit.pipeline import PassOptions
 
     if not a.inputs:
-        from lncsplit.examples import examples_dir
+        from lncsplit.examples import example_paths
 
-        a.inputs = [str(examples_dir())]
+        # The shipped modules only (docs/cli.md: `lncsplit/examples/*.json`), not the walk of the
+        # whole directory, which would take examples/jax/*/program.json for modules.
+        a.inputs = [str(p) for p in example_paths()]
     if a.report_detail and not a.report:
         raise UsageError("--report-detail adds to the --report file: give --report FILE too")
     executor = executor_of(a)

@@ -8,6 +8,8 @@
 //! - `exec`: an instance compiled to physical spans, and its semantics
 //! - `opaque`: the BLAKE2b-8 function every unmodelled opcode computes
 //! - `collective`: `CollectiveCompute` by its reference meaning
+//! - `numeric`: the values of computing instructions (ops, funcs, dtypes, exact sums)
+//! - `accumulate`: accumulates and collective reductions by value
 //! - `value`: a Memset's immediate as element bits
 //! - `lockstep`: cores between sync points, both core orders, dynamic races
 //! - `conflict`: whether the core order can matter in an interval (else no replay)
@@ -24,11 +26,13 @@ use crate::bir::module::is_linked;
 use crate::bir::module::Module;
 use crate::error::{Error, Result};
 
+pub mod accumulate;
 pub mod collective;
 pub mod conflict;
 pub mod exec;
 pub mod lockstep;
 pub mod memory;
+pub mod numeric;
 pub mod opaque;
 pub mod value;
 
@@ -88,6 +92,18 @@ pub struct DynRace {
     pub reverse: Option<Writer>,
 }
 
+/// An instruction that stayed opaque (contract §3.8: a name outside the
+/// vocabulary, a missing key, or an opcode without numeric meaning), once
+/// per (function, instruction), from the first core that ran it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpaqueInst {
+    pub core: usize,
+    pub function: Arc<str>,
+    pub instruction: Arc<str>,
+    pub opcode: Arc<str>,
+    pub why: String,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct SimResult {
     pub lnc: usize,
@@ -100,6 +116,8 @@ pub struct SimResult {
     /// every location of a written set; collectives excluded): the work.
     pub elements: u64,
     pub writers: Vec<Writer>,
+    /// Instructions that wrote bytes as the opaque function.
+    pub opaque: Vec<OpaqueInst>,
 }
 
 /// An Input or Output set a caller may fill or read.

@@ -173,6 +173,7 @@ impl<'m> Engine<'m> {
             views.push(self.allocate(cores, c, f)?);
         }
         self.fill_inputs(&views, name, inputs)?;
+        self.fill_consts(&views)?;
         self.track_outputs(&views);
         let limit = Limit {
             max: MAX_INSTANCES,
@@ -335,6 +336,25 @@ impl<'m> Engine<'m> {
                     ));
                 }
                 buf.copy_from_slice(&input.bytes);
+            }
+        }
+        Ok(())
+    }
+
+    /// Const sets with `values`, filled like an Input (contract §3.8).
+    fn fill_consts(&mut self, views: &[CoreView<'m>]) -> Result<()> {
+        for view in views {
+            let f = view.index.function;
+            for set in &f.allocations {
+                let Some(bytes) = super::consts::const_bytes(&f.name, set)? else {
+                    continue;
+                };
+                for id in self.own_locations(view, &set.name) {
+                    let buf = &mut self.mem.bufs[id as usize].bytes;
+                    if buf.len() == bytes.len() {
+                        buf.copy_from_slice(&bytes);
+                    }
+                }
             }
         }
         Ok(())

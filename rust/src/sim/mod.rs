@@ -10,6 +10,7 @@
 //! - `collective`: `CollectiveCompute` by its reference meaning
 //! - `numeric`: the values of computing instructions (ops, funcs, dtypes, exact sums)
 //! - `accumulate`: accumulates and collective reductions by value
+//! - `consts`: `Const` sets with `values`
 //! - `value`: a Memset's immediate as element bits
 //! - `lockstep`: cores between sync points, both core orders, dynamic races
 //! - `conflict`: whether the core order can matter in an interval (else no replay)
@@ -29,6 +30,7 @@ use crate::error::{Error, Result};
 pub mod accumulate;
 pub mod collective;
 pub mod conflict;
+pub mod consts;
 pub mod exec;
 pub mod lockstep;
 pub mod memory;
@@ -223,4 +225,30 @@ pub fn sets(plan: &Plan<'_>) -> Vec<SetInfo> {
 pub fn run(modules: &[&Module], lnc: Option<usize>, inputs: &[SimInput]) -> Result<SimResult> {
     let plan = plan(modules, lnc)?;
     lockstep::Engine::new(&plan).run(inputs)
+}
+
+/// `values` (float64) encoded in `dtype` by the conversion rule, for the
+/// Python layer's float inputs (contract §3.8: a float32 array for a
+/// bfloat16 or fp8 set is rounded to nearest even, once).
+pub fn encode_values(values: &[f64], dtype: &str) -> Option<Vec<u8>> {
+    let d = numeric::dtype::DType::parse(dtype);
+    let f = d.format()?;
+    let es = d.size();
+    let mut out = Vec::with_capacity(values.len() * es);
+    for &x in values {
+        out.extend_from_slice(&f.encode(x).to_le_bytes()[..es]);
+    }
+    Some(out)
+}
+
+/// The exact values of `dtype` elements (a float dtype) as float64.
+pub fn decode_values(bytes: &[u8], dtype: &str) -> Option<Vec<f64>> {
+    let d = numeric::dtype::DType::parse(dtype);
+    let f = d.format()?;
+    let es = d.size();
+    Some(
+        (0..bytes.len() / es)
+            .map(|k| f.decode(numeric::dtype::load_bits(bytes, k, es)))
+            .collect(),
+    )
 }

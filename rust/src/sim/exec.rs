@@ -230,6 +230,12 @@ impl<'m> CoreView<'m> {
                     Spec::Iota { base, .. } => carried_int(self.ctx, base, bindings).map_err(err)?,
                     _ => 0,
                 };
+                if let Some((arg, dtype)) = self.unmodelled_dtype(inst) {
+                    return Err(err(format!(
+                        "{arg} is {dtype}: {} computes in float64, float32, bfloat16, float16, float8e4, float8e5 and integer dtypes",
+                        sp.name()
+                    )));
+                }
                 let op = numeric_op(&sp, inst, &reads, &writes, base).map_err(err)?;
                 Kind::Numeric(Box::new(op))
             }
@@ -252,6 +258,23 @@ impl<'m> CoreView<'m> {
             transpose(&mut op).map_err(err)?;
         }
         Ok(op)
+    }
+
+    /// The first memory argument whose dtype (its AP's, else its set's) the
+    /// simulator does not compute in: (argument, dtype).
+    fn unmodelled_dtype(&self, inst: &Instruction) -> Option<(String, String)> {
+        let lists = [(ArgList::Ins, &inst.ins), (ArgList::Outs, &inst.outs)];
+        for (list, args) in lists {
+            for (k, a) in args.iter().enumerate() {
+                let set = a.memsetref().and_then(|s| self.index.set(s)).map(|e| &*e.set.dtype);
+                if let Some(d) = a.dtype().or(set) {
+                    if !DType::parse(d).is_numeric() {
+                        return Some((format!("{}[{k}]", list.key()), d.to_string()));
+                    }
+                }
+            }
+        }
+        None
     }
 
     fn prefix(&mut self, inst: &Instruction, pos: u32, bindings: &Bindings) -> Result<Prefix> {

@@ -32,7 +32,9 @@ def exact(a: Any, b: Any) -> sim.Equivalence:
 @pytest.mark.parametrize("n", [1, 2, 4, 8])
 @props
 @given(seed=seeds)
-def test_numeric_modules_symbolic_equals_split_equals_the_tail_equals_unlink_of_link(seed: int, n: int) -> None:
+def test_numeric_modules_symbolic_equals_split_equals_the_tail_equals_unlink_of_link(
+    seed: int, n: int
+) -> None:
     m = numeric(seed, n)
     e = exact(m, lncsplit.split([m.clone()], n))
     assert e.a.opaque == [], [str(o) for o in e.a.opaque]  # everything computes
@@ -46,7 +48,7 @@ def test_a_numeric_module_computes_numbers() -> None:
     r = sim.run(numeric(1, 2))
     y = r.values(0, "main", "yio")
     assert y[0, 0] == 3 and y[1, 0] == 3 + 16  # Iota: shard base 3, 16 per partition
-    assert r.values(1, "main", "yio")[0, 0] == 3 + 64
+    assert r.values(1, "main", "yio")[4, 0] == 3 + 64  # core 1 writes rows 4…7
 
 
 def _mutated(m: lncsplit.Module, change: Any) -> lncsplit.Module:
@@ -66,7 +68,9 @@ def test_an_op_changed_is_told_apart(n: int) -> None:
     cores = lncsplit.split([m.clone()], n)
 
     def change(insts: list[dict[str, Any]]) -> bool:
-        i = _first(insts, lambda i: i["opcode"] == "Activation" and i.get("func") not in ("identity",))
+        i = _first(
+            insts, lambda i: i["opcode"] == "Activation" and i.get("func") not in ("identity",)
+        )
         if i is None:
             return False
         i["func"] = "exp" if i["func"] != "exp" else "sin"
@@ -81,7 +85,10 @@ def test_operands_swapped_in_a_subtract_are_told_apart() -> None:
     for seed in range(5, 60):  # a module with a TensorTensor to turn into a subtract
         m = numeric(seed, n)
         d = json.loads(m.to_json())
-        if any(i["opcode"] == "TensorTensor" for i in d["functions"][0]["basic_blocks"][0]["instructions"]):
+        if any(
+            i["opcode"] == "TensorTensor"
+            for i in d["functions"][0]["basic_blocks"][0]["instructions"]
+        ):
             break
 
     def subtract(insts: list[dict[str, Any]]) -> bool:
@@ -89,7 +96,10 @@ def test_operands_swapped_in_a_subtract_are_told_apart() -> None:
         if i is None:
             return False
         i["op"] = "subtract"
-        i["ins"][1] = {**i["ins"][1], "memsetref": "t0" if i["ins"][0]["memsetref"] != "t0" else "t1"}
+        i["ins"][1] = {
+            **i["ins"][1],
+            "memsetref": "t0" if i["ins"][0]["memsetref"] != "t0" else "t1",
+        }
         return True
 
     def swapped(insts: list[dict[str, Any]]) -> bool:

@@ -203,7 +203,7 @@ impl<'m> CoreView<'m> {
         let fields: &Instruction = bound.as_ref().unwrap_or(inst);
         let numeric = match class {
             Class::Opaque if !writes.is_empty() => match spec::classify(fields) {
-                spec::Class::Numeric(sp) => Some(sp),
+                spec::Class::Numeric(sp) => Some(*sp),
                 spec::Class::Bad(why) => return Err(err(why)),
                 spec::Class::Opaque(why) => {
                     self.opaque.push((pos, why));
@@ -211,7 +211,7 @@ impl<'m> CoreView<'m> {
                 }
             },
             Class::Copy if inst.opcode.name() == "TensorCopy" => match spec::classify(fields) {
-                spec::Class::Numeric(sp) => Some(sp),
+                spec::Class::Numeric(sp) => Some(*sp),
                 spec::Class::Bad(why) => return Err(err(why)),
                 spec::Class::Opaque(_) => None,
             },

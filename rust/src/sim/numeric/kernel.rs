@@ -2,9 +2,16 @@
 //! AP order) are decoded once into lanes of the computation type, the op
 //! runs over whole slices (one loop per op, dispatched outside the loop, so
 //! the compiler vectorizes it), and the result is encoded into the output
-//! dtype by the conversion rule (`dtype.rs`), NaNs canonical.
+//! dtype by the conversion rule (`dtype.rs`), NaNs canonical (a select, not
+//! a branch). Big tiles are cut into chunks that rayon's threads run
+//! ([`par_each`]): every element's value depends on that element (and its
+//! partition's operand) only, so the bytes are the same on any number of
+//! threads. TensorReduce runs its outputs in parallel, each one's sum still
+//! in AP order.
 
 use std::sync::OnceLock;
+
+use rayon::prelude::*;
 
 use super::alu::{float_op, fmax, fmin, int_op, AluOp, Real};
 use super::dtype::{float_to_int, int_of, int_to_float, load_bits, wrap, DType, BF16, F16, F32, F64, F8E4, F8E5};
@@ -110,6 +117,26 @@ impl Lane for f64 {
     }
 }
 
+/// Elements per chunk a thread takes, and the fewest elements worth
+/// splitting (below, one loop on the calling thread: a small tile costs
+/// less than waking a thread).
+const CHUNK: usize = 8192;
+const PAR_MIN: usize = 32 * 1024;
+
+/// `f(first element, chunk)` over `a` cut into chunks of `CHUNK · unit`
+/// items (`unit` items per element: 1 for lanes, the element size for
+/// bytes), in parallel when `a` holds at least `PAR_MIN` elements.
+fn par_each<T: Send>(a: &mut [T], unit: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+    let unit = unit.max(1);
+    if a.len() < PAR_MIN * unit {
+        f(0, a);
+        return;
+    }
+    a.par_chunks_mut(CHUNK * unit)
+        .enumerate()
+        .for_each(|(i, c)| f(i * CHUNK, c));
+}
+
 /// float32 → bfloat16, to nearest even (overflow to inf), NaN canonical.
 #[inline]
 pub fn bf16_of_f32(x: f32) -> u16 {
@@ -130,79 +157,70 @@ fn fp8_table(fmt: &'static super::dtype::Format) -> &'static [f32; 256] {
 
 /// Decode `bytes` (elements of `dt`) into `out` in the float type `T`.
 fn decode_float<T: Lane>(bytes: &[u8], dt: DType, out: &mut Vec<T>) {
-    out.clear();
+    let es = dt.size();
+    out.resize(bytes.len() / es, T::zero());
+    macro_rules! each {
+        (|$b:ident| $val:expr) => {
+            par_each(out, 1, |off, c| {
+                for (o, $b) in c.iter_mut().zip(bytes[off * es..].chunks_exact(es)) {
+                    *o = $val;
+                }
+            })
+        };
+    }
     match dt {
-        DType::F32 => out.extend(
-            bytes
-                .chunks_exact(4)
-                .map(|c| T::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
-        ),
-        DType::F64 => out.extend(
-            bytes
-                .chunks_exact(8)
-                .map(|c| T::from_f64(f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))),
-        ),
-        DType::Bf16 => out.extend(
-            bytes
-                .chunks_exact(2)
-                .map(|c| T::from_f32(f32::from_bits(u32::from(u16::from_le_bytes([c[0], c[1]])) << 16))),
-        ),
-        DType::F16 => out.extend(
-            bytes
-                .chunks_exact(2)
-                .map(|c| T::from_f32(half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())),
-        ),
+        DType::F32 => each!(|b| T::from_f32(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+        DType::F64 => each!(|b| T::from_f64(f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))),
+        DType::Bf16 => each!(|b| T::from_f32(f32::from_bits(u32::from(u16::from_le_bytes([b[0], b[1]])) << 16))),
+        DType::F16 => each!(|b| T::from_f32(half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())),
         DType::F8E4 | DType::F8E5 => {
             let t = fp8_table(if dt == DType::F8E4 { &F8E4 } else { &F8E5 });
-            out.extend(bytes.iter().map(|&b| T::from_f32(t[b as usize])));
+            each!(|b| T::from_f32(t[b[0] as usize]))
         }
         _ => {
             let (bits, signed) = dt.int().unwrap_or((8, false));
-            let es = dt.size();
-            out.extend((0..bytes.len() / es).map(|k| T::from_int(int_of(load_bits(bytes, k, es), bits, signed))));
+            each!(|b| T::from_int(int_of(load_bits(b, 0, es), bits, signed)))
         }
     }
 }
 
-/// Encode float lanes into `dt` by the conversion rule, NaNs canonical.
+/// Encode float lanes into `dt` by the conversion rule, NaNs canonical,
+/// appending to `out`.
 fn encode_float<T: Lane>(v: &[T], dt: DType, out: &mut Vec<u8>) {
+    let es = dt.size();
+    let at = out.len();
+    out.resize(at + v.len() * es, 0);
+    macro_rules! each {
+        (|$x:ident, $o:ident| $body:expr) => {
+            par_each(&mut out[at..], es, |off, c| {
+                for ($o, &$x) in c.chunks_exact_mut(es).zip(&v[off..]) {
+                    $body;
+                }
+            })
+        };
+    }
     match dt {
-        DType::F32 => {
-            out.reserve(v.len() * 4);
-            for &x in v {
-                let y = x.to_f32();
-                let bits = if y.is_nan() { F32.nan as u32 } else { y.to_bits() };
-                out.extend_from_slice(&bits.to_le_bytes());
-            }
-        }
-        DType::F64 => {
-            for &x in v {
-                let y = x.to_f64();
-                let bits = if y.is_nan() { F64.nan } else { y.to_bits() };
-                out.extend_from_slice(&bits.to_le_bytes());
-            }
-        }
-        DType::Bf16 => {
-            out.reserve(v.len() * 2);
-            for &x in v {
-                out.extend_from_slice(&x.to_bf16().to_le_bytes());
-            }
-        }
-        DType::F16 => {
-            for &x in v {
-                out.extend_from_slice(&x.to_f16().to_le_bytes());
-            }
-        }
-        DType::F8E4 => out.extend(v.iter().map(|x| F8E4.encode(x.to_f64()) as u8)),
-        DType::F8E5 => out.extend(v.iter().map(|x| F8E5.encode(x.to_f64()) as u8)),
-        DType::Bool => out.extend(v.iter().map(|&x| u8::from(x != T::zero()))),
+        DType::F32 => each!(|x, o| {
+            let y = x.to_f32();
+            let bits = if y.is_nan() { F32.nan as u32 } else { y.to_bits() };
+            o.copy_from_slice(&bits.to_le_bytes());
+        }),
+        DType::F64 => each!(|x, o| {
+            let y = x.to_f64();
+            let bits = if y.is_nan() { F64.nan } else { y.to_bits() };
+            o.copy_from_slice(&bits.to_le_bytes());
+        }),
+        DType::Bf16 => each!(|x, o| o.copy_from_slice(&x.to_bf16().to_le_bytes())),
+        DType::F16 => each!(|x, o| o.copy_from_slice(&x.to_f16().to_le_bytes())),
+        DType::F8E4 => each!(|x, o| o[0] = F8E4.encode(x.to_f64()) as u8),
+        DType::F8E5 => each!(|x, o| o[0] = F8E5.encode(x.to_f64()) as u8),
+        DType::Bool => each!(|x, o| o[0] = u8::from(x != T::zero())),
         _ => {
             let (bits, signed) = dt.int().unwrap_or((8, false));
-            let es = dt.size();
-            for &x in v {
+            each!(|x, o| {
                 let i = float_to_int(x.to_f64(), bits, signed);
-                out.extend_from_slice(&(i as u64).to_le_bytes()[..es]);
-            }
+                o.copy_from_slice(&(i as u64).to_le_bytes()[..es]);
+            })
         }
     }
 }
@@ -282,21 +300,42 @@ macro_rules! with_op {
     };
 }
 
-fn zip_in_place<T: Copy>(a: &mut [T], b: &[T], f: impl Fn(T, T) -> T) {
-    for (x, &y) in a.iter_mut().zip(b) {
-        *x = f(*x, y);
-    }
+fn zip_in_place<T: Copy + Send + Sync>(a: &mut [T], b: &[T], f: impl Fn(T, T) -> T + Sync + Send) {
+    par_each(a, 1, |off, c| {
+        for (x, &y) in c.iter_mut().zip(&b[off..]) {
+            *x = f(*x, y);
+        }
+    });
 }
 
-/// `a[i] = f(a[i], c)` (or `f(c, a[i])`) with `c` one value per partition.
-fn scalar_in_place<T: Copy>(a: &mut [T], c: &[T], per: usize, reverse: bool, f: impl Fn(T, T) -> T) {
-    for (row, &cv) in a.chunks_mut(per.max(1)).zip(c.iter().cycle()) {
-        if reverse {
-            row.iter_mut().for_each(|x| *x = f(cv, *x));
-        } else {
-            row.iter_mut().for_each(|x| *x = f(*x, cv));
+/// `a[i] = f(a[i], c)` (or `f(c, a[i])`) with `c` one value per partition
+/// (`per` elements each; one value for all when `per` is `usize::MAX`).
+fn scalar_in_place<T: Copy + Send + Sync>(
+    a: &mut [T],
+    c: &[T],
+    per: usize,
+    reverse: bool,
+    f: impl Fn(T, T) -> T + Sync + Send,
+) {
+    let per = per.max(1);
+    par_each(a, 1, |off, chunk| {
+        // the chunk's rows: one operand value each
+        let mut i = 0;
+        while i < chunk.len() {
+            let p = (off + i) / per;
+            let end = chunk
+                .len()
+                .min(p.saturating_add(1).saturating_mul(per).saturating_sub(off));
+            let cv = c[p % c.len().max(1)];
+            let row = &mut chunk[i..end];
+            if reverse {
+                row.iter_mut().for_each(|x| *x = f(cv, *x));
+            } else {
+                row.iter_mut().for_each(|x| *x = f(*x, cv));
+            }
+            i = end;
         }
-    }
+    });
 }
 
 fn float<T: Lane>(op: &NumOp, ins: &[&[u8]], pool_: &mut Vec<Vec<T>>, out: &mut Vec<u8>) {
@@ -371,14 +410,17 @@ fn float<T: Lane>(op: &NumOp, ins: &[&[u8]], pool_: &mut Vec<Vec<T>>, out: &mut 
 fn apply_func<T: Lane>(f: Func, a: &mut [T]) {
     macro_rules! each {
         ($f:expr) => {{
-            for x in a.iter_mut() {
-                *x = $f.eval(*x);
-            }
+            par_each(a, 1, |_, c| {
+                for x in c.iter_mut() {
+                    *x = $f.eval(*x);
+                }
+            })
         }};
     }
     match f {
         Func::Identity => {}
         Func::Exp => each!(Func::Exp),
+        Func::Tanh => each!(Func::Tanh),
         Func::Relu => each!(Func::Relu),
         Func::Square => each!(Func::Square),
         Func::Reciprocal => each!(Func::Reciprocal),
@@ -406,9 +448,24 @@ fn nonzero(bytes: &[u8], dt: DType) -> Vec<bool> {
 /// Reduce `x` (AP order over `dims`) over `axes` into `out` (`count`
 /// elements, the kept dims in AP order): each output is its points combined
 /// in AP order, starting from the first.
-fn reduce<T: Copy>(x: &[T], dims: &[usize], axes: &[usize], count: usize, out: &mut Vec<T>, f: impl Fn(T, T) -> T) {
+fn reduce<T: Copy + Send + Sync>(
+    x: &[T],
+    dims: &[usize],
+    axes: &[usize],
+    count: usize,
+    out: &mut Vec<T>,
+    f: impl Fn(T, T) -> T + Sync + Send,
+) {
     out.clear();
     let rank = dims.len();
+    // the reduced dims are the innermost ones: each output folds one
+    // contiguous block (the common case, `axes: [1]` of a 2-D tile)
+    let suffix = (0..rank).rev().take(axes.len()).all(|d| axes.contains(&d));
+    if suffix && count > 0 && x.len() == count * (x.len() / count) && !x.is_empty() {
+        out.resize(count, x[0]);
+        fold_blocks(x, x.len() / count, out, &f);
+        return;
+    }
     // the output stride of every input dim (0 for a reduced one)
     let mut ostride = vec![0usize; rank];
     let mut s = 1usize;
@@ -442,6 +499,36 @@ fn reduce<T: Copy>(x: &[T], dims: &[usize], axes: &[usize], count: usize, out: &
             o -= ostride[d] * idx[d];
             idx[d] = 0;
         }
+    }
+}
+
+/// `out[o]` = the elements of block `o` of `x` (`len` each) combined in
+/// order from the first. Blocks are independent: eight run side by side (so
+/// eight dependency chains fill the pipeline instead of one), and groups of
+/// them run on rayon's threads for a big input.
+fn fold_blocks<T: Copy + Send + Sync>(x: &[T], len: usize, out: &mut [T], f: &(impl Fn(T, T) -> T + Sync + Send)) {
+    const G: usize = 8;
+    let group = |o0: usize, dst: &mut [T]| {
+        let g = dst.len();
+        if g == G {
+            let mut acc: [T; G] = std::array::from_fn(|r| x[(o0 + r) * len]);
+            for k in 1..len {
+                for (r, a) in acc.iter_mut().enumerate() {
+                    *a = f(*a, x[(o0 + r) * len + k]);
+                }
+            }
+            dst.copy_from_slice(&acc);
+        } else {
+            for (r, d) in dst.iter_mut().enumerate() {
+                let row = &x[(o0 + r) * len..(o0 + r + 1) * len];
+                *d = row[1..].iter().fold(row[0], |a, &v| f(a, v));
+            }
+        }
+    };
+    if x.len() < PAR_MIN {
+        out.chunks_mut(G).enumerate().for_each(|(i, c)| group(i * G, c));
+    } else {
+        out.par_chunks_mut(G).enumerate().for_each(|(i, c)| group(i * G, c));
     }
 }
 

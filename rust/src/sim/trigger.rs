@@ -147,7 +147,10 @@ mod tests {
 
     fn y(r: &SimResult) -> Vec<u32> {
         let o = r.outputs.iter().find(|o| &*o.set == "y").unwrap();
-        o.bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+        o.bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
     }
 
     #[test]
@@ -162,7 +165,11 @@ mod tests {
                 desc("a1", "DMADescriptorCopy", phys("x", 2, 2), phys("y", 2, 2)),
             ],
         );
-        let b = block("b", "go", vec![desc("b0", "DMADescriptor", phys("x", 0, 1), phys("y", 3, 1))]);
+        let b = block(
+            "b",
+            "go",
+            vec![desc("b0", "DMADescriptor", phys("x", 0, 1), phys("y", 3, 1))],
+        );
         let m = module(vec![a, b], trigger(&["a", "b"])).unwrap();
         let r = sim(&m).unwrap();
         let mut want: Vec<u32> = (1000..1032).collect();
@@ -171,7 +178,10 @@ mod tests {
         // not the opaque function: nothing listed, and the trigger is the writer
         assert!(r.opaque.is_empty(), "{:?}", r.opaque);
         let o = r.outputs.iter().find(|o| &*o.set == "y").unwrap();
-        assert!(o.writers.iter().all(|&w| w > 0 && &*r.writers[w as usize - 1].instruction == "go"));
+        assert!(o
+            .writers
+            .iter()
+            .all(|&w| w > 0 && &*r.writers[w as usize - 1].instruction == "go"));
     }
 
     #[test]

@@ -76,7 +76,7 @@ pub(crate) fn sim_run<'py>(
             bytes,
         })
         .collect();
-    let mut r = py.detach(|| sim::run(&refs, lnc, &inputs))?;
+    let mut r = py.detach(|| sim::run_with(&refs, lnc, &inputs))?;
     let d = PyDict::new(py);
     d.set_item("lnc", r.lnc)?;
     d.set_item("symbolic", r.symbolic)?;

@@ -226,7 +226,13 @@ pub fn sets(plan: &Plan<'_>) -> Vec<SetInfo> {
 }
 
 /// Simulate `modules` (contract §3.8).
-pub fn run<B: AsRef<[u8]>>(modules: &[&Module], lnc: Option<usize>, inputs: &[SimInput<B>]) -> Result<SimResult> {
+pub fn run(modules: &[&Module], lnc: Option<usize>, inputs: &[SimInput]) -> Result<SimResult> {
+    run_with(modules, lnc, inputs)
+}
+
+/// [`run`] on inputs whose bytes live elsewhere (the bindings: the caller's
+/// Python `bytes`, read in place).
+pub fn run_with<B: AsRef<[u8]>>(modules: &[&Module], lnc: Option<usize>, inputs: &[SimInput<B>]) -> Result<SimResult> {
     let plan = plan(modules, lnc)?;
     lockstep::Engine::new(&plan).run(inputs)
 }

@@ -232,9 +232,16 @@ pub fn run(modules: &[&Module], lnc: Option<usize>, inputs: &[SimInput]) -> Resu
 
 /// [`run`] on inputs whose bytes live elsewhere (the bindings: the caller's
 /// Python `bytes`, read in place).
-pub fn run_with<B: AsRef<[u8]>>(modules: &[&Module], lnc: Option<usize>, inputs: &[SimInput<B>]) -> Result<SimResult> {
+pub fn run_with<B: AsRef<[u8]> + Sync>(
+    modules: &[&Module],
+    lnc: Option<usize>,
+    inputs: &[SimInput<B>],
+) -> Result<SimResult> {
     let plan = plan(modules, lnc)?;
-    lockstep::Engine::new(&plan).run(inputs)
+    // on one of rayon's threads for the whole run: the kernels' parallel
+    // chunks are then pushed to its own queue (the other thread steals
+    // them) instead of each being handed over and waited for by the caller
+    rayon::scope(|_| lockstep::Engine::new(&plan).run(inputs))
 }
 
 /// `values` (float64) encoded in `dtype` by the conversion rule, for the

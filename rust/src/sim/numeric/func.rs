@@ -1,12 +1,14 @@
 //! Activation functions (contract §3.8): `func` matched case-insensitively
 //! against the contract's names and the compiler's ActivationFunctionType
-//! names. Each is the mathematical function, evaluated in float64 with the
-//! `libm` crate (the same bits on every machine, unlike the platform libm)
-//! and rounded once to the computation type — so a float32 result is within
-//! 1 ulp of the true value (≤ 0.5 ulp + 2⁻²⁹ for the 1-ulp float64
-//! functions); float64 results carry libm's float64 accuracy. Funcs that are
-//! exact or correctly rounded in the computation type itself (identity,
-//! relu, square, reciprocal, negative, abs, sign, sqrt) are computed there.
+//! names. Each is the mathematical function from the `libm` crate (the same
+//! bits on every machine, unlike the platform libm): in float32 by libm's
+//! float32 function where that keeps the documented bound (exp, log, sin,
+//! cos, erf ≤ 1 ulp; tanh ≤ 2 — [`Native::libm`]), else evaluated in float64
+//! and rounded once to the computation type (≤ 0.5 ulp + 2⁻²⁹ for the 1-ulp
+//! float64 functions); float64 results carry libm's float64 accuracy. Funcs
+//! that are exact or correctly rounded in the computation type itself
+//! (identity, relu, square, reciprocal, negative, abs, sign, sqrt) are
+//! computed there.
 //! Numerically stable forms where the textbook one cancels: sigmoid
 //! `1/(1+e^−x)` for x ≥ 0 and `e^x/(1+e^x)` below, gelu = ½x·erfc(−x/√2),
 //! gelu_tanh = x·σ(2√(2/π)(x + 0.044715x³)) (= ½x(1+tanh(…)) exactly),

@@ -12,6 +12,7 @@
 use std::sync::OnceLock;
 
 use rayon::prelude::*;
+use smallvec::SmallVec;
 
 use super::alu::{float_op, fmax, fmin, int_op, AluOp, Real};
 use super::dtype::{float_to_int, int_of, int_to_float, load_bits, wrap, DType, BF16, F16, F32, F64, F8E4, F8E5};
@@ -155,74 +156,92 @@ fn fp8_table(fmt: &'static super::dtype::Format) -> &'static [f32; 256] {
     cell.get_or_init(|| std::array::from_fn(|b| fmt.decode(b as u64) as f32))
 }
 
-/// Decode `bytes` (elements of `dt`) into `out` in the float type `T`.
-fn decode_float<T: Lane>(bytes: &[u8], dt: DType, out: &mut Vec<T>) {
-    let es = dt.size();
-    out.resize(bytes.len() / es, T::zero());
+/// Decode the first `out.len()` elements of `bytes` (of `dt`) into `out`
+/// in the float type `T`. Each arm has its element size as a constant, so
+/// the loop vectorizes (float32 into float32 is a copy).
+fn decode_into<T: Lane>(bytes: &[u8], dt: DType, out: &mut [T]) {
     macro_rules! each {
-        (|$b:ident| $val:expr) => {
-            par_each(out, 1, |off, c| {
-                for (o, $b) in c.iter_mut().zip(bytes[off * es..].chunks_exact(es)) {
-                    *o = $val;
-                }
-            })
+        ($es:literal, |$b:ident| $val:expr) => {
+            for (o, $b) in out.iter_mut().zip(bytes.chunks_exact($es)) {
+                *o = $val;
+            }
         };
     }
     match dt {
-        DType::F32 => each!(|b| T::from_f32(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
-        DType::F64 => each!(|b| T::from_f64(f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))),
-        DType::Bf16 => each!(|b| T::from_f32(f32::from_bits(u32::from(u16::from_le_bytes([b[0], b[1]])) << 16))),
-        DType::F16 => each!(|b| T::from_f32(half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())),
+        DType::F32 => each!(4, |b| T::from_f32(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+        DType::F64 => each!(8, |b| T::from_f64(f64::from_le_bytes([
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
+        ]))),
+        DType::Bf16 => each!(2, |b| T::from_f32(f32::from_bits(
+            u32::from(u16::from_le_bytes([b[0], b[1]])) << 16
+        ))),
+        DType::F16 => each!(2, |b| T::from_f32(
+            half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32()
+        )),
         DType::F8E4 | DType::F8E5 => {
             let t = fp8_table(if dt == DType::F8E4 { &F8E4 } else { &F8E5 });
-            each!(|b| T::from_f32(t[b[0] as usize]))
+            each!(1, |b| T::from_f32(t[b[0] as usize]))
         }
         _ => {
             let (bits, signed) = dt.int().unwrap_or((8, false));
-            each!(|b| T::from_int(int_of(load_bits(b, 0, es), bits, signed)))
+            let es = dt.size();
+            for (o, b) in out.iter_mut().zip(bytes.chunks_exact(es)) {
+                *o = T::from_int(int_of(load_bits(b, 0, es), bits, signed));
+            }
         }
     }
 }
 
-/// Encode float lanes into `dt` by the conversion rule, NaNs canonical,
-/// appending to `out`.
-fn encode_float<T: Lane>(v: &[T], dt: DType, out: &mut Vec<u8>) {
+/// Decode all of `bytes` (elements of `dt`) into `out` in the float type `T`.
+fn decode_float<T: Lane>(bytes: &[u8], dt: DType, out: &mut Vec<T>) {
     let es = dt.size();
-    let at = out.len();
-    out.resize(at + v.len() * es, 0);
+    out.resize(bytes.len() / es, T::zero());
+    par_each(out, 1, |off, c| decode_into(&bytes[off * es..], dt, c));
+}
+
+/// Encode float lanes `v` into `out` (`v.len()` elements of `dt`) by the
+/// conversion rule, NaNs canonical (a select, not a branch).
+fn encode_into<T: Lane>(v: &[T], dt: DType, out: &mut [u8]) {
     macro_rules! each {
-        (|$x:ident, $o:ident| $body:expr) => {
-            par_each(&mut out[at..], es, |off, c| {
-                for ($o, &$x) in c.chunks_exact_mut(es).zip(&v[off..]) {
-                    $body;
-                }
-            })
+        ($es:literal, |$x:ident, $o:ident| $body:expr) => {
+            for ($o, &$x) in out.chunks_exact_mut($es).zip(v) {
+                $body;
+            }
         };
     }
     match dt {
-        DType::F32 => each!(|x, o| {
+        DType::F32 => each!(4, |x, o| {
             let y = x.to_f32();
             let bits = if y.is_nan() { F32.nan as u32 } else { y.to_bits() };
             o.copy_from_slice(&bits.to_le_bytes());
         }),
-        DType::F64 => each!(|x, o| {
+        DType::F64 => each!(8, |x, o| {
             let y = x.to_f64();
             let bits = if y.is_nan() { F64.nan } else { y.to_bits() };
             o.copy_from_slice(&bits.to_le_bytes());
         }),
-        DType::Bf16 => each!(|x, o| o.copy_from_slice(&x.to_bf16().to_le_bytes())),
-        DType::F16 => each!(|x, o| o.copy_from_slice(&x.to_f16().to_le_bytes())),
-        DType::F8E4 => each!(|x, o| o[0] = F8E4.encode(x.to_f64()) as u8),
-        DType::F8E5 => each!(|x, o| o[0] = F8E5.encode(x.to_f64()) as u8),
-        DType::Bool => each!(|x, o| o[0] = u8::from(x != T::zero())),
+        DType::Bf16 => each!(2, |x, o| o.copy_from_slice(&x.to_bf16().to_le_bytes())),
+        DType::F16 => each!(2, |x, o| o.copy_from_slice(&x.to_f16().to_le_bytes())),
+        DType::F8E4 => each!(1, |x, o| o[0] = F8E4.encode(x.to_f64()) as u8),
+        DType::F8E5 => each!(1, |x, o| o[0] = F8E5.encode(x.to_f64()) as u8),
+        DType::Bool => each!(1, |x, o| o[0] = u8::from(x != T::zero())),
         _ => {
             let (bits, signed) = dt.int().unwrap_or((8, false));
-            each!(|x, o| {
+            let es = dt.size();
+            for (o, &x) in out.chunks_exact_mut(es).zip(v) {
                 let i = float_to_int(x.to_f64(), bits, signed);
                 o.copy_from_slice(&(i as u64).to_le_bytes()[..es]);
-            })
+            }
         }
     }
+}
+
+/// Encode float lanes into `dt`, appending to `out`.
+fn encode_float<T: Lane>(v: &[T], dt: DType, out: &mut Vec<u8>) {
+    let es = dt.size();
+    let at = out.len();
+    out.resize(at + v.len() * es, 0);
+    par_each(&mut out[at..], es, |off, c| encode_into(&v[off..], dt, c));
 }
 
 /// Decode integer elements of `dt` into the computation type (bits, signed):
@@ -301,11 +320,15 @@ macro_rules! with_op {
 }
 
 fn zip_in_place<T: Copy + Send + Sync>(a: &mut [T], b: &[T], f: impl Fn(T, T) -> T + Sync + Send) {
-    par_each(a, 1, |off, c| {
-        for (x, &y) in c.iter_mut().zip(&b[off..]) {
-            *x = f(*x, y);
-        }
-    });
+    par_each(a, 1, |off, c| zip_rows(c, &b[off..], &f));
+}
+
+/// `a[i] = f(a[i], b[i])`.
+#[inline]
+fn zip_rows<T: Copy>(a: &mut [T], b: &[T], f: &impl Fn(T, T) -> T) {
+    for (x, &y) in a.iter_mut().zip(b) {
+        *x = f(*x, y);
+    }
 }
 
 /// `a[i] = f(a[i], c)` (or `f(c, a[i])`) with `c` one value per partition
@@ -317,104 +340,153 @@ fn scalar_in_place<T: Copy + Send + Sync>(
     reverse: bool,
     f: impl Fn(T, T) -> T + Sync + Send,
 ) {
+    par_each(a, 1, |off, chunk| scalar_rows(chunk, off, c, per, reverse, &f));
+}
+
+/// [`scalar_in_place`] on `chunk`, the elements from `off` on.
+#[inline]
+fn scalar_rows<T: Copy>(chunk: &mut [T], off: usize, c: &[T], per: usize, reverse: bool, f: &impl Fn(T, T) -> T) {
     let per = per.max(1);
-    par_each(a, 1, |off, chunk| {
-        // the chunk's rows: one operand value each
-        let mut i = 0;
-        while i < chunk.len() {
-            let p = (off + i) / per;
-            let end = chunk
-                .len()
-                .min(p.saturating_add(1).saturating_mul(per).saturating_sub(off));
-            let cv = c[p % c.len().max(1)];
-            let row = &mut chunk[i..end];
-            if reverse {
-                row.iter_mut().for_each(|x| *x = f(cv, *x));
-            } else {
-                row.iter_mut().for_each(|x| *x = f(*x, cv));
-            }
-            i = end;
+    // the chunk's rows: one operand value each
+    let mut i = 0;
+    while i < chunk.len() {
+        let p = (off + i) / per;
+        let end = chunk
+            .len()
+            .min(p.saturating_add(1).saturating_mul(per).saturating_sub(off));
+        let cv = c[p % c.len().max(1)];
+        let row = &mut chunk[i..end];
+        if reverse {
+            row.iter_mut().for_each(|x| *x = f(cv, *x));
+        } else {
+            row.iter_mut().for_each(|x| *x = f(*x, cv));
         }
-    });
+        i = end;
+    }
+}
+
+/// A scalar operand's values: one number (`per` = `usize::MAX`) or one per
+/// partition of `per` elements, decoded once for every chunk.
+struct Scalar<T> {
+    vals: Vec<T>,
+    per: usize,
+}
+
+impl<T: Lane> Scalar<T> {
+    fn of(o: &Operand, op: &NumOp, ins: &[&[u8]], per: usize) -> Self {
+        match o {
+            Operand::Num(Num::Int(i)) => Scalar {
+                vals: vec![T::from_int(*i)],
+                per: usize::MAX,
+            },
+            Operand::Num(Num::Float(f)) => Scalar {
+                vals: vec![T::from_f64(*f)],
+                per: usize::MAX,
+            },
+            Operand::Ins(k) => {
+                let mut vals = Vec::new();
+                decode_float(ins[*k], op.arg(*k).dtype, &mut vals);
+                Scalar { vals, per }
+            }
+        }
+    }
 }
 
 fn float<T: Lane>(op: &NumOp, ins: &[&[u8]], pool_: &mut Vec<Vec<T>>, out: &mut Vec<u8>) {
+    let Spec::TensorReduce { op: alu, axes } = &op.spec else {
+        return elementwise::<T>(op, ins, out);
+    };
     let mut v = pool(pool_, 2);
     let (mut a, mut b) = (std::mem::take(&mut v[0]), std::mem::take(&mut v[1]));
-    let per = op.out.count / op.partitions.max(1);
-    // operand lanes: a number (one value) or ins[k] (one per partition)
-    let operand = |o: &Operand, into: &mut Vec<T>| {
-        into.clear();
-        match o {
-            Operand::Num(Num::Int(i)) => into.push(T::from_int(*i)),
-            Operand::Num(Num::Float(f)) => into.push(T::from_f64(*f)),
-            Operand::Ins(k) => decode_float(ins[*k], op.arg(*k).dtype, into),
-        }
-    };
-    let per_of = |o: &Operand| if matches!(o, Operand::Num(_)) { usize::MAX } else { per };
-    match &op.spec {
-        Spec::TensorTensor { op: alu } => {
-            decode_float(ins[0], op.arg(0).dtype, &mut a);
-            if *alu != AluOp::Bypass {
-                decode_float(ins[1], op.arg(1).dtype, &mut b);
-                with_op!(*alu, T, f => zip_in_place(&mut a, &b, f));
-            }
-        }
-        Spec::TensorScalar { steps } => {
-            decode_float(ins[0], op.arg(0).dtype, &mut a);
-            for s in steps.iter().filter(|s| s.op != AluOp::Bypass) {
-                operand(&s.operand, &mut b);
-                let per = per_of(&s.operand);
-                with_op!(s.op, T, f => scalar_in_place(&mut a, &b, per, s.reverse, f));
-            }
-        }
-        Spec::Activation { func, scale, bias } => {
-            decode_float(ins[0], op.arg(0).dtype, &mut a);
-            if *scale != Operand::Num(Num::Int(1)) {
-                operand(scale, &mut b);
-                scalar_in_place(&mut a, &b, per_of(scale), false, |x: T, y: T| x.mul(y));
-            }
-            if let Some(bias) = bias {
-                operand(bias, &mut b);
-                scalar_in_place(&mut a, &b, per_of(bias), false, |x: T, y: T| x.add(y));
-            }
-            apply_func(*func, &mut a);
-        }
-        Spec::TensorReduce { op: alu, axes } => {
-            decode_float(ins[0], op.arg(0).dtype, &mut b);
-            let dims = &op.arg(0).dims;
-            reduce(&b, dims, axes, op.out.count, &mut a, |x, y| match alu {
-                AluOp::Max => fmax(x, y),
-                AluOp::Min => fmin(x, y),
-                _ => x.add(y),
-            });
-        }
-        Spec::Select => {
-            let pred = nonzero(ins[0], op.arg(0).dtype);
-            decode_float(ins[1], op.arg(1).dtype, &mut a);
-            decode_float(ins[2], op.arg(2).dtype, &mut b);
-            for ((x, &y), p) in a.iter_mut().zip(&b).zip(pred) {
-                if !p {
-                    *x = y;
-                }
-            }
-        }
-        Spec::Iota { .. } | Spec::Convert | Spec::Matmult => {}
-    }
+    decode_float(ins[0], op.arg(0).dtype, &mut b);
+    let dims = &op.arg(0).dims;
+    reduce(&b, dims, axes, op.out.count, &mut a, |x, y| match alu {
+        AluOp::Max => fmax(x, y),
+        AluOp::Min => fmin(x, y),
+        _ => x.add(y),
+    });
     encode_float(&a, op.out.dtype, out);
     v[0] = a;
     v[1] = b;
     pool_.extend(v);
 }
 
-fn apply_func<T: Lane>(f: Func, a: &mut [T]) {
+/// The elementwise ops (TensorTensor, TensorScalar, Activation, Select) in
+/// one pass per chunk of the output: decode the chunk's inputs, run the ops,
+/// encode into the output's bytes — the chunk stays in cache, and a big
+/// tile is one parallel region, not one per stage. Per-partition operands
+/// are decoded once, before.
+fn elementwise<T: Lane>(op: &NumOp, ins: &[&[u8]], out: &mut Vec<u8>) {
+    let count = op.out.count;
+    let per = count / op.partitions.max(1);
+    let steps: SmallVec<[(AluOp, Scalar<T>, bool); 2]> = match &op.spec {
+        Spec::TensorScalar { steps } => (steps.iter())
+            .filter(|s| s.op != AluOp::Bypass)
+            .map(|s| (s.op, Scalar::of(&s.operand, op, ins, per), s.reverse))
+            .collect(),
+        Spec::Activation { scale, bias, .. } => {
+            let mut v = SmallVec::new();
+            if *scale != Operand::Num(Num::Int(1)) {
+                v.push((AluOp::Mult, Scalar::of(scale, op, ins, per), false));
+            }
+            if let Some(bias) = bias {
+                v.push((AluOp::Add, Scalar::of(bias, op, ins, per), false));
+            }
+            v
+        }
+        _ => SmallVec::new(),
+    };
+    // the input that holds the values (Select: ins[1]; its ins[0] is the predicate)
+    let first = if op.spec == Spec::Select { 1 } else { 0 };
+    let (dt0, es0) = (op.arg(first).dtype, op.arg(first).dtype.size());
+    let (dt_out, es) = (op.out.dtype, op.out.dtype.size());
+    let at = out.len();
+    out.resize(at + count * es, 0);
+    par_each(&mut out[at..], es, |off, dst| {
+        let n = dst.len() / es;
+        let mut a = vec![T::zero(); n];
+        decode_into(&ins[first][off * es0..], dt0, &mut a);
+        let other = |k: usize, b: &mut Vec<T>| {
+            let arg = op.arg(k);
+            b.resize(n, T::zero());
+            decode_into(&ins[k][off * arg.dtype.size()..], arg.dtype, b);
+        };
+        match &op.spec {
+            Spec::TensorTensor { op: alu } if *alu != AluOp::Bypass => {
+                let mut b = Vec::new();
+                other(1, &mut b);
+                with_op!(*alu, T, f => zip_rows(&mut a, &b, &f));
+            }
+            Spec::Select => {
+                let mut b = Vec::new();
+                other(2, &mut b);
+                let pd = op.arg(0).dtype;
+                let pred = nonzero(&ins[0][off * pd.size()..(off + n) * pd.size()], pd);
+                for ((x, &y), p) in a.iter_mut().zip(&b).zip(pred) {
+                    if !p {
+                        *x = y;
+                    }
+                }
+            }
+            _ => {}
+        }
+        for (alu, c, reverse) in &steps {
+            with_op!(*alu, T, f => scalar_rows(&mut a, off, &c.vals, c.per, *reverse, &f));
+        }
+        if let Spec::Activation { func, .. } = &op.spec {
+            func_rows(*func, &mut a);
+        }
+        encode_into(&a, dt_out, dst);
+    });
+}
+
+/// `func` on every lane of `a`; each arm its own loop.
+fn func_rows<T: Lane>(f: Func, a: &mut [T]) {
     macro_rules! each {
         ($f:expr) => {{
-            par_each(a, 1, |_, c| {
-                for x in c.iter_mut() {
-                    *x = $f.eval(*x);
-                }
-            })
+            for x in a.iter_mut() {
+                *x = $f.eval(*x);
+            }
         }};
     }
     match f {

@@ -308,6 +308,7 @@ def generate_module(
     racy: bool = False,
     ap_partitions: int | None = None,
     ap_columns: int | None = None,
+    numeric: bool = False,
 ) -> Module: ...
 def generate_corpus(
     dir: str | PathLike[str],
@@ -318,6 +319,7 @@ def generate_corpus(
     racy: bool = False,
     ap_partitions: int | None = None,
     ap_columns: int | None = None,
+    numeric: bool = False,
 ) -> list[Path]: ...
 def describe_module(module: Module) -> dict[str, Any]:
     """The ``lncsplit info`` description, read from the typed model."""
@@ -403,6 +405,14 @@ def sim_run(
     lnc: int | None = None,
 ) -> dict[str, Any]:
     """Run the simulator; inputs and outputs are partition-major bytes."""
+
+def sim_encode(values: bytes, dtype: str) -> bytes | None:
+    """Float64 values (little-endian bytes) encoded in a float ``dtype``, each rounded once to
+    nearest even (NaN canonical); None when ``dtype`` is not a float."""
+
+def sim_decode(data: bytes, dtype: str) -> bytes | None:
+    """The exact float64 values (little-endian bytes) of ``dtype`` elements; None when
+    ``dtype`` is not a float."""
 
 # Inspection views (rust/src/py/inspect.rs)
 def expr_str(expr: Expr, budget: int = 200) -> str:

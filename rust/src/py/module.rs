@@ -306,7 +306,7 @@ pub(crate) fn _load_traced(
 
 /// A seeded synthetic symbolic module (`lncsplit gen`).
 #[pyfunction]
-#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None))]
+#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None, numeric = false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_module(
     py: Python<'_>,
@@ -318,6 +318,7 @@ pub(crate) fn generate_module(
     racy: bool,
     ap_partitions: Option<i64>,
     ap_columns: Option<i64>,
+    numeric: bool,
 ) -> PyResult<PyBirModule> {
     let opts = GenOptions {
         seed,
@@ -328,6 +329,7 @@ pub(crate) fn generate_module(
         racy,
         ap_partitions,
         ap_columns,
+        numeric,
     };
     let m = py.detach(|| crate::gen::generate_module(&opts))?;
     Ok(PyBirModule::new(m))
@@ -337,7 +339,7 @@ pub(crate) fn generate_module(
 /// module is generated with the GIL released and written through the one
 /// write policy (`lncsplit._atomic.write_module_atomic`).
 #[pyfunction]
-#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None))]
+#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None, numeric = false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_corpus(
     py: Python<'_>,
@@ -349,6 +351,7 @@ pub(crate) fn generate_corpus(
     racy: bool,
     ap_partitions: Option<i64>,
     ap_columns: Option<i64>,
+    numeric: bool,
 ) -> PyResult<Vec<PathBuf>> {
     let opts = GenOptions {
         seed,
@@ -357,6 +360,7 @@ pub(crate) fn generate_corpus(
         racy,
         ap_partitions,
         ap_columns,
+        numeric,
         ..Default::default()
     };
     std::fs::create_dir_all(&dir).map_err(|e| crate::Error::io(&dir, e))?;

@@ -6,15 +6,24 @@
 //! `ins[0]` to `outs[0]` (equal counts; `Replicate` repeats the source to fill
 //! the destination; `Transpose` enumerates the destination with its first two
 //! ap dims swapped), `accumulate` combines, `Memset` writes its immediate,
-//! `GPSIMDSB2SB` copies to the partner core, every other opcode is the opaque
-//! function of [`super::opaque`]. A set with several locations is read from
-//! its first and written to all of them.
+//! `GPSIMDSB2SB` copies to the partner core, an instruction whose keys name
+//! a known operation computes its values ([`super::numeric`]), every other
+//! opcode is the opaque function of [`super::opaque`]. A set with several
+//! locations is read from its first and written to all of them. Every read
+//! first rounds the float `add` accumulates pending on it
+//! ([`Memory::settle`]).
+
+use std::sync::Arc;
 
 use hashbrown::HashMap;
 use serde_json::Value;
 use smallvec::SmallVec;
 
 use super::memory::{LocId, Memory, Span, StoreLog};
+use super::numeric::dtype::DType;
+use super::numeric::kernel::{self, Lanes};
+use super::numeric::plan::{self as numplan, InArg, NumOp, OutArg};
+use super::numeric::spec::{self, Spec};
 use super::opaque::{self, Prefix};
 use crate::analysis::access::{Access, ArgList, FunctionIndex};
 use crate::analysis::location::Cores;
@@ -22,9 +31,10 @@ use crate::analysis::AccOp;
 use crate::bir::carried::shards::{value_has_shard, CarriedBinder};
 use crate::bir::dtype::dtype_size;
 use crate::bir::instruction::{Instruction, IntOrExpr, OpFields};
+use crate::bir::queues::Queues;
 use crate::bir::Argument;
 use crate::error::{Error, Result};
-use crate::pelican::{Bindings, Context};
+use crate::pelican::{Bindings, Context, Node};
 
 pub const LOCATION: &str = "lncsplit/birsim";
 
@@ -51,12 +61,17 @@ pub fn cannot_run(core: usize, function: &str, inst: &Instruction, why: impl std
     )
 }
 
+/// What an instance reads and writes: its memory arguments, physically.
+pub type Spans = (SmallVec<[Arg; 2]>, SmallVec<[Arg; 1]>);
+
 /// One argument's footprint on every location of its set (the first is read).
 #[derive(Clone, Debug)]
 pub struct Arg {
     pub list: ArgList,
     pub index: usize,
     pub spans: SmallVec<[Span; 1]>,
+    /// Its set's first location is PSUM.
+    pub psum: bool,
 }
 
 impl Arg {
@@ -75,6 +90,8 @@ pub enum Kind {
     },
     /// The static hash prefix; None when the instruction writes nothing.
     Opaque(Option<Box<Prefix>>),
+    /// A computing instruction (contract §3.8, "Numbers").
+    Numeric(Box<NumOp>),
 }
 
 /// A compiled instance: what it reads and writes, physically.
@@ -114,6 +131,11 @@ pub struct CoreView<'m> {
     pub prefixes: Vec<Option<Prefix>>,
     /// The shard bound on a symbolic run (None for a concretized core).
     pub shard: Option<i64>,
+    /// Instructions that stayed opaque though their opcode has a numeric
+    /// row or their keys name ops: (position, reason), for `SimResult.opaque`.
+    pub opaque: Vec<(u32, String)>,
+    /// The module's DMA queues, read (`DMATrigger` runs their descriptors).
+    pub queues: Option<Arc<Queues>>,
 }
 
 /// True when a field the opaque hash or a Memset reads carries a ShardId in
@@ -187,13 +209,50 @@ impl<'m> CoreView<'m> {
             _ => None,
         };
         let fields: &Instruction = bound.as_ref().unwrap_or(inst);
-        let kind = match class {
-            Class::Copy | Class::Sb2sb => copy_kind(inst, &reads, &writes).map_err(err)?,
-            Class::Memset => Kind::Memset {
+        let numeric = match class {
+            Class::Opaque if !writes.is_empty() => match spec::classify(fields) {
+                spec::Class::Numeric(sp) => Some(*sp),
+                spec::Class::Bad(why) => return Err(err(why)),
+                spec::Class::Opaque(why) => {
+                    self.opaque.push((pos, why));
+                    None
+                }
+            },
+            Class::Copy if inst.opcode.name() == "TensorCopy" => match spec::classify(fields) {
+                spec::Class::Numeric(sp) => Some(*sp),
+                spec::Class::Bad(why) => return Err(err(why)),
+                spec::Class::Opaque(_) => None,
+            },
+            _ => None,
+        };
+        check_accumulate(env.mem, acc, &writes).map_err(err)?;
+        let kind = match (class, numeric) {
+            (_, Some(sp)) => {
+                if sp == Spec::Matmult && inst.replication_resolution().is_none_or(|r| r > 1) {
+                    return Err(err("replication_resolution > 1 with contract: a contracting Matmult is not replicated (contract §3.8)".into()));
+                }
+                if sp == Spec::Matmult && acc.is_some_and(|a| a != AccOp::Add) {
+                    return Err(err("a contracting Matmult accumulates with add only".into()));
+                }
+                let base = match &sp {
+                    Spec::Iota { base, .. } => carried_int(self.ctx, base, bindings).map_err(err)?,
+                    _ => 0,
+                };
+                if let Some((arg, dtype)) = self.unmodelled_dtype(inst) {
+                    return Err(err(format!(
+                        "{arg} is {dtype}: {} computes in float64, float32, bfloat16, float16, float8e4, float8e5 and integer dtypes",
+                        sp.name()
+                    )));
+                }
+                let op = numeric_op(&sp, inst, &reads, &writes, base).map_err(err)?;
+                Kind::Numeric(Box::new(op))
+            }
+            (Class::Copy | Class::Sb2sb, None) => copy_kind(inst, &reads, &writes).map_err(err)?,
+            (Class::Memset, None) => Kind::Memset {
                 value: memset_value(&self.index, fields, &writes).map_err(err)?,
             },
-            Class::Opaque if writes.is_empty() => Kind::Opaque(None),
-            Class::Opaque => Kind::Opaque(Some(Box::new(self.prefix(fields, pos, bindings)?))),
+            (Class::Opaque, None) if writes.is_empty() => Kind::Opaque(None),
+            (Class::Opaque, None) => Kind::Opaque(Some(Box::new(self.prefix(fields, pos, bindings)?))),
         };
         let mut op = Op {
             core,
@@ -207,6 +266,23 @@ impl<'m> CoreView<'m> {
             transpose(&mut op).map_err(err)?;
         }
         Ok(op)
+    }
+
+    /// The first memory argument whose dtype (its AP's, else its set's) the
+    /// simulator does not compute in: (argument, dtype).
+    fn unmodelled_dtype(&self, inst: &Instruction) -> Option<(String, String)> {
+        let lists = [(ArgList::Ins, &inst.ins), (ArgList::Outs, &inst.outs)];
+        for (list, args) in lists {
+            for (k, a) in args.iter().enumerate() {
+                let set = a.memsetref().and_then(|s| self.index.set(s)).map(|e| &*e.set.dtype);
+                if let Some(d) = a.dtype().or(set) {
+                    if !DType::parse(d).is_numeric() {
+                        return Some((format!("{}[{k}]", list.key()), d.to_string()));
+                    }
+                }
+            }
+        }
+        None
     }
 
     fn prefix(&mut self, inst: &Instruction, pos: u32, bindings: &Bindings) -> Result<Prefix> {
@@ -237,17 +313,29 @@ impl<'m> CoreView<'m> {
     }
 
     /// Resolve every memory argument to its physical spans.
-    #[allow(clippy::type_complexity)]
     pub(super) fn arguments(
         &self,
         env: &Env<'_, 'm>,
-        inst: &'m Instruction,
+        inst: &Instruction,
         bindings: &Bindings,
         partner: bool,
-    ) -> Result<(SmallVec<[Arg; 2]>, SmallVec<[Arg; 1]>)> {
+    ) -> Result<Spans> {
+        self.arguments_in(self.ctx, env, inst, bindings, partner)
+    }
+
+    /// [`Self::arguments`] of an instruction whose expressions live in `ctx`
+    /// (a DMA descriptor's, `bir::queues`).
+    pub(super) fn arguments_in(
+        &self,
+        ctx: &Context,
+        env: &Env<'_, 'm>,
+        inst: &Instruction,
+        bindings: &Bindings,
+        partner: bool,
+    ) -> Result<Spans> {
         let fname = &*self.index.function.name;
         let mut accesses: Vec<Access<'_>> = Vec::with_capacity(4);
-        self.index.accesses(self.ctx, inst, bindings, 9401, &mut accesses)?;
+        self.index.accesses(ctx, inst, bindings, 9401, &mut accesses)?;
         let mut reads: SmallVec<[Arg; 2]> = SmallVec::new();
         let mut writes: SmallVec<[Arg; 1]> = SmallVec::new();
         for a in &accesses {
@@ -296,7 +384,18 @@ impl<'m> CoreView<'m> {
                     format!("set {} has no memory", set.name),
                 ));
             };
-            let span = Span { loc, points, esize };
+            let dtype = DType::parse(
+                argument_of(inst, a.list, a.index)
+                    .and_then(|x| x.dtype())
+                    .unwrap_or(&set.dtype),
+            );
+            let span = Span {
+                loc,
+                points,
+                esize,
+                dtype,
+            };
+            let psum = set.locations.first().is_some_and(|l| &*l.mem_type == "PSUM");
             check_bounds(env.mem, &span).map_err(|why| {
                 cannot_run(
                     self.core,
@@ -311,16 +410,16 @@ impl<'m> CoreView<'m> {
                 )
             })?;
             if a.list == ArgList::Outs {
-                push_span(&mut writes, a.list, a.index, span);
+                push_span(&mut writes, a.list, a.index, span, psum);
             } else {
-                push_span(&mut reads, a.list, a.index, span);
+                push_span(&mut reads, a.list, a.index, span, psum);
             }
         }
         Ok((reads, writes))
     }
 }
 
-fn push_span<const N: usize>(list: &mut SmallVec<[Arg; N]>, l: ArgList, index: usize, span: Span)
+fn push_span<const N: usize>(list: &mut SmallVec<[Arg; N]>, l: ArgList, index: usize, span: Span, psum: bool)
 where
     [Arg; N]: smallvec::Array<Item = Arg>,
 {
@@ -330,7 +429,127 @@ where
             list: l,
             index,
             spans: smallvec::smallvec![span],
+            psum,
         }),
+    }
+}
+
+/// The argument at `list[index]` of `inst`.
+fn argument_of(inst: &Instruction, list: ArgList, index: usize) -> Option<&Argument> {
+    match list {
+        ArgList::Ins => inst.ins.get(index),
+        ArgList::Outs => inst.outs.get(index),
+        ArgList::IndirectionIns => inst.indirection_ins.as_ref()?.get(index),
+    }
+}
+
+/// The extents of a span's AP dims.
+fn extents(span: &Span) -> SmallVec<[usize; 4]> {
+    span.points.dims.iter().map(|d| d[1].max(0) as usize).collect()
+}
+
+/// A computing instruction's instance, checked (contract §3.8).
+fn numeric_op(
+    sp: &Spec,
+    inst: &Instruction,
+    reads: &[Arg],
+    writes: &[Arg],
+    base: i64,
+) -> std::result::Result<NumOp, String> {
+    if inst.outs.len() != 1 {
+        return Err(format!(
+            "a computing {} has exactly one outs, not {} (contract §3.8)",
+            sp.name(),
+            inst.outs.len()
+        ));
+    }
+    let ins = (0..inst.ins.len())
+        .map(|k| {
+            let r = reads.iter().position(|a| a.list == ArgList::Ins && a.index == k)?;
+            let span = reads[r].first();
+            Some(InArg {
+                read: r,
+                dtype: span.dtype,
+                count: span.count(),
+                dims: extents(span),
+            })
+        })
+        .collect();
+    let outs: Vec<OutArg> = writes
+        .iter()
+        .map(|a| OutArg {
+            dtype: a.first().dtype,
+            count: a.first().count(),
+            dims: extents(a.first()),
+            psum: a.psum,
+        })
+        .collect();
+    numplan::plan(sp, ins, &outs, base)
+}
+
+/// 9401 unless every accumulating write is of a dtype accumulated by value,
+/// with float `add` on the location's own elements (its pending sums are
+/// kept per element).
+pub(super) fn check_accumulate(mem: &Memory, acc: Option<AccOp>, writes: &[Arg]) -> std::result::Result<(), String> {
+    let Some(op) = acc else {
+        return Ok(());
+    };
+    for a in writes {
+        for span in &a.spans {
+            if !span.dtype.is_numeric() {
+                return Err(format!(
+                    "outs[{}] is {}: accumulate combines float and integer dtypes by value (contract §3.8)",
+                    a.index,
+                    span.dtype.name()
+                ));
+            }
+            let buf = mem.bufs[span.loc as usize].esize;
+            if op == AccOp::Add && span.dtype.is_float() && buf != span.esize {
+                return Err(format!(
+                    "outs[{}] accumulates {}-byte elements on a location of {buf}-byte elements",
+                    a.index, span.esize
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An integer, or a pelican expression (bound by the split like `addrs`, and
+/// here under the instance's loop IVs), as its value.
+fn carried_int(ctx: &Context, v: &Value, b: &Bindings) -> std::result::Result<i64, String> {
+    if let Some(i) = v.as_i64() {
+        return Ok(i);
+    }
+    let version = match v.as_object().and_then(crate::bir::carried::expr_version) {
+        Some(ver) => ver,
+        None => return Err(format!("base {v} is neither an integer nor a pelican expression")),
+    };
+    struct Wide;
+    impl crate::pelican::Scope for Wide {
+        fn axis(&mut self, ctx: &mut Context, name: &str) -> Option<crate::pelican::AxisId> {
+            ctx.free_axis(name, -(1i64 << 40), 1i64 << 40, 1).ok()
+        }
+        fn register(&mut self, _name: &str) -> bool {
+            true
+        }
+    }
+    let mut scratch = Context::new();
+    let id = scratch
+        .from_json(v, version, &mut Wide)
+        .map_err(|e| format!("base: {e}"))?;
+    let mut by_name = Bindings {
+        shard: b.shard,
+        ..Default::default()
+    };
+    for (&id, &val) in &b.by_id {
+        if let Node::AffineIV { axis } = ctx.node(id) {
+            by_name.by_name.insert(ctx.axis(*axis).name.to_string(), val);
+        }
+    }
+    match scratch.eval(id, &by_name).map_err(|e| format!("base: {e}"))? {
+        Some(x) => Ok(x),
+        None => Err("base is undecided (runtime values)".into()),
     }
 }
 
@@ -363,7 +582,12 @@ fn copy_mode(inst: &Instruction) -> Option<&str> {
 }
 
 fn copy_kind(inst: &Instruction, reads: &[Arg], writes: &[Arg]) -> std::result::Result<Kind, String> {
-    let mode = copy_mode(inst).unwrap_or("Copy");
+    copy_in_mode(copy_mode(inst).unwrap_or("Copy"), reads, writes)
+}
+
+/// A copy of `mode` (`Copy`, `Transpose`, `Replicate`) from `ins[0]` to
+/// `outs[0]`, checked (element sizes, counts).
+pub(super) fn copy_in_mode(mode: &str, reads: &[Arg], writes: &[Arg]) -> std::result::Result<Kind, String> {
     if !matches!(mode, "Copy" | "Transpose" | "Replicate") {
         return Err(format!("unknown copy mode {mode}"));
     }
@@ -395,7 +619,7 @@ fn copy_kind(inst: &Instruction, reads: &[Arg], writes: &[Arg]) -> std::result::
 }
 
 /// Enumerate the destination with its first two ap dims swapped.
-fn transpose(op: &mut Op) -> std::result::Result<(), String> {
+pub(super) fn transpose(op: &mut Op) -> std::result::Result<(), String> {
     for span in op.writes[0].spans.iter_mut() {
         if span.points.dims.len() < 2 {
             return Err("Transpose needs at least two ap dims in outs[0]".into());
@@ -441,11 +665,17 @@ fn memset_value(index: &FunctionIndex<'_>, inst: &Instruction, writes: &[Arg]) -
 pub struct Scratch {
     a: Vec<u8>,
     b: Vec<u8>,
+    /// The gathered bytes of a computing instruction's `ins`.
+    ins: Vec<Vec<u8>>,
+    lanes: Lanes,
 }
 
 /// Run one compiled instance against memory.
 pub fn execute(op: &Op, mem: &mut Memory, log: &mut StoreLog<'_>, s: &mut Scratch) {
     log.writer = op.writer;
+    for a in &op.reads {
+        mem.settle(a.first(), log);
+    }
     match &op.kind {
         Kind::Copy { replicate } => {
             s.a.clear();
@@ -475,6 +705,31 @@ pub fn execute(op: &Op, mem: &mut Memory, log: &mut StoreLog<'_>, s: &mut Scratc
             }
             for span in &dst.spans {
                 mem.store(span, &s.a, op.acc, log);
+            }
+        }
+        Kind::Numeric(n) => {
+            // each input read in place when it is one run, else gathered
+            s.ins.resize_with(n.ins.len().max(1), Vec::new);
+            let mut direct: SmallVec<[bool; 3]> = SmallVec::new();
+            for (k, a) in n.ins.iter().enumerate() {
+                s.ins[k].clear();
+                let span = a.as_ref().map(|a| op.reads[a.read].first());
+                let here = span.is_some_and(|sp| mem.contiguous(sp).is_some());
+                if let (Some(sp), false) = (span, here) {
+                    mem.gather(sp, &mut s.ins[k]);
+                }
+                direct.push(here);
+            }
+            let views: SmallVec<[&[u8]; 3]> = (s.ins.iter().enumerate())
+                .map(|(k, g)| match (direct.get(k), n.ins.get(k).and_then(Option::as_ref)) {
+                    (Some(true), Some(a)) => mem.contiguous(op.reads[a.read].first()).unwrap_or(&[]),
+                    _ => g.as_slice(),
+                })
+                .collect();
+            kernel::run(n, &views, &mut s.b, &mut s.lanes);
+            drop(views);
+            for span in &op.writes[0].spans {
+                mem.store(span, &s.b, op.acc, log);
             }
         }
         Kind::Opaque(None) => {}

@@ -20,10 +20,12 @@ use std::sync::Arc;
 
 use hashbrown::HashMap;
 
+use super::accumulate::Pending;
 use super::collective::{self, Part};
 use super::conflict;
 use super::exec::{cannot_run, execute, CoreView, Env, Op, Scratch, LOCATION};
 use super::memory::{for_each_run, Journal, LocId, Memory, Span, StoreLog, NO_WRITER};
+use super::trigger;
 use super::{DynRace, Plan, SimInput, SimOutput, SimResult, Writer};
 use crate::analysis::access::FunctionIndex;
 use crate::analysis::footprint::Layout;
@@ -32,6 +34,7 @@ use crate::analysis::walk::{Limit, Mask, WalkCursor};
 use crate::bir::instruction::Instruction;
 use crate::bir::module::{Function, Module};
 use crate::bir::opcode::Opcode;
+use crate::bir::queues::Queues;
 use crate::error::{Error, Result};
 
 use crate::analysis::walk::MAX_INSTANCES;
@@ -61,6 +64,8 @@ pub struct Engine<'m> {
     fwd_final: Vec<u8>,
     result: SimResult,
     scratch: Scratch,
+    /// Each core's module's DMA queues, read once per module.
+    queues: Vec<Option<Arc<Queues>>>,
 }
 
 impl<'m> Engine<'m> {
@@ -81,11 +86,13 @@ impl<'m> Engine<'m> {
                 ..Default::default()
             },
             scratch: Scratch::default(),
+            queues: Vec::new(),
         }
     }
 
-    pub fn run(mut self, inputs: &[SimInput]) -> Result<SimResult> {
+    pub fn run<B: AsRef<[u8]>>(mut self, inputs: &[SimInput<B>]) -> Result<SimResult> {
         check_inputs(self.plan, inputs)?;
+        self.queues = read_queues(&self.plan.programs)?;
         let first = self.plan.programs[0];
         for f in &first.functions {
             self.function(&f.name, inputs)?;
@@ -158,7 +165,7 @@ impl<'m> Engine<'m> {
     }
 
     /// Run function `name` on every core from fresh memory.
-    fn function(&mut self, name: &str, inputs: &[SimInput]) -> Result<()> {
+    fn function<B: AsRef<[u8]>>(&mut self, name: &str, inputs: &[SimInput<B>]) -> Result<()> {
         let n = self.plan.lnc;
         let functions = self.functions_named(name)?;
         self.number_instructions(&functions);
@@ -172,6 +179,7 @@ impl<'m> Engine<'m> {
             views.push(self.allocate(cores, c, f)?);
         }
         self.fill_inputs(&views, name, inputs)?;
+        self.fill_consts(&views)?;
         self.track_outputs(&views);
         let limit = Limit {
             max: MAX_INSTANCES,
@@ -209,8 +217,40 @@ impl<'m> Engine<'m> {
             }
             k += 1;
         }
+        self.mem.settle_all();
+        self.note_opaque(&mut views);
         self.collect_outputs(&views);
         Ok(())
+    }
+
+    /// The instructions the cores ran as opaque, once per name.
+    fn note_opaque(&mut self, views: &mut [CoreView<'m>]) {
+        let mut seen: hashbrown::HashSet<Arc<str>> = self
+            .result
+            .opaque
+            .iter()
+            .filter(|o| views.first().is_some_and(|v| o.function == v.index.function.name))
+            .map(|o| o.instruction.clone())
+            .collect();
+        for v in views.iter_mut() {
+            let mut list = std::mem::take(&mut v.opaque);
+            list.sort_by_key(|x| x.0);
+            list.dedup_by_key(|x| x.0);
+            for (pos, why) in list {
+                let Some(inst) = self.order[v.core].get(pos as usize) else {
+                    continue;
+                };
+                if seen.insert(inst.name.clone()) {
+                    self.result.opaque.push(super::OpaqueInst {
+                        core: v.core,
+                        function: v.index.function.name.clone(),
+                        instruction: inst.name.clone(),
+                        opcode: Arc::from(inst.opcode.name()),
+                        why,
+                    });
+                }
+            }
+        }
     }
 
     fn shard(&self, c: usize) -> Option<i64> {
@@ -273,6 +313,8 @@ impl<'m> Engine<'m> {
             locs,
             prefixes: vec![None; self.order[c].len()],
             shard: self.shard(c),
+            opaque: Vec::new(),
+            queues: self.queues[c].clone(),
         })
     }
 
@@ -287,20 +329,45 @@ impl<'m> Engine<'m> {
             .collect()
     }
 
-    fn fill_inputs(&mut self, views: &[CoreView<'m>], function: &str, inputs: &[SimInput]) -> Result<()> {
+    fn fill_inputs<B: AsRef<[u8]>>(
+        &mut self,
+        views: &[CoreView<'m>],
+        function: &str,
+        inputs: &[SimInput<B>],
+    ) -> Result<()> {
         for input in inputs.iter().filter(|i| i.function == function) {
             let Some(view) = views.get(input.core) else {
                 continue;
             };
+            let bytes = input.bytes.as_ref();
             for id in self.own_locations(view, &input.set) {
                 let buf = &mut self.mem.bufs[id as usize].bytes;
-                if buf.len() != input.bytes.len() {
+                if buf.len() != bytes.len() {
                     return Err(wrong_input(
                         input,
-                        format!("{} bytes for a {}-byte location", input.bytes.len(), buf.len()),
+                        format!("{} bytes for a {}-byte location", bytes.len(), buf.len()),
                     ));
                 }
-                buf.copy_from_slice(&input.bytes);
+                buf.copy_from_slice(bytes);
+            }
+        }
+        Ok(())
+    }
+
+    /// Const sets with `values`, filled like an Input (contract §3.8).
+    fn fill_consts(&mut self, views: &[CoreView<'m>]) -> Result<()> {
+        for view in views {
+            let f = view.index.function;
+            for set in &f.allocations {
+                let Some(bytes) = super::consts::const_bytes(&f.name, set)? else {
+                    continue;
+                };
+                for id in self.own_locations(view, &set.name) {
+                    let buf = &mut self.mem.bufs[id as usize].bytes;
+                    if buf.len() == bytes.len() {
+                        buf.copy_from_slice(&bytes);
+                    }
+                }
             }
         }
         Ok(())
@@ -413,26 +480,43 @@ impl<'m> Engine<'m> {
                     part: Some(part),
                 }));
             }
-            let op = view.compile(&env, i, inst.pos, inst.bindings, writer)?;
-            self.result.elements += op.elements();
-            if n == 1 {
-                let mut log = StoreLog {
-                    journal: None,
-                    writer,
-                    track: true,
-                };
-                execute(&op, &mut self.mem, &mut log, &mut self.scratch);
-            } else if op.writes_anything() {
-                ops.push(op);
+            if i.opcode.name() == "DMATrigger" {
+                for op in trigger::compile(view, &env, i, inst.bindings, writer)? {
+                    self.issue(op, ops);
+                }
+                continue;
             }
+            let op = view.compile(&env, i, inst.pos, inst.bindings, writer)?;
+            self.issue(op, ops);
         }
         Ok(None)
+    }
+
+    /// Run a compiled op now (one core: there is no other order), or keep it
+    /// for [`Self::run_interval`] when it writes something.
+    fn issue(&mut self, op: Op, ops: &mut Vec<Op>) {
+        self.result.elements += op.elements();
+        if self.plan.lnc == 1 {
+            let mut log = StoreLog {
+                journal: None,
+                writer: op.writer,
+                track: true,
+            };
+            execute(&op, &mut self.mem, &mut log, &mut self.scratch);
+        } else if op.writes_anything() {
+            ops.push(op);
+        }
     }
 
     /// Run one interval's ops forward (core 0 first); when the core order can
     /// matter, also in the reverse order, reporting the bytes that differ.
     fn run_interval(&mut self, ops: &[Vec<Op>], function: &str, k: usize, sync: Option<Arc<str>>) {
         let replay = conflict::cores_conflict(&mut self.conflicts, ops, self.mem.bufs.len());
+        let start = if replay {
+            self.mem.pending_snapshot()
+        } else {
+            Vec::new()
+        };
         let mut journal = std::mem::take(&mut self.journal);
         journal.clear();
         for op in ops.iter().flatten() {
@@ -444,20 +528,30 @@ impl<'m> Engine<'m> {
             execute(op, &mut self.mem, &mut log, &mut self.scratch);
         }
         if replay {
-            self.compare_orders(ops, &journal, function, k, sync);
+            self.compare_orders(ops, &journal, &start, function, k, sync);
         }
         self.journal = journal;
     }
 
     /// Replay the interval in the reverse core order and report the bytes
     /// that end different; leave the forward state in memory.
-    fn compare_orders(&mut self, ops: &[Vec<Op>], fwd: &Journal, function: &str, k: usize, sync: Option<Arc<str>>) {
+    fn compare_orders(
+        &mut self,
+        ops: &[Vec<Op>],
+        fwd: &Journal,
+        start: &[(LocId, Pending)],
+        function: &str,
+        k: usize,
+        sync: Option<Arc<str>>,
+    ) {
         let mut fwd_final = std::mem::take(&mut self.fwd_final);
         fwd_final.clear();
         for e in &fwd.entries {
             self.mem.gather(&e.span, &mut fwd_final);
         }
+        let fwd_pending = self.mem.pending_snapshot();
         self.mem.undo(fwd);
+        self.mem.pending_restore(start);
         let mut rev = std::mem::take(&mut self.reverse);
         rev.clear();
         for core_ops in ops.iter().rev() {
@@ -470,8 +564,10 @@ impl<'m> Engine<'m> {
                 execute(op, &mut self.mem, &mut log, &mut self.scratch);
             }
         }
-        let diffs = self.differences(fwd, &fwd_final);
+        let mut diffs = self.differences(fwd, &fwd_final);
+        pending_differences(&fwd_pending, &self.mem.pending_snapshot(), &mut diffs);
         self.mem.undo(&rev);
+        self.mem.pending_restore(&fwd_pending);
         let mut quiet = StoreLog {
             journal: None,
             writer: NO_WRITER,
@@ -538,6 +634,29 @@ impl<'m> Engine<'m> {
     }
 }
 
+/// Elements whose pending sums end different in the two orders (a plain
+/// access of one between accumulates in one order only), added to `diffs`.
+fn pending_differences(fwd: &[(LocId, Pending)], rev: &[(LocId, Pending)], diffs: &mut BTreeMap<LocId, (i64, u64)>) {
+    fn find(s: &[(LocId, Pending)], l: LocId) -> Option<&Pending> {
+        s.iter().find(|x| x.0 == l).map(|x| &x.1)
+    }
+    let mut locs: Vec<LocId> = fwd.iter().chain(rev).map(|x| x.0).collect();
+    locs.sort_unstable();
+    locs.dedup();
+    let empty = Pending::new();
+    for l in locs {
+        let (a, b) = (find(fwd, l).unwrap_or(&empty), find(rev, l).unwrap_or(&empty));
+        let mut keys: Vec<u64> = a.keys().chain(b.keys()).copied().collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys.into_iter().filter(|key| a.get(key) != b.get(key)) {
+            let e = diffs.entry(l).or_insert((key as i64, 0));
+            e.0 = e.0.min(key as i64);
+            e.1 += 1;
+        }
+    }
+}
+
 /// Writer ids tracked per `tracked`-byte element, as one per `esize`-byte
 /// element of the set read (the writer of its first byte).
 fn per_element(ids: Vec<u32>, tracked: i64, esize: i64, bytes: usize) -> Vec<u32> {
@@ -583,7 +702,25 @@ fn agree(function: &str, k: usize, syncs: &[Option<SyncAt<'_>>]) -> Result<Optio
     Ok(first.map(|f| f.1))
 }
 
-fn wrong_input(input: &SimInput, why: String) -> Error {
+/// Every core's module's DMA queues, each module read once (a symbolic run
+/// is one module on every core).
+fn read_queues(programs: &[&Module]) -> Result<Vec<Option<Arc<Queues>>>> {
+    let mut read: Vec<(*const Module, Option<Arc<Queues>>)> = Vec::new();
+    let mut out = Vec::with_capacity(programs.len());
+    for &m in programs {
+        let key = m as *const Module;
+        if let Some((_, q)) = read.iter().find(|(k, _)| *k == key) {
+            out.push(q.clone());
+            continue;
+        }
+        let q = Queues::of(m)?.map(Arc::new);
+        read.push((key, q.clone()));
+        out.push(q);
+    }
+    Ok(out)
+}
+
+fn wrong_input<B>(input: &SimInput<B>, why: String) -> Error {
     Error::neuron_at(
         9403,
         format!("input for set {} of function {}: {why}", input.set, input.function),
@@ -593,7 +730,7 @@ fn wrong_input(input: &SimInput, why: String) -> Error {
 }
 
 /// 9403: every input names an Input set of its core's function.
-fn check_inputs(plan: &Plan<'_>, inputs: &[SimInput]) -> Result<()> {
+fn check_inputs<B>(plan: &Plan<'_>, inputs: &[SimInput<B>]) -> Result<()> {
     for i in inputs {
         let Some(m) = plan.programs.get(i.core) else {
             return Err(wrong_input(

@@ -8,6 +8,10 @@
 //! - `exec`: an instance compiled to physical spans, and its semantics
 //! - `opaque`: the BLAKE2b-8 function every unmodelled opcode computes
 //! - `collective`: `CollectiveCompute` by its reference meaning
+//! - `trigger`: `DMATrigger`, its DMABlocks' descriptors run as copies
+//! - `numeric`: the values of computing instructions (ops, funcs, dtypes, exact sums)
+//! - `accumulate`: accumulates and collective reductions by value
+//! - `consts`: `Const` sets with `values`
 //! - `value`: a Memset's immediate as element bits
 //! - `lockstep`: cores between sync points, both core orders, dynamic races
 //! - `conflict`: whether the core order can matter in an interval (else no replay)
@@ -24,12 +28,16 @@ use crate::bir::module::is_linked;
 use crate::bir::module::Module;
 use crate::error::{Error, Result};
 
+pub mod accumulate;
 pub mod collective;
 pub mod conflict;
+pub mod consts;
 pub mod exec;
 pub mod lockstep;
 pub mod memory;
+pub mod numeric;
 pub mod opaque;
+pub mod trigger;
 pub mod value;
 
 #[cfg(test)]
@@ -41,12 +49,14 @@ pub use exec::LOCATION;
 pub const MAX_CORES: usize = 1024;
 
 /// Bytes for one Input set of one core: `P × F·esize`, partition-major.
+/// `B` holds them: a `Vec<u8>`, or (the bindings) the caller's Python
+/// `bytes`, read in place rather than copied.
 #[derive(Clone, Debug)]
-pub struct SimInput {
+pub struct SimInput<B = Vec<u8>> {
     pub core: usize,
     pub function: String,
     pub set: String,
-    pub bytes: Vec<u8>,
+    pub bytes: B,
 }
 
 /// The final bytes of one Output set on one core (its first location).
@@ -88,6 +98,18 @@ pub struct DynRace {
     pub reverse: Option<Writer>,
 }
 
+/// An instruction that stayed opaque (contract §3.8: a name outside the
+/// vocabulary, a missing key, or an opcode without numeric meaning), once
+/// per (function, instruction), from the first core that ran it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpaqueInst {
+    pub core: usize,
+    pub function: Arc<str>,
+    pub instruction: Arc<str>,
+    pub opcode: Arc<str>,
+    pub why: String,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct SimResult {
     pub lnc: usize,
@@ -100,6 +122,8 @@ pub struct SimResult {
     /// every location of a written set; collectives excluded): the work.
     pub elements: u64,
     pub writers: Vec<Writer>,
+    /// Instructions that wrote bytes as the opaque function.
+    pub opaque: Vec<OpaqueInst>,
 }
 
 /// An Input or Output set a caller may fill or read.
@@ -203,6 +227,45 @@ pub fn sets(plan: &Plan<'_>) -> Vec<SetInfo> {
 
 /// Simulate `modules` (contract §3.8).
 pub fn run(modules: &[&Module], lnc: Option<usize>, inputs: &[SimInput]) -> Result<SimResult> {
+    run_with(modules, lnc, inputs)
+}
+
+/// [`run`] on inputs whose bytes live elsewhere (the bindings: the caller's
+/// Python `bytes`, read in place).
+pub fn run_with<B: AsRef<[u8]> + Sync>(
+    modules: &[&Module],
+    lnc: Option<usize>,
+    inputs: &[SimInput<B>],
+) -> Result<SimResult> {
     let plan = plan(modules, lnc)?;
-    lockstep::Engine::new(&plan).run(inputs)
+    // on one of rayon's threads for the whole run: the kernels' parallel
+    // chunks are then pushed to its own queue (the other thread steals
+    // them) instead of each being handed over and waited for by the caller
+    rayon::scope(|_| lockstep::Engine::new(&plan).run(inputs))
+}
+
+/// `values` (float64) encoded in `dtype` by the conversion rule, for the
+/// Python layer's float inputs (contract §3.8: a float32 array for a
+/// bfloat16 or fp8 set is rounded to nearest even, once).
+pub fn encode_values(values: &[f64], dtype: &str) -> Option<Vec<u8>> {
+    let d = numeric::dtype::DType::parse(dtype);
+    let f = d.format()?;
+    let es = d.size();
+    let mut out = Vec::with_capacity(values.len() * es);
+    for &x in values {
+        out.extend_from_slice(&f.encode(x).to_le_bytes()[..es]);
+    }
+    Some(out)
+}
+
+/// The exact values of `dtype` elements (a float dtype) as float64.
+pub fn decode_values(bytes: &[u8], dtype: &str) -> Option<Vec<f64>> {
+    let d = numeric::dtype::DType::parse(dtype);
+    let f = d.format()?;
+    let es = d.size();
+    Some(
+        (0..bytes.len() / es)
+            .map(|k| f.decode(numeric::dtype::load_bits(bytes, k, es)))
+            .collect(),
+    )
 }

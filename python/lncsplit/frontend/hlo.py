@@ -4,8 +4,10 @@
 (``[ENTRY] %name (params) -> shape {`` ... ``}``) and instruction lines of the form
 ``[ROOT] %name = <shape> <opcode>(<operands>), key=value, ...``. Everything it does not model
 (unknown lines, attributes, header fields, unparsable instruction lines, sharding texts it cannot
-parse) is kept verbatim, never an error; ``str(module)`` prints the module back and
-``HloModule.parse(str(m)) == m``.
+parse, XLA's ``FileNames``/``FunctionNames``/``FileLocations``/``StackFrames`` debug sections) is
+kept verbatim, never an error; ``str(module)`` prints the text back as it was read (blank lines
+and the final newline included) and ``HloModule.parse(str(m)) == m``. Each parsed instruction
+knows its 1-based ``line``.
 """
 
 from __future__ import annotations
@@ -229,6 +231,8 @@ class HloInstruction:
     literal: str | None = None
     percent: bool = True
     computation: str = ""
+    #: 1-based line of the instruction in the text it was parsed from (None when built).
+    line: int | None = None
 
     @classmethod
     def parse_line(cls, line: str) -> HloInstruction | None:
@@ -484,6 +488,8 @@ class HloModule:
     name: str
     header: str
     sections: list[HloComputation | str] = field(default_factory=list)
+    #: whether the text ends with a newline (printed back the same way)
+    final_newline: bool = True
 
     @classmethod
     def parse(cls, text: str) -> HloModule:
@@ -518,6 +524,7 @@ class HloModule:
                         comp.body.append(body_line.rstrip())
                     else:
                         instr.computation = comp.name
+                        instr.line = i + 1
                         comp.body.append(instr)
                     i += 1
                 sections.append(comp)
@@ -525,10 +532,8 @@ class HloModule:
                 continue
             sections.append(line.rstrip())
             i += 1
-        # drop trailing blank lines for a stable round trip
-        while sections and isinstance(sections[-1], str) and not sections[-1].strip():
-            sections.pop()
-        return cls(name=name, header=header, sections=sections)
+        # XLA's dumps end in a blank line: kept, so the text prints back as it was read
+        return cls(name=name, header=header, sections=sections, final_newline=text.endswith("\n"))
 
     @property
     def computations(self) -> list[HloComputation]:
@@ -570,7 +575,7 @@ class HloModule:
         parts = [self.header] if self.header else []
         for s in self.sections:
             parts.append(s.to_string() if isinstance(s, HloComputation) else s)
-        return "\n".join(parts) + "\n"
+        return "\n".join(parts) + ("\n" if self.final_newline or not parts else "")
 
     def __str__(self) -> str:
         return self.to_string()

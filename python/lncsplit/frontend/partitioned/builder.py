@@ -1,0 +1,349 @@
+"""The BIR-JSON document the lowering writes: sets, instructions, access patterns.
+
+One function ``main``, one block ``entry`` (contract §3.9). :class:`Builder` owns the names
+(unique sets and instructions), places memory (private DRAM bump-allocated, 64-byte aligned;
+each op's SBUF tiles from address 0 and its PSUM tiles from bank 0 — ops run one after the other
+on one core, so one op's scratch is free when the next begins), and writes instructions as plain
+dicts. Access patterns follow contract §3.6: ``ap`` steps are flat element strides, the start is
+``addrs[0]`` partitions plus an element offset in the last entry (:func:`addrs_for`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lncsplit.arch import ArchGeometry
+
+from ..lowering import LoweringError
+
+JsonDict = dict[str, Any]
+Pattern = list[tuple[int, int]]  # [(step, num), ...], partition dim first
+Offset = int | JsonDict  # an element offset: a number or a pelican expression of the shard
+
+#: HLO element type → BIR dtype (pred is uint8 holding 0/1).
+BIR_DTYPES: dict[str, str] = {
+    "f64": "float64",
+    "s64": "int64",
+    "u64": "uint64",
+    "f32": "float32",
+    "s32": "int32",
+    "u32": "uint32",
+    "bf16": "bfloat16",
+    "f16": "float16",
+    "s16": "int16",
+    "u16": "uint16",
+    "s8": "int8",
+    "u8": "uint8",
+    "pred": "uint8",
+}
+
+DTYPE_BYTES: dict[str, int] = {
+    "float64": 8,
+    "int64": 8,
+    "uint64": 8,
+    "float32": 4,
+    "int32": 4,
+    "uint32": 4,
+    "bfloat16": 2,
+    "float16": 2,
+    "int16": 2,
+    "uint16": 2,
+    "int8": 1,
+    "uint8": 1,
+}
+
+DRAM_ALIGN = 64
+SB_ALIGN = 64
+
+
+def const_expr(c: int) -> JsonDict:
+    """The pelican v2 constant ``c``."""
+    return {"kind": "AffExprKind", "terms": [], "c": int(c)}
+
+
+def _addr(x: Offset) -> JsonDict:
+    return const_expr(x) if isinstance(x, int) else x
+
+
+def addrs_for(k: int, partition: Offset, element: Offset) -> list[JsonDict]:
+    """``addrs`` of a ``k``-dim AP (k ≥ 2) starting ``partition`` partitions and ``element``
+    elements into its set: contract §3.6 adds ``addrs[0]·F`` and, past dim 0, the last entry
+    times a stride of 1 (``S′[last] = 1`` when the AP has the set's rank; the plain sum when it
+    has not), so every shape of set reads the same start."""
+    out = [_addr(partition)] + [const_expr(0)] * (k - 2) + [_addr(element)]
+    return out
+
+
+@dataclass(frozen=True)
+class Access:
+    """One access pattern: ``set`` from ``partition``/``element`` with ``pattern``."""
+
+    set: str
+    dtype: str
+    pattern: tuple[tuple[int, int], ...]
+    partition: Offset = 0
+    element: Offset = 0
+
+    @property
+    def count(self) -> int:
+        """Elements the pattern touches."""
+        return math.prod(n for _, n in self.pattern)
+
+    def json(self) -> JsonDict:
+        pattern = list(self.pattern)
+        if len(pattern) < 2:
+            pattern = [(1, 1), *pattern] if pattern else [(1, 1), (1, 1)]
+        return {
+            "kind": "symbolic_ap",
+            "ap": [[int(s), int(n)] for s, n in pattern],
+            "dtype": self.dtype,
+            "memsetref": self.set,
+            "addrs": addrs_for(len(pattern), self.partition, self.element),
+        }
+
+
+@dataclass(frozen=True)
+class DimAccess:
+    """An access of a whole-program (Shared) tensor in §3.5's form: ``addrs[d]`` the tile's
+    offset along tensor dim d, ``ap[d] = [row-major stride, extent]``."""
+
+    set: str
+    dtype: str
+    dims: tuple[int, ...]
+    offsets: tuple[Offset, ...]
+    extents: tuple[int, ...]
+
+    @property
+    def count(self) -> int:
+        return math.prod(self.extents)
+
+    def json(self) -> JsonDict:
+        if not self.dims:
+            ap, addrs = [[1, 1]], [const_expr(0)]
+        else:
+            strides = [math.prod(self.dims[d + 1 :]) for d in range(len(self.dims))]
+            ap = [[s, e] for s, e in zip(strides, self.extents, strict=True)]
+            addrs = [_addr(o) for o in self.offsets]
+        return {
+            "kind": "symbolic_ap",
+            "ap": ap,
+            "dtype": self.dtype,
+            "memsetref": self.set,
+            "addrs": addrs,
+        }
+
+
+AnyAccess = Access | DimAccess
+
+
+class Builder:
+    """Accumulates the module's sets and instructions."""
+
+    def __init__(self, n: int, geo: ArchGeometry) -> None:
+        self.n = n
+        self.geo = geo
+        self.sets: dict[str, JsonDict] = {}
+        self.instructions: list[JsonDict] = []
+        self._names: set[str] = set()
+        self._dram_next = 0
+        self._sb_next = 0
+        self._psum_next = 0
+        #: the HLO instruction being lowered (its name prefixes what it emits)
+        self.prefix = ""
+
+    # -- names -------------------------------------------------------------------------------
+
+    def _unique(self, base: str, taken: Any) -> str:
+        if base not in taken:
+            return base
+        k = 1
+        while f"{base}.{k}" in taken:
+            k += 1
+        return f"{base}.{k}"
+
+    def inst_name(self, step: str) -> str:
+        """A unique instruction name ``<prefix>.<step>`` (``<prefix>`` alone for an empty step)."""
+        base = f"{self.prefix}.{step}" if step else self.prefix
+        name = self._unique(base, self._names)
+        self._names.add(name)
+        return name
+
+    # -- memory ------------------------------------------------------------------------------
+
+    def begin_op(self, prefix: str) -> None:
+        """Start lowering one HLO instruction: its scratch starts at SBUF 0 and PSUM bank 0."""
+        self.prefix = prefix
+        self._sb_next = 0
+        self._psum_next = 0
+
+    def _add_set(
+        self,
+        base: str,
+        kind: str,
+        dtype: str,
+        shape: Sequence[int],
+        location: JsonDict,
+        addr_space: str = "Local",
+        values: Any = None,
+    ) -> str:
+        name = self._unique(base, self.sets)
+        d: JsonDict = {
+            "name": name,
+            "kind": kind,
+            "dtype": dtype,
+            "tensor_shape": [int(x) for x in shape] or [1],
+            "partition_dim": 0,
+            "addr_space": addr_space,
+            "locations": [{"name": f"{name}.{location.pop('suffix')}", **location}],
+        }
+        if values is not None:
+            d["values"] = values
+        self.sets[name] = d
+        return name
+
+    def _place_dram(self, base: str, dtype: str, shape: Sequence[int]) -> int:
+        """The next private DRAM address; a set past the core's window is a LoweringError."""
+        size = DTYPE_BYTES[dtype] * max(1, math.prod(shape))
+        addr = self._dram_next
+        self._dram_next += -(-size // DRAM_ALIGN) * DRAM_ALIGN
+        if self._dram_next > self.geo.dram_bytes:
+            raise LoweringError(
+                f"%{base}: {dtype}{list(shape)} does not fit: the program's per-core values "
+                f"take {self._dram_next} bytes of private DRAM, more than the "
+                f"{self.geo.dram_bytes} bytes of one {self.geo.name} core"
+            )
+        return addr
+
+    def dram(self, base: str, dtype: str, shape: Sequence[int], kind: str = "Internal") -> str:
+        """A private DRAM set (placed in this core's window)."""
+        loc = {"suffix": "dram", "type": "DRAM", "addr": self._place_dram(base, dtype, shape)}
+        return self._add_set(base, kind, dtype, shape, loc)
+
+    def shared(self, name: str, kind: str, dtype: str, shape: Sequence[int]) -> str:
+        """A whole-program tensor in Shared DRAM (placed later, once, on core 0: §3.4)."""
+        loc = {"suffix": "dram", "type": "DRAM"}
+        out = self._add_set(name, kind, dtype, shape, loc, addr_space="Shared")
+        if self.shared_dram_bytes() > self.geo.dram_bytes:
+            raise LoweringError(
+                f"{name}: {dtype}{list(shape)} does not fit: the program's inputs and outputs "
+                f"take {self.shared_dram_bytes()} bytes of shared DRAM, more than the "
+                f"{self.geo.dram_bytes} bytes of the shared region"
+            )
+        return out
+
+    def const(self, base: str, dtype: str, shape: Sequence[int], values: np.ndarray) -> str:
+        """A ``Const`` DRAM set carrying its ``values`` (contract §3.8)."""
+        loc = {"suffix": "dram", "type": "DRAM", "addr": self._place_dram(base, dtype, shape)}
+        return self._add_set(base, "Const", dtype, shape, loc, values=const_values(values, dtype))
+
+    def sb(self, base: str, dtype: str, partitions: int, free: int) -> str:
+        """An SBUF tile of ``partitions`` × ``free`` elements (this op's scratch)."""
+        bpp = DTYPE_BYTES[dtype] * free
+        addr = self._sb_next
+        self._sb_next += -(-bpp // SB_ALIGN) * SB_ALIGN
+        loc = {"suffix": "sb", "type": "SB", "addr": addr, "base": 0}
+        return self._add_set(f"{self.prefix}.{base}", "Internal", dtype, [partitions, free], loc)
+
+    def psum(self, base: str, partitions: int, free: int) -> str:
+        """A float32 PSUM tile (one bank: ``free`` ≤ 512)."""
+        bank = self._psum_next
+        self._psum_next += 1
+        loc = {
+            "suffix": "psum",
+            "type": "PSUM",
+            "addr": bank * self.geo.psum_bank_size,
+            "bank": bank,
+            "base": 0,
+        }
+        return self._add_set(
+            f"{self.prefix}.{base}", "Internal", "float32", [partitions, free], loc
+        )
+
+    def sb_bytes_used(self) -> int:
+        """SBUF bytes per partition this op's tiles take so far."""
+        return self._sb_next
+
+    def private_dram_bytes(self) -> int:
+        """Bytes of this core's private DRAM the module places."""
+        return self._dram_next
+
+    def shared_dram_bytes(self) -> int:
+        """Bytes of the Shared sets (each rounded up to the 64-byte alignment of §3.4)."""
+        total = 0
+        for s in self.sets.values():
+            if s["addr_space"] == "Shared":
+                size = DTYPE_BYTES[s["dtype"]] * math.prod(s["tensor_shape"])
+                total += -(-size // DRAM_ALIGN) * DRAM_ALIGN
+        return total
+
+    # -- instructions ------------------------------------------------------------------------
+
+    def emit(
+        self,
+        step: str,
+        opcode: str,
+        engine: str,
+        ins: Sequence[AnyAccess | JsonDict],
+        outs: Sequence[AnyAccess],
+        predicates: list[JsonDict] | None = None,
+        **keys: Any,
+    ) -> JsonDict:
+        """Append one instruction; ``keys`` are its op-specific keys."""
+        d: JsonDict = {
+            "name": self.inst_name(step),
+            "opcode": opcode,
+            "engine": engine,
+            "ins": [a if isinstance(a, dict) else a.json() for a in ins],
+            "outs": [a.json() for a in outs],
+        }
+        if predicates:
+            d["predicates"] = predicates
+        d.update(keys)
+        self.instructions.append(d)
+        return d
+
+    def dma(
+        self,
+        step: str,
+        src: AnyAccess,
+        dst: AnyAccess,
+        predicates: list[JsonDict] | None = None,
+    ) -> JsonDict:
+        """A ``DMACopy`` of equal counts (contract §3.8: elements paired in AP order)."""
+        assert src.count == dst.count, (src, dst)
+        return self.emit(step, "DMACopy", "DMA", [src], [dst], predicates, mode="Copy")
+
+
+_NUMPY_OF_BIR = {
+    "float64": "<f8",
+    "float32": "<f4",
+    "float16": "<f2",
+    "int64": "<i8",
+    "int32": "<i4",
+    "int16": "<i2",
+    "int8": "i1",
+    "uint64": "<u8",
+    "uint32": "<u4",
+    "uint16": "<u2",
+    "uint8": "u1",
+}
+
+
+def const_values(values: np.ndarray, dtype: str) -> Any:
+    """A ``Const`` set's ``values``: a flat row-major list of numbers, or ``{"hex": …}`` (the
+    little-endian bytes in ``dtype``) when a float is not finite — JSON has no inf or NaN."""
+    flat = np.asarray(values).reshape(-1)
+    if flat.dtype.kind == "f" and not np.all(np.isfinite(flat)):
+        if dtype == "bfloat16":  # bf16 values are held as float32: their top 16 bits
+            data = (flat.astype("<f4").view("<u4") >> 16).astype("<u2").tobytes()
+        else:
+            data = flat.astype(_NUMPY_OF_BIR[dtype]).tobytes()
+        return {"hex": data.hex()}
+    if flat.dtype.kind == "f":
+        return [float(x) for x in flat]
+    return [int(x) for x in flat]

@@ -389,6 +389,14 @@ def sim_run(
 ) -> dict[str, Any]:
     """Run the simulator; inputs and outputs are partition-major bytes."""
 
+def sim_encode(values: bytes, dtype: str) -> bytes | None:
+    """Float64 values (little-endian bytes) encoded in a float ``dtype``, each rounded once to
+    nearest even (NaN canonical); None when ``dtype`` is not a float."""
+
+def sim_decode(data: bytes, dtype: str) -> bytes | None:
+    """The exact float64 values (little-endian bytes) of ``dtype`` elements; None when
+    ``dtype`` is not a float."""
+
 # Inspection views (rust/src/py/inspect.rs)
 def expr_str(expr: Expr, budget: int = 200) -> str:
     """The pelican display form of ``expr``, cut at about ``budget`` characters."""

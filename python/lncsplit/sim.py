@@ -6,11 +6,15 @@ first) on numpy arrays, and :func:`equivalent` compares the Output sets of two
 runs — translation validation: a pass keeps a program's meaning iff the
 simulator cannot tell its input from its output.
 
-Arrays have their set's ``tensor_shape`` and an unsigned integer dtype of the
-element size (``bfloat16`` → ``uint16`` …): bytes are taken as they are. The
-interpreter itself is Rust (``lncsplit._core.sim_run``); this module converts
-arrays, draws inputs and shapes the results. ``docs/sim.md`` explains the
-semantics.
+Arrays have their set's ``tensor_shape``. An input array may be the unsigned
+integer of the element size (bytes as they are), the set's own numpy dtype
+(float16/32/64, int*, uint*, ``bool`` for a uint8 set), an ``ml_dtypes``
+``bfloat16``/``float8_e4m3fn``/``float8_e5m2`` array (bytes viewed), or a
+float32 array for a bfloat16 or fp8 set (rounded to nearest even). Outputs
+are unsigned integers of the element size (``outputs``) or numbers
+(:meth:`SimResult.values`). The interpreter itself is Rust
+(``lncsplit._core.sim_run``); this module converts arrays, draws inputs and
+shapes the results. ``docs/sim.md`` explains the semantics.
 """
 
 from __future__ import annotations
@@ -50,6 +54,61 @@ Inputs = Mapping[tuple[str, str], Array | Sequence[Array] | PerCore]
 Modules = Module | Sequence[Module]
 
 
+#: Canonical dtype names (contract §1.3, §1.7 spellings) of the dtypes the simulator computes in.
+_CANONICAL = {
+    "float64": "float64",
+    "float32": "float32",
+    "float32r": "float32",
+    "tfloat32": "float32",
+    "bfloat16": "bfloat16",
+    "float16": "float16",
+    "float8e4": "float8e4",
+    "float8_e4m3fn": "float8e4",
+    "fp8e4": "float8e4",
+    "fp8_e4m3": "float8e4",
+    "float8e5": "float8e5",
+    "float8_e5m2": "float8e5",
+    "fp8e5": "float8e5",
+    "fp8_e5m2": "float8e5",
+    **{t: t for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
+    "bool": "bool",
+}
+_FLOATS = ("float64", "float32", "bfloat16", "float16", "float8e4", "float8e5")
+#: numpy's own dtype for a canonical name, where numpy has one.
+_NATIVE = {
+    "float64": "<f8",
+    "float32": "<f4",
+    "float16": "<f2",
+    **{f"int{8 * k}": f"<i{k}" for k in (1, 2, 4, 8)},
+    **{f"uint{8 * k}": f"<u{k}" for k in (1, 2, 4, 8)},
+    "bool": "bool",
+}
+#: ml_dtypes' names of the dtypes numpy lacks.
+_ML_DTYPES = {"bfloat16": "bfloat16", "float8e4": "float8_e4m3fn", "float8e5": "float8_e5m2"}
+
+
+def _canonical(dtype: str) -> str | None:
+    return _CANONICAL.get(dtype.lower())
+
+
+def _is_float(dtype: str) -> bool:
+    return _canonical(dtype) in _FLOATS
+
+
+def _encode(values: Any, dtype: str) -> bytes:
+    """Float values in a float dtype, each rounded once to nearest even."""
+    data = _core.sim_encode(np.ascontiguousarray(values, dtype="<f8").tobytes(), dtype)
+    assert data is not None  # callers pass float dtypes
+    return data
+
+
+def _decode(data: bytes, dtype: str) -> npt.NDArray[np.float64]:
+    """The exact float64 values of float ``dtype`` elements."""
+    out = _core.sim_decode(data, dtype)
+    assert out is not None
+    return np.frombuffer(out, dtype="<f8")
+
+
 @dataclass(frozen=True)
 class SetSpec:
     """An Input or Output set of one core, as the simulator sees it."""
@@ -75,11 +134,25 @@ class SetSpec:
     def from_bytes(self, data: bytes | npt.NDArray[np.uint8]) -> Array:
         """The set's array (its shape, ``uint<8·esize>``) from partition-major bytes."""
         flat = np.frombuffer(data, dtype=f"<u{self.esize}").astype(f"=u{self.esize}")
+        return self._shaped(flat)
+
+    def _shaped(self, flat: Array) -> Array:
         if not self.shape:
             return flat.reshape(())
         pdim = self.partition_dim
         moved = (self.shape[pdim], *self.shape[:pdim], *self.shape[pdim + 1 :])
         return np.moveaxis(flat.reshape(moved), 0, pdim)
+
+    def values(self, raw: Array) -> Array:
+        """An array of this set's raw elements (``uint<8·esize>``) as numbers: float32 for
+        bfloat16 and fp8, else the set's own dtype (contract §3.8)."""
+        c = _canonical(self.dtype)
+        if c in _ML_DTYPES:
+            data = np.ascontiguousarray(raw).astype(f"<u{self.esize}").tobytes()
+            return _decode(data, self.dtype).astype(np.float32).reshape(raw.shape)
+        if c in _NATIVE:
+            return np.ascontiguousarray(raw).astype(f"<u{self.esize}").view(_NATIVE[c])
+        return raw
 
 
 @dataclass(frozen=True)
@@ -132,6 +205,20 @@ class DynamicRace:
         }
 
 
+@dataclass(frozen=True)
+class OpaqueInstruction:
+    """An instruction that computed the opaque function (contract §3.8), and why."""
+
+    core: int
+    function: str
+    instruction: str
+    opcode: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.function}/{self.instruction} ({self.opcode}): {self.why}"
+
+
 @dataclass
 class SimResult:
     """What a run produced (contract §3.8).
@@ -140,7 +227,9 @@ class SimResult:
     set; ``races`` the dynamic races; ``steps`` the instruction instances
     executed over all cores (Loop headers excluded); ``elements`` the element
     accesses they made (every point read or written — the simulator's work,
-    what its speed is measured in besides steps).
+    what its speed is measured in besides steps); ``opaque`` the instructions
+    that computed the opaque function instead of values (once per function and
+    name). :meth:`values` gives an Output set as numbers.
     """
 
     lnc: int
@@ -151,6 +240,23 @@ class SimResult:
     elements: int = 0
     _writers: dict[tuple[int, str, str], Array] = field(default_factory=dict, repr=False)
     _names: list[Writer] = field(default_factory=list, repr=False)
+    opaque: list[OpaqueInstruction] = field(default_factory=list)
+    _specs: dict[tuple[int, str, str], SetSpec] = field(default_factory=dict, repr=False)
+
+    def values(self, core: int, function: str, set: str) -> Array:
+        """Output set ``set`` of ``function`` on ``core`` as numbers: float32 for bfloat16 and
+        fp8 sets, else the set's dtype. 9403 for a set that is not an Output."""
+        spec = self._specs.get((core, function, set))
+        arr = self.outputs[core].get((function, set)) if 0 <= core < len(self.outputs) else None
+        if spec is None or arr is None:
+            kind = f"an {spec.kind} set" if spec is not None else "no Output set"
+            raise NeuronAssertion(
+                9403,
+                f"values of {function}/{set} on core {core}: it is {kind}, not an Output",
+                _LOCATION,
+                f"set {set}",
+            )
+        return spec.values(arr)
 
     def writer(self, core: int, function: str, set: str, index: Sequence[int]) -> Writer | None:
         """The instruction that last wrote element ``index`` of an Output set."""
@@ -179,8 +285,8 @@ class Difference:
     function: str
     set: str
     index: tuple[int, ...] | None
-    a: int | None
-    b: int | None
+    a: int | float | None
+    b: int | float | None
     a_writer: Writer | None
     b_writer: Writer | None
 
@@ -242,15 +348,30 @@ def _bad_input(spec_or_key: SetSpec | tuple[str, str], why: str) -> NeuronAssert
 
 
 def _check_array(spec: SetSpec, arr: Any) -> Array:
+    """The array as the set's raw elements (``uint<8·esize>``), per the input rule."""
     if not isinstance(arr, np.ndarray):
         raise _bad_input(spec, f"expected a numpy array, got {type(arr).__name__}")
-    if arr.dtype.kind != "u" or arr.dtype.itemsize != spec.esize:
-        raise _bad_input(
-            spec, f"dtype {arr.dtype} is not uint{8 * spec.esize} (set dtype {spec.dtype})"
-        )
     if tuple(arr.shape) != spec.shape:
         raise _bad_input(spec, f"shape {tuple(arr.shape)} is not the set's {spec.shape}")
-    return arr
+    raw = f"<u{spec.esize}"
+    c = _canonical(spec.dtype)
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == spec.esize:
+        return arr
+    if c in _NATIVE and arr.dtype == np.dtype(_NATIVE[c]):
+        return np.ascontiguousarray(arr).view(raw)
+    if arr.dtype == np.bool_ and c in ("uint8", "bool"):
+        return arr.astype(np.uint8)
+    if c in _ML_DTYPES and arr.dtype.name == _ML_DTYPES[c]:
+        return np.ascontiguousarray(arr).view(raw)
+    if c in _ML_DTYPES and arr.dtype == np.float32:
+        flat = np.frombuffer(_encode(arr.ravel(), spec.dtype), dtype=raw)
+        return flat.reshape(arr.shape)
+    accepted = [f"uint{8 * spec.esize}"]
+    accepted += [str(np.dtype(_NATIVE[c]))] if c in _NATIVE else []
+    accepted += [_ML_DTYPES[c], "float32"] if c in _ML_DTYPES else []
+    raise _bad_input(
+        spec, f"dtype {arr.dtype} is not {' or '.join(accepted)} (set dtype {spec.dtype})"
+    )
 
 
 #: Drawn inputs an ``equivalent`` call shares between its two runs (the same
@@ -269,9 +390,14 @@ def _drawn(spec: SetSpec, cache: _DrawCache | None = None) -> bytes:
 
 
 def _draw(spec: SetSpec) -> bytes:
+    """Float sets: finite values uniform in [-1, 1), rounded to the dtype; others: bytes."""
     key = f"{spec.function}/{spec.set}/{spec.core}".encode()
     seed = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") ^ SEED
-    return np.random.default_rng(seed).bytes(spec.nbytes)
+    rng = np.random.default_rng(seed)
+    if _is_float(spec.dtype):
+        count = spec.nbytes // max(spec.esize, 1)
+        return _encode(rng.uniform(-1.0, 1.0, count), spec.dtype)
+    return rng.bytes(spec.nbytes)
 
 
 def _per_core(spec_key: tuple[str, str], value: Any, lnc: int) -> list[Any]:
@@ -367,6 +493,7 @@ def _result(res: dict[str, Any], specs: list[SetSpec]) -> SimResult:
         for r in res["races"]
     ]
     names = [Writer(int(c), str(w)) for c, w in res["writers"]]
+    opaque = [OpaqueInstruction(int(c), f, i, o, w) for c, f, i, o, w in res.get("opaque", [])]
     return SimResult(
         n,
         bool(res["symbolic"]),
@@ -376,6 +503,8 @@ def _result(res: dict[str, Any], specs: list[SetSpec]) -> SimResult:
         int(res.get("elements", 0)),
         _writers=writers,
         _names=names,
+        opaque=opaque,
+        _specs=by_key,
     )
 
 
@@ -390,24 +519,44 @@ def _shape_ids(spec: SetSpec, ids: npt.NDArray[np.uint32]) -> Array:
 # -------------------------------------------------------------- comparing
 
 
-def _first_difference(a: SimResult, b: SimResult) -> Difference | None:
+def _differing(
+    spec: SetSpec | None, xa: Array, xb: Array, rtol: float, atol: float
+) -> tuple[npt.NDArray[np.bool_], Array, Array]:
+    """Where two arrays of one Output set disagree, and their elements as compared: float
+    sets by value (both NaN, or |a − b| ≤ atol + rtol·|b|, b the reference), others by bytes."""
+    if spec is None or not _is_float(spec.dtype) or xa.shape != xb.shape:
+        return np.asarray(xa != xb), xa, xb
+    va, vb = (spec.values(x).astype(np.float64) for x in (xa, xb))
+    with np.errstate(invalid="ignore"):
+        close = (va == vb) | (np.isnan(va) & np.isnan(vb)) | (
+            np.abs(va - vb) <= atol + rtol * np.abs(vb)
+        )
+    return ~close, va, vb
+
+
+def _first_difference(
+    a: SimResult, b: SimResult, rtol: float = 0.0, atol: float = 0.0
+) -> Difference | None:
     for core in range(max(len(a.outputs), len(b.outputs))):
         oa = a.outputs[core] if core < len(a.outputs) else {}
         ob = b.outputs[core] if core < len(b.outputs) else {}
         for key in sorted(set(oa) | set(ob)):
             if key not in oa or key not in ob:
                 return Difference(core, key[0], key[1], None, None, None, None, None)
-            diff = np.argwhere(oa[key] != ob[key])
+            spec = a._specs.get((core, *key)) or b._specs.get((core, *key))
+            bad, va, vb = _differing(spec, oa[key], ob[key], rtol, atol)
+            diff = np.argwhere(bad)
             if len(diff) == 0:
                 continue
             idx = tuple(int(i) for i in diff[0])
+            num = float if va.dtype.kind == "f" else int
             return Difference(
                 core,
                 key[0],
                 key[1],
                 idx,
-                int(oa[key][idx]),
-                int(ob[key][idx]),
+                num(va[idx]),
+                num(vb[idx]),
                 a.writer(core, key[0], key[1], idx),
                 b.writer(core, key[0], key[1], idx),
             )
@@ -419,12 +568,20 @@ def equivalent(
     b: Modules | SimResult,
     inputs: Inputs | None = None,
     lnc: int | None = None,
+    *,
+    rtol: float = 0.0,
+    atol: float = 0.0,
 ) -> Equivalence:
     """Run both sides on the same inputs and compare their Output sets.
 
     Either side may be a :class:`SimResult` already computed. A symbolic side
     runs on as many cores as the other side has when ``lnc`` is not given.
+    Elements of float sets agree iff both are NaN or ``|a − b| ≤ atol + rtol·|b|``
+    (``b`` is the reference; with the default zero tolerances: equal values, so
+    −0 and +0 agree); other sets compare bytes.
     """
+    if rtol < 0 or atol < 0:
+        raise ValueError(f"rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
     ra = a if isinstance(a, SimResult) else None
     rb = b if isinstance(b, SimResult) else None
     n = lnc or _cores_of(b) or _cores_of(a)
@@ -433,7 +590,7 @@ def equivalent(
         ra = _run(a, inputs, None if _cores_of(a) else n, cache)  # type: ignore[arg-type]
     if rb is None:
         rb = _run(b, inputs, None if _cores_of(b) else n, cache)  # type: ignore[arg-type]
-    return Equivalence(_first_difference(ra, rb), ra, rb)
+    return Equivalence(_first_difference(ra, rb, rtol, atol), ra, rb)
 
 
 def _cores_of(x: Modules | SimResult) -> int | None:
@@ -474,6 +631,7 @@ def load_inputs(path: str | Path) -> dict[tuple[str, str], Array | PerCore]:
 __all__ = [
     "SEED",
     "DynamicRace",
+    "OpaqueInstruction",
     "Difference",
     "PerCore",
     "Equivalence",

@@ -36,11 +36,13 @@ pub enum AccOp {
 }
 
 impl AccOp {
+    /// The reduction ops of the one op vocabulary (contract §3.8: the
+    /// compiler's names and NKI's aliases).
     pub fn parse(s: &str) -> Option<AccOp> {
         Some(match s {
             "add" => AccOp::Add,
-            "max" => AccOp::Max,
-            "min" => AccOp::Min,
+            "max" | "maximum" => AccOp::Max,
+            "min" | "minimum" => AccOp::Min,
             _ => return None,
         })
     }

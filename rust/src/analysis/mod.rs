@@ -7,6 +7,7 @@
 //! - `access`: the accesses of one instruction instance, per argument and location
 //! - `walk`: the dynamic order of instruction instances (loops unrolled, masks)
 //! - `moved`: bytes per partition an instruction moves (the GPSIMDSB2SB gate)
+//! - `replica_groups`: a collective's replica groups, every form expanded
 //! - `lnc_barriercheck`: the race checker (`racecheck`: bands, sweep, witnesses)
 
 pub mod access;
@@ -14,6 +15,7 @@ pub mod cores;
 pub mod footprint;
 pub mod location;
 pub mod moved;
+pub mod replica_groups;
 pub mod walk;
 
 pub use access::{accumulate_op, AccOp, Access, ArgList, FunctionIndex, Role, SetEntry};

@@ -193,6 +193,68 @@ macro_rules! key {
     (inst core) => {
         "core"
     };
+    // ---- the keys of computing instructions (§3.8, "Numbers"): read by the
+    // simulator from the instruction's unknown keys, which keep them verbatim
+    (numeric op) => {
+        "op"
+    };
+    (numeric op0) => {
+        "op0"
+    };
+    (numeric op1) => {
+        "op1"
+    };
+    (numeric const0) => {
+        "const0"
+    };
+    (numeric const1) => {
+        "const1"
+    };
+    (numeric operand0) => {
+        "operand0"
+    };
+    (numeric operand1) => {
+        "operand1"
+    };
+    (numeric reverse0) => {
+        "reverse0"
+    };
+    (numeric reverse1) => {
+        "reverse1"
+    };
+    (numeric func) => {
+        "func"
+    };
+    (numeric scale) => {
+        "scale"
+    };
+    (numeric bias) => {
+        "bias"
+    };
+    (numeric axes) => {
+        "axes"
+    };
+    (numeric contract) => {
+        "contract"
+    };
+    (numeric base) => {
+        "base"
+    };
+    (numeric channel_multiplier) => {
+        "channel_multiplier"
+    };
+    (numeric multipliers) => {
+        "multipliers"
+    };
+    (numeric select) => {
+        "select"
+    };
+    (numeric convert) => {
+        "convert"
+    };
+    (numeric ins) => {
+        "ins"
+    };
     // ---- a Loop's axis (§1.4)
     (axis name) => {
         "name"

@@ -91,5 +91,7 @@ mod _core {
 
     // simulator (lncsplit.sim)
     #[pymodule_export]
+    use super::sim::{sim_decode, sim_encode};
+    #[pymodule_export]
     use super::sim::{sim_plan, sim_run};
 }

@@ -2,6 +2,8 @@
 //! numpy arrays into partition-major bytes and back; these calls plan a run
 //! and run it with the GIL released.
 
+use std::borrow::Cow;
+
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
@@ -108,5 +110,37 @@ pub(crate) fn sim_run<'py>(
         races.append(rd)?;
     }
     d.set_item("races", races)?;
+    let opaque: Vec<(usize, String, String, String, String)> = r
+        .opaque
+        .iter()
+        .map(|o| {
+            (
+                o.core,
+                o.function.to_string(),
+                o.instruction.to_string(),
+                o.opcode.to_string(),
+                o.why.clone(),
+            )
+        })
+        .collect();
+    d.set_item("opaque", opaque)?;
     Ok(d)
+}
+
+/// Float64 values encoded in a float `dtype` (nearest even, NaN canonical);
+/// None for a dtype that is not a float.
+#[pyfunction]
+pub(crate) fn sim_encode(py: Python<'_>, values: PyBackedBytes, dtype: &str) -> Option<Cow<'static, [u8]>> {
+    let v: Vec<f64> = values
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+    py.detach(|| sim::encode_values(&v, dtype)).map(Cow::Owned)
+}
+
+/// The exact float64 values of float `dtype` elements; None for another dtype.
+#[pyfunction]
+pub(crate) fn sim_decode(py: Python<'_>, data: PyBackedBytes, dtype: &str) -> Option<Cow<'static, [u8]>> {
+    py.detach(|| sim::decode_values(&data, dtype))
+        .map(|v| Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect()))
 }

@@ -186,6 +186,7 @@ mod tests {
             loc: 0,
             points,
             esize: 2,
+            dtype: crate::sim::numeric::dtype::DType::U16,
         };
         let (mut x, mut y) = (Vec::new(), Vec::new());
         push_runs(&span(rows), &mut x);

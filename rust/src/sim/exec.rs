@@ -6,15 +6,22 @@
 //! `ins[0]` to `outs[0]` (equal counts; `Replicate` repeats the source to fill
 //! the destination; `Transpose` enumerates the destination with its first two
 //! ap dims swapped), `accumulate` combines, `Memset` writes its immediate,
-//! `GPSIMDSB2SB` copies to the partner core, every other opcode is the opaque
-//! function of [`super::opaque`]. A set with several locations is read from
-//! its first and written to all of them.
+//! `GPSIMDSB2SB` copies to the partner core, an instruction whose keys name
+//! a known operation computes its values ([`super::numeric`]), every other
+//! opcode is the opaque function of [`super::opaque`]. A set with several
+//! locations is read from its first and written to all of them. Every read
+//! first rounds the float `add` accumulates pending on it
+//! ([`Memory::settle`]).
 
 use hashbrown::HashMap;
 use serde_json::Value;
 use smallvec::SmallVec;
 
 use super::memory::{LocId, Memory, Span, StoreLog};
+use super::numeric::dtype::DType;
+use super::numeric::kernel::{self, Lanes};
+use super::numeric::plan::{self as numplan, InArg, NumOp, OutArg};
+use super::numeric::spec::{self, Spec};
 use super::opaque::{self, Prefix};
 use crate::analysis::access::{Access, ArgList, FunctionIndex};
 use crate::analysis::location::Cores;
@@ -24,7 +31,7 @@ use crate::bir::dtype::dtype_size;
 use crate::bir::instruction::{Instruction, IntOrExpr, OpFields};
 use crate::bir::Argument;
 use crate::error::{Error, Result};
-use crate::pelican::{Bindings, Context};
+use crate::pelican::{Bindings, Context, Node};
 
 pub const LOCATION: &str = "lncsplit/birsim";
 
@@ -57,6 +64,8 @@ pub struct Arg {
     pub list: ArgList,
     pub index: usize,
     pub spans: SmallVec<[Span; 1]>,
+    /// Its set's first location is PSUM.
+    pub psum: bool,
 }
 
 impl Arg {
@@ -75,6 +84,8 @@ pub enum Kind {
     },
     /// The static hash prefix; None when the instruction writes nothing.
     Opaque(Option<Box<Prefix>>),
+    /// A computing instruction (contract §3.8, "Numbers").
+    Numeric(Box<NumOp>),
 }
 
 /// A compiled instance: what it reads and writes, physically.
@@ -114,6 +125,9 @@ pub struct CoreView<'m> {
     pub prefixes: Vec<Option<Prefix>>,
     /// The shard bound on a symbolic run (None for a concretized core).
     pub shard: Option<i64>,
+    /// Instructions that stayed opaque though their opcode has a numeric
+    /// row or their keys name ops: (position, reason), for `SimResult.opaque`.
+    pub opaque: Vec<(u32, String)>,
 }
 
 /// True when a field the opaque hash or a Memset reads carries a ShardId in
@@ -187,13 +201,44 @@ impl<'m> CoreView<'m> {
             _ => None,
         };
         let fields: &Instruction = bound.as_ref().unwrap_or(inst);
-        let kind = match class {
-            Class::Copy | Class::Sb2sb => copy_kind(inst, &reads, &writes).map_err(err)?,
-            Class::Memset => Kind::Memset {
+        let numeric = match class {
+            Class::Opaque if !writes.is_empty() => match spec::classify(fields) {
+                spec::Class::Numeric(sp) => Some(sp),
+                spec::Class::Bad(why) => return Err(err(why)),
+                spec::Class::Opaque(why) => {
+                    self.opaque.push((pos, why));
+                    None
+                }
+            },
+            Class::Copy if inst.opcode.name() == "TensorCopy" => match spec::classify(fields) {
+                spec::Class::Numeric(sp) => Some(sp),
+                spec::Class::Bad(why) => return Err(err(why)),
+                spec::Class::Opaque(_) => None,
+            },
+            _ => None,
+        };
+        check_accumulate(env.mem, acc, &writes).map_err(err)?;
+        let kind = match (class, numeric) {
+            (_, Some(sp)) => {
+                if sp == Spec::Matmult && inst.replication_resolution().is_none_or(|r| r > 1) {
+                    return Err(err("replication_resolution > 1 with contract: a contracting Matmult is not replicated (contract §3.8)".into()));
+                }
+                if sp == Spec::Matmult && acc.is_some_and(|a| a != AccOp::Add) {
+                    return Err(err("a contracting Matmult accumulates with add only".into()));
+                }
+                let base = match &sp {
+                    Spec::Iota { base, .. } => carried_int(self.ctx, base, bindings).map_err(err)?,
+                    _ => 0,
+                };
+                let op = numeric_op(&sp, inst, &reads, &writes, base).map_err(err)?;
+                Kind::Numeric(Box::new(op))
+            }
+            (Class::Copy | Class::Sb2sb, None) => copy_kind(inst, &reads, &writes).map_err(err)?,
+            (Class::Memset, None) => Kind::Memset {
                 value: memset_value(&self.index, fields, &writes).map_err(err)?,
             },
-            Class::Opaque if writes.is_empty() => Kind::Opaque(None),
-            Class::Opaque => Kind::Opaque(Some(Box::new(self.prefix(fields, pos, bindings)?))),
+            (Class::Opaque, None) if writes.is_empty() => Kind::Opaque(None),
+            (Class::Opaque, None) => Kind::Opaque(Some(Box::new(self.prefix(fields, pos, bindings)?))),
         };
         let mut op = Op {
             core,
@@ -296,7 +341,18 @@ impl<'m> CoreView<'m> {
                     format!("set {} has no memory", set.name),
                 ));
             };
-            let span = Span { loc, points, esize };
+            let dtype = DType::parse(
+                argument_of(inst, a.list, a.index)
+                    .and_then(|x| x.dtype())
+                    .unwrap_or(&set.dtype),
+            );
+            let span = Span {
+                loc,
+                points,
+                esize,
+                dtype,
+            };
+            let psum = set.locations.first().is_some_and(|l| &*l.mem_type == "PSUM");
             check_bounds(env.mem, &span).map_err(|why| {
                 cannot_run(
                     self.core,
@@ -311,16 +367,16 @@ impl<'m> CoreView<'m> {
                 )
             })?;
             if a.list == ArgList::Outs {
-                push_span(&mut writes, a.list, a.index, span);
+                push_span(&mut writes, a.list, a.index, span, psum);
             } else {
-                push_span(&mut reads, a.list, a.index, span);
+                push_span(&mut reads, a.list, a.index, span, psum);
             }
         }
         Ok((reads, writes))
     }
 }
 
-fn push_span<const N: usize>(list: &mut SmallVec<[Arg; N]>, l: ArgList, index: usize, span: Span)
+fn push_span<const N: usize>(list: &mut SmallVec<[Arg; N]>, l: ArgList, index: usize, span: Span, psum: bool)
 where
     [Arg; N]: smallvec::Array<Item = Arg>,
 {
@@ -330,7 +386,127 @@ where
             list: l,
             index,
             spans: smallvec::smallvec![span],
+            psum,
         }),
+    }
+}
+
+/// The argument at `list[index]` of `inst`.
+fn argument_of(inst: &Instruction, list: ArgList, index: usize) -> Option<&Argument> {
+    match list {
+        ArgList::Ins => inst.ins.get(index),
+        ArgList::Outs => inst.outs.get(index),
+        ArgList::IndirectionIns => inst.indirection_ins.as_ref()?.get(index),
+    }
+}
+
+/// The extents of a span's AP dims.
+fn extents(span: &Span) -> SmallVec<[usize; 4]> {
+    span.points.dims.iter().map(|d| d[1].max(0) as usize).collect()
+}
+
+/// A computing instruction's instance, checked (contract §3.8).
+fn numeric_op(
+    sp: &Spec,
+    inst: &Instruction,
+    reads: &[Arg],
+    writes: &[Arg],
+    base: i64,
+) -> std::result::Result<NumOp, String> {
+    if inst.outs.len() != 1 {
+        return Err(format!(
+            "a computing {} has exactly one outs, not {} (contract §3.8)",
+            sp.name(),
+            inst.outs.len()
+        ));
+    }
+    let ins = (0..inst.ins.len())
+        .map(|k| {
+            let r = reads.iter().position(|a| a.list == ArgList::Ins && a.index == k)?;
+            let span = reads[r].first();
+            Some(InArg {
+                read: r,
+                dtype: span.dtype,
+                count: span.count(),
+                dims: extents(span),
+            })
+        })
+        .collect();
+    let outs: Vec<OutArg> = writes
+        .iter()
+        .map(|a| OutArg {
+            dtype: a.first().dtype,
+            count: a.first().count(),
+            dims: extents(a.first()),
+            psum: a.psum,
+        })
+        .collect();
+    numplan::plan(sp, ins, &outs, base)
+}
+
+/// 9401 unless every accumulating write is of a dtype accumulated by value,
+/// with float `add` on the location's own elements (its pending sums are
+/// kept per element).
+fn check_accumulate(mem: &Memory, acc: Option<AccOp>, writes: &[Arg]) -> std::result::Result<(), String> {
+    let Some(op) = acc else {
+        return Ok(());
+    };
+    for a in writes {
+        for span in &a.spans {
+            if !span.dtype.is_numeric() {
+                return Err(format!(
+                    "outs[{}] is {}: accumulate combines float and integer dtypes by value (contract §3.8)",
+                    a.index,
+                    span.dtype.name()
+                ));
+            }
+            let buf = mem.bufs[span.loc as usize].esize;
+            if op == AccOp::Add && span.dtype.is_float() && buf != span.esize {
+                return Err(format!(
+                    "outs[{}] accumulates {}-byte elements on a location of {buf}-byte elements",
+                    a.index, span.esize
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An integer, or a pelican expression (bound by the split like `addrs`, and
+/// here under the instance's loop IVs), as its value.
+fn carried_int(ctx: &Context, v: &Value, b: &Bindings) -> std::result::Result<i64, String> {
+    if let Some(i) = v.as_i64() {
+        return Ok(i);
+    }
+    let version = match v.as_object().and_then(crate::bir::carried::expr_version) {
+        Some(ver) => ver,
+        None => return Err(format!("base {v} is neither an integer nor a pelican expression")),
+    };
+    struct Wide;
+    impl crate::pelican::Scope for Wide {
+        fn axis(&mut self, ctx: &mut Context, name: &str) -> Option<crate::pelican::AxisId> {
+            ctx.free_axis(name, -(1i64 << 40), 1i64 << 40, 1).ok()
+        }
+        fn register(&mut self, _name: &str) -> bool {
+            true
+        }
+    }
+    let mut scratch = Context::new();
+    let id = scratch
+        .from_json(v, version, &mut Wide)
+        .map_err(|e| format!("base: {e}"))?;
+    let mut by_name = Bindings {
+        shard: b.shard,
+        ..Default::default()
+    };
+    for (&id, &val) in &b.by_id {
+        if let Node::AffineIV { axis } = ctx.node(id) {
+            by_name.by_name.insert(ctx.axis(*axis).name.to_string(), val);
+        }
+    }
+    match scratch.eval(id, &by_name).map_err(|e| format!("base: {e}"))? {
+        Some(x) => Ok(x),
+        None => Err("base is undecided (runtime values)".into()),
     }
 }
 
@@ -441,11 +617,17 @@ fn memset_value(index: &FunctionIndex<'_>, inst: &Instruction, writes: &[Arg]) -
 pub struct Scratch {
     a: Vec<u8>,
     b: Vec<u8>,
+    /// The gathered bytes of a computing instruction's `ins`.
+    ins: Vec<Vec<u8>>,
+    lanes: Lanes,
 }
 
 /// Run one compiled instance against memory.
 pub fn execute(op: &Op, mem: &mut Memory, log: &mut StoreLog<'_>, s: &mut Scratch) {
     log.writer = op.writer;
+    for a in &op.reads {
+        mem.settle(a.first(), log);
+    }
     match &op.kind {
         Kind::Copy { replicate } => {
             s.a.clear();
@@ -475,6 +657,20 @@ pub fn execute(op: &Op, mem: &mut Memory, log: &mut StoreLog<'_>, s: &mut Scratc
             }
             for span in &dst.spans {
                 mem.store(span, &s.a, op.acc, log);
+            }
+        }
+        Kind::Numeric(n) => {
+            s.ins.resize_with(n.ins.len().max(1), Vec::new);
+            for (k, a) in n.ins.iter().enumerate() {
+                s.ins[k].clear();
+                if let Some(a) = a {
+                    mem.gather(op.reads[a.read].first(), &mut s.ins[k]);
+                }
+            }
+            let views: SmallVec<[&[u8]; 3]> = s.ins.iter().map(Vec::as_slice).collect();
+            kernel::run(n, &views, &mut s.b, &mut s.lanes);
+            for span in &op.writes[0].spans {
+                mem.store(span, &s.b, op.acc, log);
             }
         }
         Kind::Opaque(None) => {}

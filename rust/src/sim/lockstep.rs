@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use hashbrown::HashMap;
 
+use super::accumulate::Pending;
 use super::collective::{self, Part};
 use super::conflict;
 use super::exec::{cannot_run, execute, CoreView, Env, Op, Scratch, LOCATION};
@@ -172,6 +173,7 @@ impl<'m> Engine<'m> {
             views.push(self.allocate(cores, c, f)?);
         }
         self.fill_inputs(&views, name, inputs)?;
+        self.fill_consts(&views)?;
         self.track_outputs(&views);
         let limit = Limit {
             max: MAX_INSTANCES,
@@ -209,8 +211,40 @@ impl<'m> Engine<'m> {
             }
             k += 1;
         }
+        self.mem.settle_all();
+        self.note_opaque(&mut views);
         self.collect_outputs(&views);
         Ok(())
+    }
+
+    /// The instructions the cores ran as opaque, once per name.
+    fn note_opaque(&mut self, views: &mut [CoreView<'m>]) {
+        let mut seen: hashbrown::HashSet<Arc<str>> = self
+            .result
+            .opaque
+            .iter()
+            .filter(|o| views.first().is_some_and(|v| o.function == v.index.function.name))
+            .map(|o| o.instruction.clone())
+            .collect();
+        for v in views.iter_mut() {
+            let mut list = std::mem::take(&mut v.opaque);
+            list.sort_by_key(|x| x.0);
+            list.dedup_by_key(|x| x.0);
+            for (pos, why) in list {
+                let Some(inst) = self.order[v.core].get(pos as usize) else {
+                    continue;
+                };
+                if seen.insert(inst.name.clone()) {
+                    self.result.opaque.push(super::OpaqueInst {
+                        core: v.core,
+                        function: v.index.function.name.clone(),
+                        instruction: inst.name.clone(),
+                        opcode: Arc::from(inst.opcode.name()),
+                        why,
+                    });
+                }
+            }
+        }
     }
 
     fn shard(&self, c: usize) -> Option<i64> {
@@ -273,6 +307,7 @@ impl<'m> Engine<'m> {
             locs,
             prefixes: vec![None; self.order[c].len()],
             shard: self.shard(c),
+            opaque: Vec::new(),
         })
     }
 
@@ -301,6 +336,25 @@ impl<'m> Engine<'m> {
                     ));
                 }
                 buf.copy_from_slice(&input.bytes);
+            }
+        }
+        Ok(())
+    }
+
+    /// Const sets with `values`, filled like an Input (contract §3.8).
+    fn fill_consts(&mut self, views: &[CoreView<'m>]) -> Result<()> {
+        for view in views {
+            let f = view.index.function;
+            for set in &f.allocations {
+                let Some(bytes) = super::consts::const_bytes(&f.name, set)? else {
+                    continue;
+                };
+                for id in self.own_locations(view, &set.name) {
+                    let buf = &mut self.mem.bufs[id as usize].bytes;
+                    if buf.len() == bytes.len() {
+                        buf.copy_from_slice(&bytes);
+                    }
+                }
             }
         }
         Ok(())
@@ -433,6 +487,11 @@ impl<'m> Engine<'m> {
     /// matter, also in the reverse order, reporting the bytes that differ.
     fn run_interval(&mut self, ops: &[Vec<Op>], function: &str, k: usize, sync: Option<Arc<str>>) {
         let replay = conflict::cores_conflict(&mut self.conflicts, ops, self.mem.bufs.len());
+        let start = if replay {
+            self.mem.pending_snapshot()
+        } else {
+            Vec::new()
+        };
         let mut journal = std::mem::take(&mut self.journal);
         journal.clear();
         for op in ops.iter().flatten() {
@@ -444,20 +503,30 @@ impl<'m> Engine<'m> {
             execute(op, &mut self.mem, &mut log, &mut self.scratch);
         }
         if replay {
-            self.compare_orders(ops, &journal, function, k, sync);
+            self.compare_orders(ops, &journal, &start, function, k, sync);
         }
         self.journal = journal;
     }
 
     /// Replay the interval in the reverse core order and report the bytes
     /// that end different; leave the forward state in memory.
-    fn compare_orders(&mut self, ops: &[Vec<Op>], fwd: &Journal, function: &str, k: usize, sync: Option<Arc<str>>) {
+    fn compare_orders(
+        &mut self,
+        ops: &[Vec<Op>],
+        fwd: &Journal,
+        start: &[(LocId, Pending)],
+        function: &str,
+        k: usize,
+        sync: Option<Arc<str>>,
+    ) {
         let mut fwd_final = std::mem::take(&mut self.fwd_final);
         fwd_final.clear();
         for e in &fwd.entries {
             self.mem.gather(&e.span, &mut fwd_final);
         }
+        let fwd_pending = self.mem.pending_snapshot();
         self.mem.undo(fwd);
+        self.mem.pending_restore(start);
         let mut rev = std::mem::take(&mut self.reverse);
         rev.clear();
         for core_ops in ops.iter().rev() {
@@ -470,8 +539,10 @@ impl<'m> Engine<'m> {
                 execute(op, &mut self.mem, &mut log, &mut self.scratch);
             }
         }
-        let diffs = self.differences(fwd, &fwd_final);
+        let mut diffs = self.differences(fwd, &fwd_final);
+        pending_differences(&fwd_pending, &self.mem.pending_snapshot(), &mut diffs);
         self.mem.undo(&rev);
+        self.mem.pending_restore(&fwd_pending);
         let mut quiet = StoreLog {
             journal: None,
             writer: NO_WRITER,
@@ -535,6 +606,29 @@ impl<'m> Engine<'m> {
             .rev()
             .find(|e| e.span.loc == loc && covers(&e.span, byte))?;
         self.writer(e.writer)
+    }
+}
+
+/// Elements whose pending sums end different in the two orders (a plain
+/// access of one between accumulates in one order only), added to `diffs`.
+fn pending_differences(fwd: &[(LocId, Pending)], rev: &[(LocId, Pending)], diffs: &mut BTreeMap<LocId, (i64, u64)>) {
+    fn find(s: &[(LocId, Pending)], l: LocId) -> Option<&Pending> {
+        s.iter().find(|x| x.0 == l).map(|x| &x.1)
+    }
+    let mut locs: Vec<LocId> = fwd.iter().chain(rev).map(|x| x.0).collect();
+    locs.sort_unstable();
+    locs.dedup();
+    let empty = Pending::new();
+    for l in locs {
+        let (a, b) = (find(fwd, l).unwrap_or(&empty), find(rev, l).unwrap_or(&empty));
+        let mut keys: Vec<u64> = a.keys().chain(b.keys()).copied().collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys.into_iter().filter(|key| a.get(key) != b.get(key)) {
+            let e = diffs.entry(l).or_insert((key as i64, 0));
+            e.0 = e.0.min(key as i64);
+            e.1 += 1;
+        }
     }
 }
 

@@ -11,9 +11,17 @@
 //! its instruction as the last writer of each element of an Output location
 //! (so `equivalent` can name who wrote a differing element; one u32 per
 //! element of the owner's layout, not per byte).
+//!
+//! Float `add` accumulates are kept as exact sums per element until the
+//! element is next read or plainly written (`super::accumulate`): every read
+//! of a span goes through [`Memory::settle`] first, a plain store drops the
+//! span's pending sums, and [`Memory::settle_all`] rounds what is left when
+//! the function ends.
 
 use hashbrown::HashMap;
 
+use super::accumulate::{self, Pending};
+use super::numeric::dtype::DType;
 use crate::analysis::footprint::Progression;
 use crate::analysis::location::PhysLoc;
 use crate::analysis::AccOp;
@@ -36,6 +44,8 @@ pub struct Buffer {
     /// core reads as an Output set. A store covering part of an element
     /// names its writer for the whole element.
     pub writers: Option<Vec<u32>>,
+    /// Float `add` accumulates not yet rounded, by element byte offset.
+    pub pending: Pending,
 }
 
 /// The footprint of one access on one physical location: element indices
@@ -45,6 +55,8 @@ pub struct Span {
     pub loc: LocId,
     pub points: Progression,
     pub esize: i64,
+    /// The element dtype the access reads or writes (its AP's, else its set's).
+    pub dtype: DType,
 }
 
 impl Span {
@@ -120,6 +132,7 @@ impl Memory {
             esize: esize.max(1),
             bytes: vec![0; len],
             writers: None,
+            pending: Pending::new(),
         });
         id
     }
@@ -149,16 +162,29 @@ impl Memory {
     }
 
     /// Write `data` (the span's bytes in AP order) into the span, combining
-    /// with `acc` when given; log the old bytes and the writer per `log`.
+    /// with `acc` when given (by value, in the span's dtype:
+    /// `super::accumulate`); log the old bytes and the writer per `log`.
     pub fn store(&mut self, span: &Span, data: &[u8], acc: Option<AccOp>, log: &mut StoreLog<'_>) {
+        let float_add = acc == Some(AccOp::Add) && span.dtype.is_float();
+        if !float_add {
+            // a plain write drops the pending sums it overwrites; another
+            // accumulate reads the element first
+            if acc.is_some() {
+                self.settle(span, log);
+            } else {
+                self.drop_pending(span);
+            }
+        }
         if let Some(j) = log.journal.as_deref_mut() {
-            let at = j.old.len();
-            self.gather(span, &mut j.old);
-            j.entries.push(JournalEntry {
-                span: span.clone(),
-                at,
-                writer: log.writer,
-            });
+            if !float_add {
+                let at = j.old.len();
+                self.gather(span, &mut j.old);
+                j.entries.push(JournalEntry {
+                    span: span.clone(),
+                    at,
+                    writer: log.writer,
+                });
+            }
         }
         let b = &mut self.bufs[span.loc as usize];
         let es = span.esize as usize;
@@ -167,11 +193,13 @@ impl Memory {
         for_each_run(&span.points, |e, n| {
             let s = e as usize * es;
             let len = n * es;
-            let dst = &mut b.bytes[s..s + len];
             let src = &data[k..k + len];
             match acc {
-                None => dst.copy_from_slice(src),
-                Some(op) => combine(dst, src, es, op),
+                None => b.bytes[s..s + len].copy_from_slice(src),
+                Some(_) if float_add => {
+                    accumulate::add_pending(&mut b.pending, s as u64, &b.bytes[s..s + len], src, span.dtype)
+                }
+                Some(op) => accumulate::combine(&mut b.bytes[s..s + len], src, span.dtype, op),
             }
             if log.track {
                 if let Some(w) = b.writers.as_mut() {
@@ -180,6 +208,81 @@ impl Memory {
             }
             k += len;
         });
+    }
+
+    /// Round the pending sums of the elements `span` touches into their
+    /// bytes (the element is read), logging the old bytes per `log`.
+    pub fn settle(&mut self, span: &Span, log: &mut StoreLog<'_>) {
+        let b = &mut self.bufs[span.loc as usize];
+        if b.pending.is_empty() {
+            return;
+        }
+        let es = span.esize as u64;
+        let keys = touched_keys(&b.pending, span, b.esize as u64);
+        for key in keys {
+            let Some(slot) = b.pending.remove(&key) else {
+                continue;
+            };
+            let size = slot.dtype.size();
+            let at = key as usize;
+            if let Some(j) = log.journal.as_deref_mut() {
+                let old = j.old.len();
+                j.old.extend_from_slice(&b.bytes[at..at + size]);
+                j.entries.push(JournalEntry {
+                    span: Span {
+                        loc: span.loc,
+                        points: Progression {
+                            base: (key / es.max(1)) as i64,
+                            dims: smallvec::SmallVec::new(),
+                        },
+                        esize: size as i64,
+                        dtype: slot.dtype,
+                    },
+                    at: old,
+                    writer: log.writer,
+                });
+            }
+            b.bytes[at..at + size].copy_from_slice(&slot.bits().to_le_bytes()[..size]);
+        }
+    }
+
+    /// Drop the pending sums of the elements `span` overwrites.
+    fn drop_pending(&mut self, span: &Span) {
+        let b = &mut self.bufs[span.loc as usize];
+        if b.pending.is_empty() {
+            return;
+        }
+        for key in touched_keys(&b.pending, span, b.esize as u64) {
+            b.pending.remove(&key);
+        }
+    }
+
+    /// Round every pending sum (the function ends).
+    pub fn settle_all(&mut self) {
+        for b in &mut self.bufs {
+            for (key, slot) in b.pending.drain() {
+                let (at, size) = (key as usize, slot.dtype.size());
+                b.bytes[at..at + size].copy_from_slice(&slot.bits().to_le_bytes()[..size]);
+            }
+        }
+    }
+
+    /// Every buffer's pending sums (to run an interval again in the other
+    /// core order from the same state).
+    pub fn pending_snapshot(&self) -> Vec<(LocId, Pending)> {
+        (self.bufs.iter().enumerate())
+            .filter(|(_, b)| !b.pending.is_empty())
+            .map(|(i, b)| (i as LocId, b.pending.clone()))
+            .collect()
+    }
+
+    pub fn pending_restore(&mut self, snap: &[(LocId, Pending)]) {
+        for b in &mut self.bufs {
+            b.pending.clear();
+        }
+        for (loc, p) in snap {
+            self.bufs[*loc as usize].pending = p.clone();
+        }
     }
 
     /// Undo every store of `journal`, last first.
@@ -226,8 +329,9 @@ pub fn for_each_run(p: &Progression, mut f: impl FnMut(i64, usize)) {
 }
 
 /// `dst ← op(dst, src)` element by element on little-endian unsigned bit
-/// patterns of `es` bytes: wrapping add, unsigned max, unsigned min.
-pub fn combine(dst: &mut [u8], src: &[u8], es: usize, op: AccOp) {
+/// patterns of `es` bytes: wrapping add, unsigned max, unsigned min (the
+/// dtypes lncsplit moves but does not compute in).
+pub fn combine_bits(dst: &mut [u8], src: &[u8], es: usize, op: AccOp) {
     for (d, s) in dst.chunks_exact_mut(es).zip(src.chunks_exact(es)) {
         let (a, b) = (read_le(d), read_le(s));
         let r = match op {
@@ -250,4 +354,44 @@ pub fn read_le(b: &[u8]) -> u64 {
 pub fn write_le(b: &mut [u8], v: u64) {
     let n = b.len();
     b.copy_from_slice(&v.to_le_bytes()[..n]);
+}
+
+/// The pending keys (element byte offsets) among the bytes `span` touches:
+/// probed element by element when its elements are the buffer's, else (a
+/// view of another element size: rare) every pending element overlapping it.
+fn touched_keys(pending: &Pending, span: &Span, buf_esize: u64) -> Vec<u64> {
+    let es = span.esize as u64;
+    let mut out = Vec::new();
+    if es == buf_esize && (span.count() as u64) <= 4 * pending.len() as u64 + 64 {
+        span.points.for_each(|e| {
+            let key = e as u64 * es;
+            if pending.contains_key(&key) {
+                out.push(key);
+            }
+        });
+        return out;
+    }
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for_each_run(&span.points, |e, n| {
+        let s = e as u64 * es;
+        runs.push((s, s + n as u64 * es));
+    });
+    runs.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(runs.len());
+    for r in runs {
+        match merged.last_mut() {
+            Some(m) if r.0 <= m.1 => m.1 = m.1.max(r.1),
+            _ => merged.push(r),
+        }
+    }
+    let runs = merged;
+    for (&key, slot) in pending.iter() {
+        let end = key + slot.dtype.size() as u64;
+        let i = runs.partition_point(|r| r.1 <= key);
+        if runs.get(i).is_some_and(|r| r.0 < end) {
+            out.push(key);
+        }
+    }
+    out.sort_unstable();
+    out
 }

@@ -8,6 +8,9 @@
 //! - `exec`: an instance compiled to physical spans, and its semantics
 //! - `opaque`: the BLAKE2b-8 function every unmodelled opcode computes
 //! - `collective`: `CollectiveCompute` by its reference meaning
+//! - `numeric`: the values of computing instructions (ops, funcs, dtypes, exact sums)
+//! - `accumulate`: accumulates and collective reductions by value
+//! - `consts`: `Const` sets with `values`
 //! - `value`: a Memset's immediate as element bits
 //! - `lockstep`: cores between sync points, both core orders, dynamic races
 //! - `conflict`: whether the core order can matter in an interval (else no replay)
@@ -24,11 +27,14 @@ use crate::bir::module::is_linked;
 use crate::bir::module::Module;
 use crate::error::{Error, Result};
 
+pub mod accumulate;
 pub mod collective;
 pub mod conflict;
+pub mod consts;
 pub mod exec;
 pub mod lockstep;
 pub mod memory;
+pub mod numeric;
 pub mod opaque;
 pub mod value;
 
@@ -88,6 +94,18 @@ pub struct DynRace {
     pub reverse: Option<Writer>,
 }
 
+/// An instruction that stayed opaque (contract §3.8: a name outside the
+/// vocabulary, a missing key, or an opcode without numeric meaning), once
+/// per (function, instruction), from the first core that ran it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpaqueInst {
+    pub core: usize,
+    pub function: Arc<str>,
+    pub instruction: Arc<str>,
+    pub opcode: Arc<str>,
+    pub why: String,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct SimResult {
     pub lnc: usize,
@@ -100,6 +118,8 @@ pub struct SimResult {
     /// every location of a written set; collectives excluded): the work.
     pub elements: u64,
     pub writers: Vec<Writer>,
+    /// Instructions that wrote bytes as the opaque function.
+    pub opaque: Vec<OpaqueInst>,
 }
 
 /// An Input or Output set a caller may fill or read.
@@ -205,4 +225,30 @@ pub fn sets(plan: &Plan<'_>) -> Vec<SetInfo> {
 pub fn run(modules: &[&Module], lnc: Option<usize>, inputs: &[SimInput]) -> Result<SimResult> {
     let plan = plan(modules, lnc)?;
     lockstep::Engine::new(&plan).run(inputs)
+}
+
+/// `values` (float64) encoded in `dtype` by the conversion rule, for the
+/// Python layer's float inputs (contract §3.8: a float32 array for a
+/// bfloat16 or fp8 set is rounded to nearest even, once).
+pub fn encode_values(values: &[f64], dtype: &str) -> Option<Vec<u8>> {
+    let d = numeric::dtype::DType::parse(dtype);
+    let f = d.format()?;
+    let es = d.size();
+    let mut out = Vec::with_capacity(values.len() * es);
+    for &x in values {
+        out.extend_from_slice(&f.encode(x).to_le_bytes()[..es]);
+    }
+    Some(out)
+}
+
+/// The exact values of `dtype` elements (a float dtype) as float64.
+pub fn decode_values(bytes: &[u8], dtype: &str) -> Option<Vec<f64>> {
+    let d = numeric::dtype::DType::parse(dtype);
+    let f = d.format()?;
+    let es = d.size();
+    Some(
+        (0..bytes.len() / es)
+            .map(|k| f.decode(numeric::dtype::load_bits(bytes, k, es)))
+            .collect(),
+    )
 }

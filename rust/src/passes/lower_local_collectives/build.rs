@@ -47,6 +47,9 @@ impl Names {
     fn stage_loc(&self) -> Arc<str> {
         self.s("stage_dram")
     }
+    fn gather(&self) -> Arc<str> {
+        self.s("gather_stage")
+    }
 }
 
 /// The proxy name of `name` (a set or a location) on core `core`.
@@ -251,6 +254,26 @@ fn stage_set(names: &Names, dtype: &Arc<str>, count: i64) -> MemoryLocationSet {
         locations: vec![MemoryLocation::unplaced(names.stage_loc(), "DRAM")],
         extra: None,
     }
+}
+
+/// The gather stage of a gather-and-reduce AllReduce: `[G, count]` elements,
+/// slot j holding the ins of the group's j-th core.
+fn gather_set(names: &Names, dtype: &Arc<str>, count: i64, g: usize) -> MemoryLocationSet {
+    MemoryLocationSet {
+        name: names.gather(),
+        tensor_shape: vec![g as i64, count],
+        locations: vec![MemoryLocation::unplaced(names.s("gather_stage_dram"), "DRAM")],
+        ..stage_set(names, dtype, count)
+    }
+}
+
+/// Slot `j` of a `[G, count]` gather stage.
+fn slot_arg(ctx: &mut Context, set: &Arc<str>, dtype: &Arc<str>, count: i64, j: usize) -> Argument {
+    let mut a = stage_arg(ctx, set, dtype, count);
+    if let Argument::Symbolic(s) = &mut a {
+        s.addrs[0] = ctx.constant(j as i64);
+    }
+    a
 }
 
 fn stage_arg(ctx: &mut Context, set: &Arc<str>, dtype: &Arc<str>, count: i64) -> Argument {
@@ -491,6 +514,48 @@ impl<'a, 'm> Seq<'a, 'm> {
         Ok(())
     }
 
+    /// Gather-and-reduce within the core's replica group: its ins to slot q
+    /// (its position) of the gather stage of every core of the group (its
+    /// own by a local DMA, the peers' through proxies), a barrier, then
+    /// outs ← slot 0, accumulated with slots 1…G−1 in group order.
+    fn gather_reduce(&mut self, ctxs: &mut [Context]) -> Result<()> {
+        let x = self.x();
+        let c = self.c;
+        let group = (self.facts.groups.iter())
+            .find(|g| g.contains(&c))
+            .cloned()
+            .unwrap_or_else(|| (0..self.n()).collect());
+        let q = group.iter().position(|&p| p == c).unwrap_or(0);
+        let (count, dtype) = (self.facts.count, self.facts.dtype.clone());
+        let set = gather_set(&self.names, &dtype, count, group.len());
+        let (src, _) = self.operand_of(ctxs, c, false)?;
+        self.push_barrier("before");
+        for &p in &group {
+            let name = if p == c {
+                set.name.clone()
+            } else {
+                self.proxy(&set, p);
+                remote(&set.name, p)
+            };
+            let dst = slot_arg(&mut ctxs[c], &name, &dtype, count, q);
+            self.push(dma(self.names.s(&format!("gather_{p}")), x, src.clone(), dst, None));
+        }
+        self.push_barrier("gathered");
+        let (out, _) = self.operand_of(ctxs, c, true)?;
+        for j in 0..group.len() {
+            let slot = slot_arg(&mut ctxs[c], &set.name, &dtype, count, j);
+            let acc = if j == 0 { None } else { self.g.op };
+            let name = if j + 1 == group.len() {
+                x.name.clone()
+            } else {
+                self.names.s(&format!("reduce_{j}"))
+            };
+            self.push(dma(name, x, slot, out.clone(), acc));
+        }
+        self.push_barrier("after");
+        Ok(())
+    }
+
     /// Reduce-scatter (core c owns chunk c), barrier, all-gather.
     fn all_reduce(&mut self, ctxs: &mut [Context], staged: bool) -> Result<()> {
         let x = self.x();
@@ -704,6 +769,7 @@ fn build_one(
             return Ok((Replacement::Fence(Box::new(fence)), Vec::new(), Vec::new()));
         }
         Plan::Sb2sb => seq.sb2sb(ctxs)?,
+        Plan::Gather => seq.gather_reduce(ctxs)?,
         Plan::Direct | Plan::Staged if g.kind == Kind::ALL_REDUCE => seq.all_reduce(ctxs, plan == Plan::Staged)?,
         Plan::Direct | Plan::Staged => seq.send_recv(ctxs, plan == Plan::Staged)?,
     }
@@ -915,6 +981,11 @@ pub fn plan(
             if plans[gi] == Plan::Staged && c == 0 {
                 let names = Names { x: g.name.clone() };
                 stages.push((gi, stage_set(&names, &facts[gi].dtype, facts[gi].count)));
+            }
+            if plans[gi] == Plan::Gather && c == 0 {
+                let names = Names { x: g.name.clone() };
+                let size = facts[gi].groups.first().map_or(n, Vec::len);
+                stages.push((gi, gather_set(&names, &facts[gi].dtype, facts[gi].count, size)));
             }
             per_fn
                 .entry(g.function.clone())

@@ -5,7 +5,8 @@
 //! - `group`: grouping by name (9101), kinds, ops, ranks (9103), copies that
 //!   disagree (9105)
 //! - `chunk`: AllReduce's scatter chunks over the first non-partition dim with
-//!   extent ≥ 4 divisible by N (9102)
+//!   extent ≥ 4 divisible by N; without one, or over subgroups, the AllReduce
+//!   is gathered to every peer and reduced locally
 //! - `survey`: the dynamic instances (IV values, undecided masks, the bytes
 //!   per partition of the GPSIMDSB2SB gate)
 //! - `build`: the instruction sequences, proxy and staging sets (9104)
@@ -88,6 +89,10 @@ pub enum Plan {
     Direct,
     /// DMA through a private DRAM stage on the destination core.
     Staged,
+    /// AllReduce with no scatter dim, or over subgroups: every core DMAs its
+    /// ins to a stage on every peer of its group, a barrier, then a local
+    /// reduction in group order (contract §3.6, 2026-12-02).
+    Gather,
 }
 
 impl Plan {
@@ -97,6 +102,7 @@ impl Plan {
             (Plan::Sb2sb, _) => "GPSIMDSB2SB",
             (Plan::Direct, Kind::ALL_REDUCE) => "DMA reduce-scatter + CoreBarrier + all-gather",
             (Plan::Staged, Kind::ALL_REDUCE) => "DMA reduce-scatter + CoreBarrier + all-gather through a DRAM stage",
+            (Plan::Gather, _) => "gather-and-reduce: DMA to a stage on every peer + CoreBarrier + local reduction",
             (Plan::Direct, _) => "DMACopy",
             (Plan::Staged, _) => "DMACopy through a DRAM stage",
         }
@@ -106,7 +112,7 @@ impl Plan {
     fn fallback(self) -> Option<Plan> {
         match self {
             Plan::Sb2sb | Plan::Direct => Some(Plan::Staged),
-            Plan::Fence | Plan::Staged => None,
+            Plan::Fence | Plan::Staged | Plan::Gather => None,
         }
     }
 }
@@ -147,8 +153,10 @@ pub(crate) struct Facts {
     pub count: i64,
     /// Element dtype of the outputs (the DRAM stage's).
     pub dtype: Arc<str>,
-    /// AllReduce: (W, C) of the scatter chunks.
+    /// AllReduce: (W, C) of the scatter chunks (None: no scatter dim).
     pub period: Option<(i64, i64)>,
+    /// The replica groups (one group of all cores unless the op says otherwise).
+    pub groups: Vec<Vec<usize>>,
     /// Every location of the output set is DRAM (a DMA can write it remotely).
     pub out_dram: bool,
     /// The output set is shared: every core writes core 0's location.
@@ -230,25 +238,34 @@ fn facts(cores: &[Module], ctxs: &[Context], g: &group::Group<'_>) -> Result<Fac
     }
     let period = if g.kind == Kind::ALL_REDUCE {
         let dims = g.sites[0].inst.ins[0].ap().unwrap_or(&[]);
-        let (_, w, c) = chunk::scatter_period(dims, n as i64).ok_or_else(|| {
-            fail(
-                9102,
-                "AllReduce scatters over the first non-partition dim whose extent is >= 4 and divisible by N",
-                format!(
-                    "AllReduce {} of function {}: ins[0] ap {:?} has no such dim for N = {n}",
-                    g.name, g.function, dims
-                ),
-            )
-        })?;
-        Some((w, c))
+        chunk::scatter_period(dims, n as i64).map(|(_, w, c)| (w, c))
     } else {
         None
     };
+    let channel = match &g.sites[0].inst.op {
+        crate::bir::OpFields::CollectiveCompute { cc_channel, .. } => cc_channel.as_deref(),
+        _ => None,
+    };
+    // Point-to-point kinds name cores by id (§3.6) and ignore groups they
+    // do not split; an AllReduce runs within its groups.
+    let groups = match channel.map(|ch| crate::analysis::replica_groups::replica_groups(ch, n)) {
+        Some(Ok(groups)) => groups,
+        Some(Err(why)) if g.kind == Kind::ALL_REDUCE => return Err(bad(why)),
+        _ => vec![(0..n).collect()],
+    };
+    if groups.len() > 1 && g.kind != Kind::ALL_REDUCE {
+        return Err(bad(format!(
+            "{} over replica groups of {} cores: lncsplit lowers point-to-point collectives over one group of all cores",
+            g.kind.name(),
+            groups[0].len()
+        )));
+    }
     let sb2sb_shape = n == 2 && ins_sb && outs_sb && (0..2).all(|c| g.send.get(c) == Some(&(1 - c)));
     Ok(Facts {
         count,
         dtype,
         period,
+        groups,
         out_dram,
         out_shared,
         sb2sb_shape,
@@ -263,6 +280,9 @@ fn initial_plan(g: &group::Group<'_>, f: &Facts, s: &survey::Survey, opts: &Lowe
     let cap = SB2SB_MAX_BPP.min(opts.sendrecv_to_gpsimd_max_bpp);
     if g.kind == Kind::SEND_RECV && f.sb2sb_shape && s.max_bpp <= cap {
         return Plan::Sb2sb;
+    }
+    if g.kind == Kind::ALL_REDUCE && (f.period.is_none() || f.groups.len() > 1) {
+        return Plan::Gather;
     }
     if f.out_dram {
         Plan::Direct
@@ -334,6 +354,7 @@ fn plan_and_check(cores: &[Module], ctxs: &mut [Context], opts: &LowerOptions) -
                     count: 0,
                     dtype: Arc::from("uint8"),
                     period: None,
+                    groups: Vec::new(),
                     out_dram: false,
                     out_shared: false,
                     sb2sb_shape: false,

@@ -304,14 +304,40 @@ fn all_reduce_pairs_elements_in_ap_order_whatever_the_shapes() {
 }
 
 #[test]
-fn all_reduce_without_a_scatter_dim_is_9102() {
-    let ap = vec![[2, 128], [1, 2]];
-    let m = all_reduce(2, "add", ("a", [128, 2], ap.clone()), ("b", [128, 2], ap), "DRAM");
-    let mut cores = split_n(m, 2);
-    let before: Vec<Vec<u8>> = cores.iter().map(|m| dump_module(m, 2).unwrap()).collect();
-    assert_eq!(code(lower_local_collectives(&mut cores, &opts()).unwrap_err()), 9102);
-    let after: Vec<Vec<u8>> = cores.iter().map(|m| dump_module(m, 2).unwrap()).collect();
-    assert_eq!(before, after, "a failed lowering leaves the cores as they were");
+fn all_reduce_without_a_scatter_dim_is_gathered_to_every_peer_and_reduced_locally() {
+    for n in [2usize, 4] {
+        let ap = vec![[2, 128], [1, 2]];
+        let m = all_reduce(
+            n as i64,
+            "add",
+            ("a", [128, 2], ap.clone()),
+            ("b", [128, 2], ap),
+            "DRAM",
+        );
+        let out = lower_checked(split_n(m, n), &[], AccOp::Add, &opts());
+        let k: Vec<String> = kinds(&out[0]).into_iter().map(|x| x.0).collect();
+        let mut want = vec!["x_before".to_string()];
+        want.extend((0..n).map(|p| format!("x_gather_{p}")));
+        want.push("x_gathered".into());
+        want.extend((0..n - 1).map(|j| format!("x_reduce_{j}")));
+        want.extend(["x".to_string(), "x_after".into()]);
+        assert_eq!(k, want, "N = {n}");
+        assert!(has_set(&out[0], "x_gather_stage") && has_set(&out[0], "x_gather_stage_remote_1"));
+    }
+}
+
+#[test]
+fn a_point_to_point_collective_over_subgroups_is_refused_with_9105() {
+    let mut m = dram_ring(4, "SendRecv");
+    let x = &mut m.functions[0].basic_blocks[0].instructions[0];
+    if let crate::bir::OpFields::CollectiveCompute {
+        cc_channel: Some(ch), ..
+    } = &mut x.op
+    {
+        ch["replica_groups"] = json!([[0, 1], [2, 3]]);
+    }
+    let mut cores = split_n(m, 4);
+    assert_eq!(code(lower_local_collectives(&mut cores, &opts()).unwrap_err()), 9105);
 }
 
 // ------------------------------------------------------------ other kinds
@@ -538,7 +564,11 @@ fn physical_access_patterns_are_chunked_and_proxied_by_location() {
             }
         }
     }
-    assert_eq!(offsets, [0, 16, 32, 48].into_iter().collect(), "chunk offsets in elements");
+    assert_eq!(
+        offsets,
+        [0, 16, 32, 48].into_iter().collect(),
+        "chunk offsets in elements"
+    );
     // SendRecv whose output names only its location: the proxy is found by location.
     let (send, recv) = ring(2);
     let half = [[64, 64], [1, 64]];

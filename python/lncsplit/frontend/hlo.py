@@ -398,12 +398,19 @@ def _parse_attributes(after: str) -> dict[str, str] | None:
         return attrs
     if not after.startswith(","):
         return None
+    last = ""
     for piece in _split_top(after[1:]):
         piece = piece.strip()
         if not piece:
             continue
         key, eq, val = piece.partition("=")
-        attrs[key.strip()] = val.strip() if eq else ""
+        key = key.strip()
+        if key == "device_ids" and last == "replica_groups" and "{" not in attrs[last]:
+            # replica_groups=mesh[...], device_ids=(...) {...}: one value with a top-level comma
+            attrs[last] += f", {piece}"
+            continue
+        attrs[key] = val.strip() if eq else ""
+        last = key
     return attrs
 
 

@@ -19,6 +19,10 @@ tiles (DMA in, compute, DMA out). The files, one concept each:
 ``elementwise``    the elementwise ops
 ``movement``       reshape … dynamic-update-slice, tuples, calls
 ``sources``        constant, iota, partition-id, replica-id
+``dot``            dot with any batch and contracting dims on the PE
+``combiner``       a reduction's ``to_apply`` recognized by its body
+``reduce``         reduce (add, max, min): the vector engine, or a matmul with ones
+``collectives``    all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute
 =================  ==========================================================================
 
 docs/frontend.md lists every op with the instructions it becomes and why they are correct and
@@ -38,7 +42,7 @@ from ..hlo_attrs import HloAttributeError
 from ..literal import LiteralError
 from ..lowering import LoweringError
 from ..replica_groups import ReplicaGroupsError
-from . import elementwise, movement, sources
+from . import collectives, dot, elementwise, movement, reduce, sources
 from .builder import Builder, JsonDict
 from .io import read_argument, write_output
 from .lowerer import HANDLERS, Lowerer, leaves
@@ -53,7 +57,7 @@ __all__ = [
     "supported_ops",
 ]
 
-for _module in (elementwise, movement, sources):
+for _module in (elementwise, movement, sources, dot, reduce, collectives):
     HANDLERS.update(_module.HANDLERS)
 
 

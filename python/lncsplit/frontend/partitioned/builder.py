@@ -290,6 +290,7 @@ class Builder:
         engine: str,
         ins: Sequence[AnyAccess | JsonDict],
         outs: Sequence[AnyAccess],
+        *,
         predicates: list[JsonDict] | None = None,
         **keys: Any,
     ) -> JsonDict:
@@ -316,7 +317,7 @@ class Builder:
     ) -> JsonDict:
         """A ``DMACopy`` of equal counts (contract §3.8: elements paired in AP order)."""
         assert src.count == dst.count, (src, dst)
-        return self.emit(step, "DMACopy", "DMA", [src], [dst], predicates, mode="Copy")
+        return self.emit(step, "DMACopy", "DMA", [src], [dst], predicates=predicates, mode="Copy")
 
 
 _NUMPY_OF_BIR = {

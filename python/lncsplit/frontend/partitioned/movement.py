@@ -37,7 +37,7 @@ from .shard_expr import table_expression
 from .static_eval import clamp_starts
 from .values import Buf, Value, row_major_strides
 
-__all__ = ["HANDLERS"]
+__all__ = ["HANDLERS", "permuted"]
 
 
 def _attr_ints(op: Op, key: str) -> list[int]:
@@ -63,7 +63,7 @@ def copy(op: Op) -> Value:
     return v
 
 
-def _transposed(op: Op, x: Buf, perm: list[int], step: str) -> Buf:
+def permuted(op: Op, x: Buf, perm: list[int], step: str) -> Buf:
     """A new buffer holding ``transpose(x, perm)`` (result dim d = operand dim perm[d])."""
     out_dims = tuple(x.dims[p] for p in perm)
     out = op.scratch(step, out_dims, x.ty) if step else op.result(out_dims, x.ty)
@@ -81,7 +81,7 @@ def transpose(op: Op) -> Value:
         raise op.fail(f"dimensions={perm} do not transpose {list(x.dims)} to {list(op.dims)}")
     if perm == sorted(perm):
         return Buf(x.set, op.dims, x.ty)
-    return _transposed(op, x, perm, "")
+    return permuted(op, x, perm, "")
 
 
 def _layout(shape: HloShape, op: Op) -> list[int]:
@@ -110,13 +110,13 @@ def bitcast(op: Op) -> Value:
     major_a = list(reversed(_layout(src, op)))
     major_b = list(reversed(_layout(op.instr.shape, op)))
     # physical(A) = transpose(A, major_a); physical(B) = reshape of it; B = its inverse transpose
-    phys = _transposed(op, x, major_a, "physical") if major_a != sorted(major_a) else x
+    phys = permuted(op, x, major_a, "physical") if major_a != sorted(major_a) else x
     b_phys_dims = tuple(op.dims[d] for d in major_b)
     phys_b = Buf(phys.set, b_phys_dims, x.ty)
     if major_b == sorted(major_b):
         return Buf(phys.set, op.dims, x.ty)
     inverse = [major_b.index(d) for d in range(len(major_b))]
-    return _transposed(op, phys_b, inverse, "")
+    return permuted(op, phys_b, inverse, "")
 
 
 def broadcast(op: Op) -> Value:

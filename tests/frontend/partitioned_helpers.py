@@ -64,3 +64,17 @@ def rng_array(
     if dtype == "pred":
         return r.integers(0, 2, size=shape).astype(bool)
     return r.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def before_for(after: str, root: str, sharding: str) -> str:
+    """A module *before* partitioning for ``after`` whose parameters are replicated (the same
+    shapes) and whose ROOT is the global ``root`` shape with ``sharding`` — so each core's
+    result lands in its own tile of ``out0``."""
+    entry = after[after.index("ENTRY") :]
+    lines = [ln for ln in entry.splitlines() if " parameter(" in ln]
+    n = after.split("num_partitions=")[1].split()[0].rstrip(",")
+    return (
+        f"HloModule t, num_partitions={n}\n\nENTRY %main () -> f32[] {{\n"
+        + "\n".join(lines)
+        + f'\n  ROOT %r = {root} custom-call(), custom_call_target="root", sharding={sharding}\n}}\n'
+    )

@@ -10,6 +10,7 @@ import lncsplit
 import pytest
 from bir_numpy_ref import run_reference
 from jax_corpus import check_outputs, names, program
+from lncsplit import sim
 from lncsplit.frontend import LoweringError
 from lncsplit.frontend.partitioned import lower_partitioned, lower_partitioned_json, supported_ops
 
@@ -54,6 +55,49 @@ def test_shipped_program_passes_the_default_pipeline_over_its_n(name: str) -> No
     assert [c.neuron_core_id for c in cores] == list(range(prog.n))
     assert lncsplit.racecheck(cores).ok
     assert lncsplit.check_memory(cores).ok
+
+
+def _inputs(name: str) -> dict[tuple[str, str], object]:
+    return {("main", k): v for k, v in program(name).inputs().items()}
+
+
+def _outputs(run: object, name: str) -> dict[str, object]:
+    return {
+        f"out{k}": run.values(0, "main", f"out{k}")
+        for k in range(len(program(name).meta["outputs"]))
+    }  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", LOWERED)
+def test_shipped_program_computes_what_jax_computes_on_the_split_cores(name: str) -> None:
+    """§3.9: sim.run(run_pipeline([m], N), JAX's inputs) gives JAX's outputs within tolerance."""
+    prog = program(name)
+    m = lower_partitioned(prog.after, before=prog.before)
+    cores = lncsplit.run_pipeline([m], lncsplit.PassOptions(lnc_size=prog.n))
+    run = sim.run(cores, _inputs(name))
+    assert not run.opaque and not run.races
+    check_outputs(prog, _outputs(run, name))
+
+
+@pytest.mark.parametrize("name", LOWERED)
+def test_shipped_program_computes_what_jax_computes_as_a_symbolic_module(name: str) -> None:
+    prog = program(name)
+    m = lower_partitioned(prog.after, before=prog.before)
+    run = sim.run(m, _inputs(name), lnc=prog.n)
+    assert not run.opaque
+    check_outputs(prog, _outputs(run, name))
+
+
+@pytest.mark.parametrize("name", LOWERED)
+def test_shipped_program_links_and_unlinks_to_the_same_cores(name: str) -> None:
+    prog = program(name)
+    m = lower_partitioned(prog.after, before=prog.before)
+    cores = lncsplit.run_pipeline([m], lncsplit.PassOptions(lnc_size=prog.n))
+    linked = lncsplit.link(cores)
+    back = lncsplit.unlink(linked)
+    assert [c.to_json() for c in back] == [c.to_json() for c in cores]
+    again = sim.run(linked, _inputs(name))
+    check_outputs(prog, _outputs(again, name))
 
 
 @pytest.mark.parametrize("name", LOWERED)

@@ -36,7 +36,7 @@ def _per_core(n: int, dims: tuple[int, ...], line: str, out: tuple[int, ...]) ->
         extra=ADD + MAX + MIN,
     )
     glob = (n * out[0], *out[1:])
-    tiling = ",".join(["%d" % n] + ["1"] * (len(out) - 1))
+    tiling = ",".join([str(n)] + ["1"] * (len(out) - 1))
     before = before_for(after, f"f32[{','.join(map(str, glob))}]", f"{{devices=[{tiling}]<=[{n}]}}")
     return after, before
 

@@ -76,61 +76,76 @@ class HloParseError(LncsplitError, ValueError):
     """Raised only for text that is not HLO at all (e.g. a shape string that cannot be read)."""
 
 
+#: The characters the bracket-aware scanners stop at (everything else is skipped in bulk).
+_SPECIAL = re.compile(r'["()\[\]{}]|/\*|,')
+
+
+def _skip_quoted(text: str, i: int) -> int:
+    """Index after the string literal starting at ``text[i]`` (a ``"``)."""
+    n = len(text)
+    j = i + 1
+    while j < n and text[j] != '"':
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def _split_top(text: str, sep: str = ",") -> list[str]:
-    """Split at ``sep`` outside brackets, braces, parentheses, quotes and ``/* */`` comments."""
+    """Split at ``sep`` (a comma) outside brackets, braces, parentheses, quotes and ``/* */``
+    comments."""
+    if sep != ",":
+        raise ValueError("only commas split HLO text")
     parts: list[str] = []
     depth = 0
-    cur: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
+    start = 0
+    i = 0
+    n = len(text)
+    search = _SPECIAL.search
+    while True:
+        m = search(text, i)
+        if m is None:
+            break
+        c = m.group()
+        k = m.start()
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            cur.append(text[i : j + 1])
-            i = j + 1
+            i = _skip_quoted(text, k)
             continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            cur.append(text[i:j])
-            i = j
+        if c == "/*":
+            end = text.find("*/", k + 2)
+            i = n if end < 0 else end + 2
             continue
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-        if c == sep and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-        i += 1
-    parts.append("".join(cur))
+        elif depth == 0:  # a comma at the top level
+            parts.append(text[start:k])
+            start = k + 1
+        i = k + 1
+    parts.append(text[start:])
     return parts
 
 
 def _match_close(text: str, start: int) -> int:
     """Index of the bracket closing ``text[start]`` (quotes respected); -1 if unbalanced."""
     depth = 0
-    i, n = start, len(text)
-    while i < n:
-        c = text[i]
+    i = start
+    search = _SPECIAL.search
+    while True:
+        m = search(text, i)
+        if m is None:
+            return -1
+        c = m.group()
+        k = m.start()
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _skip_quoted(text, k)
             continue
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
             if depth == 0:
-                return i
-        i += 1
-    return -1
+                return k
+        i = k + 1
 
 
 @dataclass(frozen=True)

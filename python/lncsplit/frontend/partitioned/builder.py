@@ -61,13 +61,21 @@ DRAM_ALIGN = 64
 SB_ALIGN = 64
 
 
+_CONSTANTS: dict[int, JsonDict] = {}
+
+
 def const_expr(c: int) -> JsonDict:
-    """The pelican v2 constant ``c``."""
-    return {"kind": "AffExprKind", "terms": [], "c": int(c)}
+    """The pelican v2 constant ``c`` (one shared dict per value: the document is only ever
+    serialized, never mutated, and lowering writes the same few constants many times)."""
+    e = _CONSTANTS.get(c)
+    if e is None:
+        e = {"kind": "AffExprKind", "terms": [], "c": int(c)}
+        if len(_CONSTANTS) < 1 << 16:
+            _CONSTANTS[c] = e
+    return e
 
 
-def _addr(x: Offset) -> JsonDict:
-    return const_expr(x) if isinstance(x, int) else x
+_ZERO = const_expr(0)
 
 
 def addrs_for(k: int, partition: Offset, element: Offset) -> list[JsonDict]:
@@ -75,8 +83,11 @@ def addrs_for(k: int, partition: Offset, element: Offset) -> list[JsonDict]:
     elements into its set: contract §3.6 adds ``addrs[0]·F`` and, past dim 0, the last entry
     times a stride of 1 (``S′[last] = 1`` when the AP has the set's rank; the plain sum when it
     has not), so every shape of set reads the same start."""
-    out = [_addr(partition)] + [const_expr(0)] * (k - 2) + [_addr(element)]
-    return out
+    first = const_expr(partition) if isinstance(partition, int) else partition
+    last = const_expr(element) if isinstance(element, int) else element
+    if k == 2:
+        return [first, last]
+    return [first, *([_ZERO] * (k - 2)), last]
 
 
 @dataclass(frozen=True)
@@ -100,7 +111,7 @@ class Access:
             pattern = [(1, 1), *pattern] if pattern else [(1, 1), (1, 1)]
         return {
             "kind": "symbolic_ap",
-            "ap": [[int(s), int(n)] for s, n in pattern],
+            "ap": [[s, n] for s, n in pattern],
             "dtype": self.dtype,
             "memsetref": self.set,
             "addrs": addrs_for(len(pattern), self.partition, self.element),
@@ -128,7 +139,7 @@ class DimAccess:
         else:
             strides = [math.prod(self.dims[d + 1 :]) for d in range(len(self.dims))]
             ap = [[s, e] for s, e in zip(strides, self.extents, strict=True)]
-            addrs = [_addr(o) for o in self.offsets]
+            addrs = [const_expr(o) if isinstance(o, int) else o for o in self.offsets]
         return {
             "kind": "symbolic_ap",
             "ap": ap,

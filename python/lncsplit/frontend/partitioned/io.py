@@ -13,6 +13,7 @@ select those that do (and only one survives the split on each core).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from .builder import Builder, DimAccess
@@ -25,8 +26,9 @@ __all__ = ["read_argument", "tiles", "write_output", "writers"]
 Tile = tuple[tuple[int, ...], tuple[int, ...]]  # (offsets, extents)
 
 
+@functools.lru_cache(maxsize=1024)
 def tiles(t: IoTensor, n: int) -> list[Tile]:
-    """Each core's (offsets, extents) of ``t``'s global shape."""
+    """Each core's (offsets, extents) of ``t``'s global shape (computed once per tensor)."""
     out: list[Tile] = []
     for c in range(n):
         off = tuple(t.sharding.tile_offset_for_device(t.global_dims, c))

@@ -111,51 +111,53 @@ def _apply(
     return constrain(vals[step[1]], step[2])
 
 
-def main(outdir: str, first: int, count: int) -> None:
+def run_one(seed: int, out: Path) -> None:
+    """Build, jit, run and record program ``seed`` (its module is ``jit_rand_<seed>``)."""
     import jax
     import jax.numpy as jnp
     from jax import lax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+    prog = build(seed)
+    n = prog["n"]
+    axes = ("x",) if len(prog["mesh_shape"]) == 1 else ("x", "y")
+    mesh = Mesh(np.array(jax.devices()[:n]).reshape(prog["mesh_shape"]), axes)
+    rng = np.random.default_rng(seed + 1_000_000)
+    s = prog["size"]
+    args = [(rng.standard_normal((s, s)) * 0.5).astype(np.float32) for _ in range(prog["inputs"])]
+    in_sh = [NamedSharding(mesh, _spec(rng, axes, PartitionSpec)) for _ in args]
+    out_sh = [NamedSharding(mesh, _spec(rng, axes, PartitionSpec)) for _ in prog["outputs"]]
+
+    def constrain(v: Any, salt: int) -> Any:
+        r = np.random.default_rng(salt)
+        return jax.lax.with_sharding_constraint(
+            v, NamedSharding(mesh, _spec(r, axes, PartitionSpec))
+        )
+
+    def fn(*xs: Any) -> Any:
+        vals = list(xs)
+        for step in prog["steps"]:
+            vals.append(_apply(jnp, lax, step, vals, constrain))
+        return tuple(vals[k] for k in prog["outputs"])
+
+    fn.__name__ = fn.__qualname__ = f"rand_{seed}"
+    # keep_unused: parameter k is argument k even when the chain never reads it
+    jitted = jax.jit(fn, in_shardings=in_sh, out_shardings=tuple(out_sh), keep_unused=True)
+    placed = [jax.device_put(a, sh) for a, sh in zip(args, in_sh, strict=True)]
+    result = jitted.lower(*args).compile()(*placed)
+    arrays = {f"arg{k}": a for k, a in enumerate(args)}
+    arrays.update({f"out{k}": np.asarray(o) for k, o in enumerate(result)})
+    np.savez(out / f"rand_{seed}.npz", **arrays)
+    prog["in_specs"] = [str(sh.spec) for sh in in_sh]
+    prog["out_specs"] = [str(sh.spec) for sh in out_sh]
+    (out / f"rand_{seed}.json").write_text(json.dumps(prog) + "\n")
+
+
+def main(outdir: str, first: int, count: int) -> None:
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     for seed in range(first, first + count):
-        prog = build(seed)
-        n = prog["n"]
-        axes = ("x",) if len(prog["mesh_shape"]) == 1 else ("x", "y")
-        mesh = Mesh(np.array(jax.devices()[:n]).reshape(prog["mesh_shape"]), axes)
-        rng = np.random.default_rng(seed + 1_000_000)
-        s = prog["size"]
-        args = [
-            (rng.standard_normal((s, s)) * 0.5).astype(np.float32) for _ in range(prog["inputs"])
-        ]
-        in_sh = [NamedSharding(mesh, _spec(rng, axes, PartitionSpec)) for _ in args]
-        out_sh = [NamedSharding(mesh, _spec(rng, axes, PartitionSpec)) for _ in prog["outputs"]]
-
-        def constrain(v: Any, salt: int) -> Any:
-            r = np.random.default_rng(salt)
-            return jax.lax.with_sharding_constraint(
-                v, NamedSharding(mesh, _spec(r, axes, PartitionSpec))
-            )
-
-        def fn(*xs: Any) -> Any:
-            vals = list(xs)
-            for step in prog["steps"]:
-                vals.append(_apply(jnp, lax, step, vals, constrain))
-            return tuple(vals[k] for k in prog["outputs"])
-
-        fn.__name__ = fn.__qualname__ = f"rand_{seed}"
-        # keep_unused: parameter k is argument k even when the chain never reads it
-        jitted = jax.jit(fn, in_shardings=in_sh, out_shardings=tuple(out_sh), keep_unused=True)
-        result = jitted.lower(*args).compile()(
-            *[jax.device_put(a, sh) for a, sh in zip(args, in_sh, strict=True)]
-        )
-        arrays = {f"arg{k}": a for k, a in enumerate(args)}
-        arrays.update({f"out{k}": np.asarray(o) for k, o in enumerate(result)})
-        np.savez(out / f"rand_{seed}.npz", **arrays)
-        prog["in_specs"] = [str(sh.spec) for sh in in_sh]
-        prog["out_specs"] = [str(sh.spec) for sh in out_sh]
-        (out / f"rand_{seed}.json").write_text(json.dumps(prog) + "\n")
+        run_one(seed, out)
 
 
 if __name__ == "__main__":

@@ -13,11 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import lncsplit
 import numpy as np
 import pytest
 from jax_corpus import TOLERANCE, JaxProgram, max_relative_error
-
-import lncsplit
 from lncsplit import sim
 from lncsplit.frontend.xla_dump import lower_hlo_input, scan_dump_root
 

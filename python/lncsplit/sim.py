@@ -528,8 +528,10 @@ def _differing(
         return np.asarray(xa != xb), xa, xb
     va, vb = (spec.values(x).astype(np.float64) for x in (xa, xb))
     with np.errstate(invalid="ignore"):
-        close = (va == vb) | (np.isnan(va) & np.isnan(vb)) | (
-            np.abs(va - vb) <= atol + rtol * np.abs(vb)
+        close = (
+            (va == vb)
+            | (np.isnan(va) & np.isnan(vb))
+            | (np.abs(va - vb) <= atol + rtol * np.abs(vb))
         )
     return ~close, va, vb
 

@@ -17,7 +17,9 @@ import numpy as np
 F32_NAN = 0x7FC00000
 
 
-def cset(name: str, kind: str, shape: tuple[int, ...], dtype: str, ty: str = "DRAM") -> dict[str, Any]:
+def cset(
+    name: str, kind: str, shape: tuple[int, ...], dtype: str, ty: str = "DRAM"
+) -> dict[str, Any]:
     s: dict[str, Any] = {
         "name": name,
         "kind": kind,
@@ -38,7 +40,10 @@ def whole(name: str, shape: tuple[int, ...], dtype: str, p0: int = 0) -> dict[st
         "ap": [[f, p], [1, f]],
         "dtype": dtype,
         "memsetref": name,
-        "addrs": [{"kind": "AffExprKind", "terms": [], "c": p0}, {"kind": "AffExprKind", "terms": [], "c": 0}],
+        "addrs": [
+            {"kind": "AffExprKind", "terms": [], "c": p0},
+            {"kind": "AffExprKind", "terms": [], "c": 0},
+        ],
     }
 
 
@@ -78,7 +83,13 @@ def elementwise(
         sets.append(cset(name, "Input", sh, d))
         ins.append(whole(name, sh, d))
     sets.append(cset("y", "Output", shape, out_dtype))
-    inst = {"name": "op", "opcode": opcode, "ins": ins, "outs": [whole("y", shape, out_dtype)], **keys}
+    inst = {
+        "name": "op",
+        "opcode": opcode,
+        "ins": ins,
+        "outs": [whole("y", shape, out_dtype)],
+        **keys,
+    }
     return module(sets, [inst])
 
 
@@ -119,7 +130,24 @@ def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 SPECIAL_F32 = np.array(
-    [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-40, -1e-42, 1e30, -1e30, np.inf, -np.inf, np.nan, 7.0, 1e-3],
+    [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -2.5,
+        3.0,
+        1e-40,
+        -1e-42,
+        1e30,
+        -1e30,
+        np.inf,
+        -np.inf,
+        np.nan,
+        7.0,
+        1e-3,
+    ],
     dtype=np.float32,
 )
 

@@ -67,7 +67,9 @@ def test_tensor_tensor_float32_is_ieee_bit_for_bit(op: str) -> None:
     assert (bits32(got) == bits32(want)).all(), (a, b, got, want)
 
 
-@pytest.mark.parametrize(("alias", "op"), [("multiply", "mult"), ("maximum", "max"), ("less", "is_lt")])
+@pytest.mark.parametrize(
+    ("alias", "op"), [("multiply", "mult"), ("maximum", "max"), ("less", "is_lt")]
+)
 def test_nki_aliases_are_the_same_ops(alias: str, op: str) -> None:
     a, b = specials(SHAPE, 3), specials(SHAPE, 4)
     mk = lambda o: elementwise("TensorTensor", {"op": o}, ["float32", "float32"], "float32")  # noqa: E731
@@ -92,7 +94,9 @@ def test_integer_ops_wrap_and_divide_as_xla() -> None:
     a = np.array([7, -7, 7, I32.min, I32.max, 5, -8, 0] * 4, dtype=np.int32).reshape(SHAPE)
     b = np.array([2, 2, 0, -1, 1, -3, 3, 0] * 4, dtype=np.int32).reshape(SHAPE)
     got = {
-        op: run_values(elementwise("TensorTensor", {"op": op}, ["int32", "int32"], "int32"), {"x0": a, "x1": b})
+        op: run_values(
+            elementwise("TensorTensor", {"op": op}, ["int32", "int32"], "int32"), {"x0": a, "x1": b}
+        )
         for op in ("divide", "mod", "add", "mult", "max", "is_lt", "bitwise_xor", "pow")
     }
     assert got["divide"][0].tolist() == [3, -3, -1, I32.min, I32.max, -1, -2, -1]
@@ -122,12 +126,22 @@ def test_bfloat16_inputs_compute_in_float32_and_round_once_to_the_output() -> No
 def test_tensor_scalar_chains_constants_operands_and_reverse() -> None:
     x = specials(SHAPE, 7)
     c = np.arange(1, 5, dtype=np.float32).reshape(4, 1)
-    keys = {"op0": "subtract", "const0": 1.0, "reverse0": True, "op1": "mult", "operand1": {"ins": 1}}
-    m = elementwise("TensorScalar", keys, ["float32"], "float32", extra_ins=[("c", (4, 1), "float32")])
+    keys = {
+        "op0": "subtract",
+        "const0": 1.0,
+        "reverse0": True,
+        "op1": "mult",
+        "operand1": {"ins": 1},
+    }
+    m = elementwise(
+        "TensorScalar", keys, ["float32"], "float32", extra_ins=[("c", (4, 1), "float32")]
+    )
     with np.errstate(all="ignore"):
         want = ((np.float32(1) - x) * c).astype(np.float32)
     assert (bits32(run_values(m, {"x0": x, "c": c})) == bits32(want)).all()
-    bypass = elementwise("TensorScalar", {"op0": "add", "const0": 2.5, "op1": "bypass"}, ["float32"], "float32")
+    bypass = elementwise(
+        "TensorScalar", {"op0": "add", "const0": 2.5, "op1": "bypass"}, ["float32"], "float32"
+    )
     assert (bits32(run_values(bypass, {"x0": x})) == bits32(x + np.float32(2.5))).all()
 
 
@@ -198,11 +212,20 @@ def test_funcs_read_the_compilers_spellings_case_insensitively(spelling: str) ->
 
 
 def test_activation_special_values_propagate_as_ieee() -> None:
-    x = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, -1.0, 1e-45, 100] * 4, np.float32).reshape(SHAPE)
-    got = {f: run_values(elementwise("Activation", {"func": f}, ["float32"], "float32"), {"x0": x}) for f in FUNCS}
+    x = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, -1.0, 1e-45, 100] * 4, np.float32).reshape(
+        SHAPE
+    )
+    got = {
+        f: run_values(elementwise("Activation", {"func": f}, ["float32"], "float32"), {"x0": x})
+        for f in FUNCS
+    }
     assert np.isnan(got["exp"][0, 0]) and got["exp"][0, 2] == 0 and got["exp"][0, 1] == np.inf
     assert got["log"][0, 3] == -np.inf and np.isnan(got["log"][0, 5])
-    assert np.signbit(got["sign"][0, 3]) and got["relu"][0, 3] == 0 and not np.signbit(got["relu"][0, 3])
+    assert (
+        np.signbit(got["sign"][0, 3])
+        and got["relu"][0, 3] == 0
+        and not np.signbit(got["relu"][0, 3])
+    )
     assert got["sigmoid"][0, 2] == 0 and got["sigmoid"][0, 1] == 1
     assert got["sqrt"][0, 3] == 0 and np.signbit(got["sqrt"][0, 3])
     assert (bits32(got["identity"]) == bits32(x)).all()
@@ -212,14 +235,20 @@ def test_activation_bias_per_partition_and_bfloat16_output() -> None:
     x = np.linspace(-2, 2, 32, dtype=np.float32).reshape(SHAPE)
     bias = np.array([[0.0], [1.0], [-1.0], [0.5]], np.float32)
     m = elementwise(
-        "Activation", {"func": "tanh", "bias": {"ins": 1}}, ["float32"], "bfloat16", extra_ins=[("b", (4, 1), "float32")]
+        "Activation",
+        {"func": "tanh", "bias": {"ins": 1}},
+        ["float32"],
+        "bfloat16",
+        extra_ins=[("b", (4, 1), "float32")],
     )
     r = sim.run(m, {("main", "x0"): x, ("main", "b"): bias})
     want = bf16_round(np.tanh((x + bias).astype(np.float64)).astype(np.float32))
     assert (r.outputs[0][("main", "y")] == want).all()
 
 
-def reduce_module(op: str, axes: list[int], dtype: str, out_shape: tuple[int, int]) -> lncsplit.Module:
+def reduce_module(
+    op: str, axes: list[int], dtype: str, out_shape: tuple[int, int]
+) -> lncsplit.Module:
     sets = [cset("x", "Input", SHAPE, dtype), cset("y", "Output", out_shape, dtype)]
     inst = {
         "name": "red",
@@ -241,7 +270,10 @@ def test_tensor_reduce_sums_in_ap_order_into_float32() -> None:
     mx = run_values(reduce_module("max", [1], "float32", (4, 1)), {"x": x})
     assert (mx == x.max(axis=1, keepdims=True)).all()
     xi = rng.integers(-100, 100, SHAPE, dtype=np.int32)
-    assert (run_values(reduce_module("add", [1], "int32", (4, 1)), {"x": xi}) == xi.sum(1, keepdims=True)).all()
+    assert (
+        run_values(reduce_module("add", [1], "int32", (4, 1)), {"x": xi})
+        == xi.sum(1, keepdims=True)
+    ).all()
 
 
 def test_tensor_reduce_keeps_the_other_dims_and_refuses_axis_zero() -> None:
@@ -249,7 +281,14 @@ def test_tensor_reduce_keeps_the_other_dims_and_refuses_axis_zero() -> None:
     sets = [cset("x", "Input", SHAPE, "float32"), cset("y", "Output", (4, 2), "float32")]
     ap3 = {**whole("x", SHAPE, "float32"), "ap": [[8, 4], [4, 2], [1, 4]]}
     ap3["addrs"] = ap3["addrs"] + [ap3["addrs"][1]]
-    inst = {"name": "red", "opcode": "TensorReduce", "op": "min", "axes": [2], "ins": [ap3], "outs": [whole("y", (4, 2), "float32")]}
+    inst = {
+        "name": "red",
+        "opcode": "TensorReduce",
+        "op": "min",
+        "axes": [2],
+        "ins": [ap3],
+        "outs": [whole("y", (4, 2), "float32")],
+    }
     got = run_values(module(sets, [inst]), {"x": x})
     assert (got == x.reshape(4, 2, 4).min(axis=2)).all()
     inst0 = {**inst, "axes": [0]}
@@ -294,7 +333,10 @@ def test_a_k_tiled_matmult_with_accumulate_equals_numpys() -> None:
     assert r.opaque == []
 
 
-@pytest.mark.parametrize(("k", "m", "n", "what"), [(129, 4, 8, "K = 129"), (8, 129, 8, "M = 129"), (8, 4, 513, "N = 513")])
+@pytest.mark.parametrize(
+    ("k", "m", "n", "what"),
+    [(129, 4, 8, "K = 129"), (8, 129, 8, "M = 129"), (8, 4, 513, "N = 513")],
+)
 def test_a_matmult_past_the_engine_limits_is_9401(k: int, m: int, n: int, what: str) -> None:
     with pytest.raises(NeuronAssertion) as e:
         sim.run(matmul_module(k, m, n, 1))
@@ -303,7 +345,15 @@ def test_a_matmult_past_the_engine_limits_is_9401(k: int, m: int, n: int, what: 
 
 def test_iota_counts_from_base_over_the_partition_and_free_dims() -> None:
     sets = [cset("y", "Output", SHAPE, "int32")]
-    inst = {"name": "io", "opcode": "Iota", "base": 5, "channel_multiplier": 100, "multipliers": [-2], "ins": [], "outs": [whole("y", SHAPE, "int32")]}
+    inst = {
+        "name": "io",
+        "opcode": "Iota",
+        "base": 5,
+        "channel_multiplier": 100,
+        "multipliers": [-2],
+        "ins": [],
+        "outs": [whole("y", SHAPE, "int32")],
+    }
     got = run_values(module(sets, [inst]), {})
     p, f = np.indices(SHAPE)
     assert (got == 5 + 100 * p - 2 * f).all()
@@ -311,9 +361,21 @@ def test_iota_counts_from_base_over_the_partition_and_free_dims() -> None:
 
 def test_iota_base_may_be_a_shard_expression_bound_like_addrs() -> None:
     n = 2
-    shard = {"kind": "AffExprKind", "terms": [{"idx": {"kind": "ShardIDKind", "ub": n}, "coeff": 1000}], "c": 7}
+    shard = {
+        "kind": "AffExprKind",
+        "terms": [{"idx": {"kind": "ShardIDKind", "ub": n}, "coeff": 1000}],
+        "c": 7,
+    }
     sets = [cset("y", "Output", SHAPE, "float32")]
-    inst = {"name": "io", "opcode": "Iota", "base": shard, "channel_multiplier": 1, "multipliers": [10], "ins": [], "outs": [whole("y", SHAPE, "float32")]}
+    inst = {
+        "name": "io",
+        "opcode": "Iota",
+        "base": shard,
+        "channel_multiplier": 1,
+        "multipliers": [10],
+        "ins": [],
+        "outs": [whole("y", SHAPE, "float32")],
+    }
     m = module(sets, [inst], n)
     r = sim.run(m)
     assert r.values(1, "main", "y")[0, 0] == 1007 and r.values(0, "main", "y")[1, 1] == 18
@@ -343,13 +405,28 @@ def test_tensor_copy_convert_truncates_saturates_and_rounds_to_nearest_even() ->
 
 
 def test_fp8_conversion_matches_the_ocp_encodings() -> None:
-    x = np.array([448, 464, 465, np.inf, 2**-10, 0.75 * 2**-9, -0.0, np.nan] * 4, np.float32).reshape(SHAPE)
-    r = sim.run(elementwise("TensorCopy", {"convert": True}, ["float32"], "float8e4"), {("main", "x0"): x})
-    assert r.outputs[0][("main", "y")][0].tolist() == [0x7E, 0x7E, 0x7F, 0x7F, 0x00, 0x01, 0x80, 0x7F]
+    x = np.array(
+        [448, 464, 465, np.inf, 2**-10, 0.75 * 2**-9, -0.0, np.nan] * 4, np.float32
+    ).reshape(SHAPE)
+    r = sim.run(
+        elementwise("TensorCopy", {"convert": True}, ["float32"], "float8e4"), {("main", "x0"): x}
+    )
+    assert r.outputs[0][("main", "y")][0].tolist() == [
+        0x7E,
+        0x7E,
+        0x7F,
+        0x7F,
+        0x00,
+        0x01,
+        0x80,
+        0x7F,
+    ]
     ml = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed")
     y = np.linspace(-500, 500, 32, dtype=np.float32).reshape(SHAPE)
     for dt, ml_dt in [("float8e4", ml.float8_e4m3fn), ("float8e5", ml.float8_e5m2)]:
-        r = sim.run(elementwise("TensorCopy", {"convert": True}, ["float32"], dt), {("main", "x0"): y})
+        r = sim.run(
+            elementwise("TensorCopy", {"convert": True}, ["float32"], dt), {("main", "x0"): y}
+        )
         want = y.astype(ml_dt)
         assert (r.values(0, "main", "y") == want.astype(np.float32)).all()
 
@@ -366,7 +443,9 @@ def test_fp8_conversion_matches_the_ocp_encodings() -> None:
         ("Exponential", {}),
     ],
 )
-def test_names_outside_the_vocabulary_stay_opaque_and_are_listed(opcode: str, keys: dict[str, Any]) -> None:
+def test_names_outside_the_vocabulary_stay_opaque_and_are_listed(
+    opcode: str, keys: dict[str, Any]
+) -> None:
     m = elementwise(opcode, keys, ["float32", "float32"], "float32")
     r = sim.run(m)
     assert [o.instruction for o in r.opaque] == ["op"] and r.opaque[0].opcode == opcode
@@ -390,8 +469,18 @@ def test_a_dtype_an_op_cannot_take_is_9401_naming_argument_and_rule(
 
 
 def test_counts_that_do_not_fit_are_9401_naming_the_arguments() -> None:
-    sets = [cset("x0", "Input", SHAPE, "float32"), cset("x1", "Input", (4, 4), "float32"), cset("y", "Output", SHAPE, "float32")]
-    inst = {"name": "tt", "opcode": "TensorTensor", "op": "add", "ins": [whole("x0", SHAPE, "float32"), whole("x1", (4, 4), "float32")], "outs": [whole("y", SHAPE, "float32")]}
+    sets = [
+        cset("x0", "Input", SHAPE, "float32"),
+        cset("x1", "Input", (4, 4), "float32"),
+        cset("y", "Output", SHAPE, "float32"),
+    ]
+    inst = {
+        "name": "tt",
+        "opcode": "TensorTensor",
+        "op": "add",
+        "ins": [whole("x0", SHAPE, "float32"), whole("x1", (4, 4), "float32")],
+        "outs": [whole("y", SHAPE, "float32")],
+    }
     with pytest.raises(NeuronAssertion) as e:
         sim.run(module(sets, [inst]))
     assert e.value.code == 9401 and "ins[1] has 16 elements" in str(e.value)
@@ -401,9 +490,17 @@ def test_counts_that_do_not_fit_are_9401_naming_the_arguments() -> None:
 
 
 def acc_module(op: str, dtype: str, copies: int) -> lncsplit.Module:
-    sets = [cset(f"x{i}", "Input", SHAPE, dtype) for i in range(copies)] + [cset("y", "Output", SHAPE, dtype)]
+    sets = [cset(f"x{i}", "Input", SHAPE, dtype) for i in range(copies)] + [
+        cset("y", "Output", SHAPE, dtype)
+    ]
     insts = [
-        {"name": f"a{i}", "opcode": "DMACopy", "ins": [whole(f"x{i}", SHAPE, dtype)], "outs": [whole("y", SHAPE, dtype)], **({"accumulate": op} if i else {})}
+        {
+            "name": f"a{i}",
+            "opcode": "DMACopy",
+            "ins": [whole(f"x{i}", SHAPE, dtype)],
+            "outs": [whole("y", SHAPE, dtype)],
+            **({"accumulate": op} if i else {}),
+        }
         for i in range(copies)
     ]
     return module(sets, insts)
@@ -424,13 +521,23 @@ def test_integer_accumulates_compare_signed_as_signed() -> None:
 
 def test_accumulates_from_every_core_in_one_interval_are_no_race() -> None:
     n = 4
-    shard = {"kind": "AffExprKind", "terms": [{"idx": {"kind": "ShardIDKind", "ub": n}, "coeff": 1}], "c": 0}
+    shard = {
+        "kind": "AffExprKind",
+        "terms": [{"idx": {"kind": "ShardIDKind", "ub": n}, "coeff": 1}],
+        "c": 0,
+    }
     x = {**whole("x", (n, 8), "float32"), "ap": [[8, 1], [1, 8]]}
     x["addrs"] = [shard, x["addrs"][1]]
     acc = cset("acc", "Output", (1, 8), "float32")
     acc["addr_space"] = "Shared"
     sets = [cset("x", "Input", (n, 8), "float32"), acc]
-    inst = {"name": "a", "opcode": "DMACopy", "accumulate": "add", "ins": [x], "outs": [whole("acc", (1, 8), "float32")]}
+    inst = {
+        "name": "a",
+        "opcode": "DMACopy",
+        "accumulate": "add",
+        "ins": [x],
+        "outs": [whole("acc", (1, 8), "float32")],
+    }
     m = module(sets, [inst], n)
     xv = np.array([[1e8], [1.0], [-1e8], [1.0]], np.float32) * np.ones((1, 8), np.float32)
     r = sim.run(m, {("main", "x"): xv})
@@ -440,7 +547,14 @@ def test_accumulates_from_every_core_in_one_interval_are_no_race() -> None:
 # ------------------------------------------------------------ collectives
 
 
-def cc_module(n: int, kind: str, groups: Any, ins_shape: tuple[int, int], out_shape: tuple[int, int], **extra: Any) -> lncsplit.Module:
+def cc_module(
+    n: int,
+    kind: str,
+    groups: Any,
+    ins_shape: tuple[int, int],
+    out_shape: tuple[int, int],
+    **extra: Any,
+) -> lncsplit.Module:
     sets = [cset("x", "Input", ins_shape, "float32"), cset("y", "Output", out_shape, "float32")]
     inst = {
         "name": "cc",
@@ -454,7 +568,10 @@ def cc_module(n: int, kind: str, groups: Any, ins_shape: tuple[int, int], out_sh
 
 
 def per_core(n: int, shape: tuple[int, int]) -> list[np.ndarray]:
-    return [np.full(shape, 10.0**c, np.float32) + np.arange(shape[1], dtype=np.float32) for c in range(n)]
+    return [
+        np.full(shape, 10.0**c, np.float32) + np.arange(shape[1], dtype=np.float32)
+        for c in range(n)
+    ]
 
 
 def test_all_reduce_over_subgroups_sums_within_each_group_exactly() -> None:
@@ -474,9 +591,21 @@ def test_all_to_all_sends_chunk_j_of_core_c_to_core_j() -> None:
 
 def test_a_permute_without_a_sender_writes_zeros() -> None:
     n = 3
-    shard = lambda c, k: {"kind": "AffExprKind", "terms": [{"idx": {"kind": "ShardIDKind", "ub": n}, "coeff": c}], "c": k}  # noqa: E731
+    shard = lambda c, k: {
+        "kind": "AffExprKind",
+        "terms": [{"idx": {"kind": "ShardIDKind", "ub": n}, "coeff": c}],
+        "c": k,
+    }  # noqa: E731
     # recv_from = c − 1 (core 0: −1, no sender); send_to = c + 1
-    m = cc_module(n, "Permute", [[0, 1, 2]], (1, 8), (1, 8), recv_from_rank=shard(1, -1), send_to_rank=shard(1, 1))
+    m = cc_module(
+        n,
+        "Permute",
+        [[0, 1, 2]],
+        (1, 8),
+        (1, 8),
+        recv_from_rank=shard(1, -1),
+        send_to_rank=shard(1, 1),
+    )
     xs = per_core(n, (1, 8))
     r = sim.run(m, {("main", "x"): xs})
     assert (r.values(0, "main", "y") == 0).all()
@@ -518,7 +647,13 @@ def test_const_values_fill_the_set_before_the_function() -> None:
     h = cset("h", "Const", SHAPE, "int32")
     h["values"] = {"hex": np.arange(32, dtype="<i4").tobytes().hex()}
     sets = [c, h, cset("y", "Output", SHAPE, "float32")]
-    inst = {"name": "tt", "opcode": "TensorTensor", "op": "add", "ins": [whole("c", SHAPE, "float32"), whole("h", SHAPE, "int32")], "outs": [whole("y", SHAPE, "float32")]}
+    inst = {
+        "name": "tt",
+        "opcode": "TensorTensor",
+        "op": "add",
+        "ins": [whole("c", SHAPE, "float32"), whole("h", SHAPE, "int32")],
+        "outs": [whole("y", SHAPE, "float32")],
+    }
     got = run_values(module(sets, [inst]), {})
     assert (got == 2 * np.arange(32).reshape(SHAPE)).all()
 

@@ -86,7 +86,7 @@ def run(a: argparse.Namespace) -> int:
 def _run_dump_root(a: argparse.Namespace) -> int:
     from lncsplit._inputs import read_input
     from lncsplit.frontend import HloModule, canonical_arch
-    from lncsplit.frontend.partitioned import lower_partitioned_json, num_partitions
+    from lncsplit.frontend.partitioned import lower_partitioned_text, num_partitions
     from lncsplit.frontend.xla_dump import is_dump_root, scan_dump_root
 
     if not is_dump_root(a.hlo):
@@ -117,8 +117,8 @@ def _run_dump_root(a: argparse.Namespace) -> int:
         try:
             text = read_input(unit.after).decode("utf-8")
             before = None if unit.before is None else read_input(unit.before).decode("utf-8")
-            doc = lower_partitioned_json(text, a.lnc, before=before, arch=canonical_arch(a.arch))
-            module = _write(target, LoweredHlo(doc))
+            doc = lower_partitioned_text(text, a.lnc, before=before, arch=canonical_arch(a.arch))
+            module = _write(target, LoweredHlo(text=doc))
             n = a.lnc if a.lnc is not None else num_partitions(HloModule.parse(text))
         except Exception as e:  # noqa: BLE001 - this unit's failure; the others go on
             input_failed(unit.after, e)

@@ -557,17 +557,31 @@ def lower_to_symbolic(hlo_module: HloModule, lnc: int, *, arch: str = "gen3") ->
 
 @dataclass
 class LoweredHlo:
-    """:func:`lower_hlo_text`'s result: the module's JSON document and notes for the user."""
+    """:func:`lower_hlo_text`'s result: the module's JSON document and notes for the user.
 
-    document: JsonDict
+    A lowering that writes its document as JSON text (``lower_partitioned``) passes ``text``
+    and leaves ``document`` empty: :attr:`json_document` parses it on demand."""
+
+    document: JsonDict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     #: the N it was lowered for
     lnc: int | None = None
+    #: the document as JSON text, when it was written as text
+    text: str | None = None
+
+    @property
+    def json_document(self) -> JsonDict:
+        """The document as a dict (parsed from ``text`` when that is what was written)."""
+        if self.text is not None and not self.document:
+            self.document = json.loads(self.text)
+        return self.document
 
     def module(self) -> Any:
         """The document loaded as an ``lncsplit.Module``."""
         lncsplit = importlib.import_module("lncsplit")
-        return lncsplit.Module.from_json(json.dumps(self.document))
+        return lncsplit.Module.from_json(
+            self.text if self.text is not None else json.dumps(self.document)
+        )
 
 
 def lower_hlo_text(text: str, lnc: int, *, arch: str = "gen3") -> LoweredHlo:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from lncsplit._inputs import HLO_SUFFIXES, read_input
 
@@ -178,7 +177,7 @@ def lower_hlo_input(
     ``num_partitions`` for a partitioned module, the arch's default otherwise. ``before``
     overrides the file found beside a partitioned one."""
     from .config import logical_nc_config
-    from .partitioned import lower_partitioned_json, num_partitions
+    from .partitioned import lower_partitioned_text, num_partitions
 
     p = os.fspath(path)
     text = read_input(p).decode("utf-8")
@@ -186,16 +185,15 @@ def lower_hlo_input(
         return lower_hlo_text(text, lnc if lnc is not None else logical_nc_config(arch), arch=arch)
     before_path = before if before is not None else find_before(p, _module_name(text))
     before_text = None if before_path is None else read_input(before_path).decode("utf-8")
-    doc = lower_partitioned_json(text, lnc, before=before_text, arch=arch)
+    doc = lower_partitioned_text(text, lnc, before=before_text, arch=arch)
     module = HloModule.parse(text)
     entry = module.entry
+    made = doc.count('"opcode":')
+    partitions = num_partitions(module)
+    shapes = f"global shapes from {before_path}" if before_path else "no file before it"
     notes = [
         f"lowered HloModule {module.name} (ENTRY %{entry.name if entry else '?'}, partitioned "
-        f"for {num_partitions(module)} cores) to {_count(doc)} instruction(s); "
-        + (f"global shapes from {before_path}" if before_path else "no file before it")
+        f"for {partitions} cores) to {made} instruction(s); {shapes}"
     ]
-    return LoweredHlo(doc, notes, lnc if lnc is not None else num_partitions(module))
-
-
-def _count(doc: dict[str, Any]) -> int:
-    return sum(len(b["instructions"]) for f in doc["functions"] for b in f["basic_blocks"])
+    n = lnc if lnc is not None else num_partitions(module)
+    return LoweredHlo(notes=notes, lnc=n, text=doc)

@@ -43,7 +43,7 @@ from ..literal import LiteralError
 from ..lowering import LoweringError
 from ..replica_groups import ReplicaGroupsError
 from . import collectives, dot, elementwise, movement, reduce, sources
-from .builder import Builder, JsonDict
+from .builder import Builder, JsonDict, document_text
 from .io import read_argument, write_output
 from .lowerer import HANDLERS, Lowerer, leaves
 from .program import is_partitioned, num_partitions, read_program
@@ -53,6 +53,7 @@ __all__ = [
     "is_partitioned",
     "lower_partitioned",
     "lower_partitioned_json",
+    "lower_partitioned_text",
     "num_partitions",
     "supported_ops",
 ]
@@ -92,10 +93,11 @@ def _lnc(after: HloModule, lnc: object) -> int:
     return n
 
 
-def lower_partitioned_json(
+def lower_partitioned_text(
     text: str, lnc: int | None = None, *, before: str | None = None, arch: str = "gen3"
-) -> JsonDict:
-    """:func:`lower_partitioned` as the BIR-JSON document (a dict)."""
+) -> str:
+    """:func:`lower_partitioned` as BIR-JSON text (the document is written as text: a large
+    program's instructions are never a tree of dicts)."""
     after = _parse(text, "text")
     n = _lnc(after, lnc)
     if n > 1 and not is_partitioned(after):
@@ -120,20 +122,16 @@ def lower_partitioned_json(
     except (HloAttributeError, LiteralError, ReplicaGroupsError) as exc:
         raise LoweringError(str(exc)) from None
     _write_outputs(program, builder, root)
-    return {
-        "version": 2,
-        "name": f"{after.name or 'module'}_nc_symbolic",
-        "arch": geo.name,
-        "attributes": {},
-        "functions": [
-            {
-                "name": "main",
-                "registers": [],
-                "allocations": list(builder.sets.values()),
-                "basic_blocks": [{"name": "entry", "instructions": builder.instructions}],
-            }
-        ],
-    }
+    name = f"{after.name or 'module'}_nc_symbolic"
+    return document_text(name, geo.name, list(builder.sets.values()), builder.instructions)
+
+
+def lower_partitioned_json(
+    text: str, lnc: int | None = None, *, before: str | None = None, arch: str = "gen3"
+) -> JsonDict:
+    """:func:`lower_partitioned` as the BIR-JSON document (a dict)."""
+    doc: JsonDict = json.loads(lower_partitioned_text(text, lnc, before=before, arch=arch))
+    return doc
 
 
 def _param_name(program: Any, k: int) -> str:
@@ -170,5 +168,4 @@ def lower_partitioned(
     the HLO instruction and its line.
     """
     lncsplit = importlib.import_module("lncsplit")
-    doc = lower_partitioned_json(text, lnc, before=before, arch=arch)
-    return lncsplit.Module.from_json(json.dumps(doc))
+    return lncsplit.Module.from_json(lower_partitioned_text(text, lnc, before=before, arch=arch))

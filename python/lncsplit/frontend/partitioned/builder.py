@@ -10,10 +10,11 @@ dicts. Access patterns follow contract §3.6: ``ap`` steps are flat element stri
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -90,9 +91,59 @@ def addrs_for(k: int, partition: Offset, element: Offset) -> list[JsonDict]:
     return [first, *([_ZERO] * (k - 2)), last]
 
 
-@dataclass(frozen=True)
-class Access:
-    """One access pattern: ``set`` from ``partition``/``element`` with ``pattern``."""
+_AP_TEXT: dict[Any, str] = {}
+_EXPR_TEXT: dict[int, str] = {}
+
+
+def expr_text(x: Offset | JsonDict) -> str:
+    """An expression (or a constant) as JSON text."""
+    if isinstance(x, int):
+        hit = _EXPR_TEXT.get(x)
+        if hit is None:
+            hit = f'{{"kind":"AffExprKind","terms":[],"c":{x}}}'
+            if len(_EXPR_TEXT) < 1 << 16:
+                _EXPR_TEXT[x] = hit
+        return hit
+    if x.get("kind") == "AffExprKind" and not x.get("terms"):
+        return expr_text(int(x["c"]))
+    return json.dumps(x, separators=(",", ":"))
+
+
+_ZERO_TEXT = '{"kind":"AffExprKind","terms":[],"c":0}'
+
+
+_KEY_TEXT: dict[tuple[str, Any, type], str] = {}
+
+
+def _key_text(key: str, v: Any) -> str:
+    """``,"key":value`` (memoized for the few scalar keys the lowering writes again and again)."""
+    if isinstance(v, (dict, list)):
+        return f',"{key}":{value_text(v)}'
+    k = (key, v, type(v))
+    hit = _KEY_TEXT.get(k)
+    if hit is None:
+        hit = f',"{key}":{value_text(v)}'
+        if len(_KEY_TEXT) < 1 << 16:
+            _KEY_TEXT[k] = hit
+    return hit
+
+
+def value_text(v: Any) -> str:
+    """An op-specific key's value as JSON text."""
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    return json.dumps(v, separators=(",", ":"))
+
+
+class Access(NamedTuple):
+    """One access pattern: ``set`` from ``partition``/``element`` with ``pattern`` (a tuple:
+    it is built in every loop of the lowering, and, with number offsets, is its own cache key)."""
 
     set: str
     dtype: str
@@ -101,21 +152,53 @@ class Access:
     element: Offset = 0
 
     @property
-    def count(self) -> int:
+    def elements(self) -> int:
         """Elements the pattern touches."""
         return math.prod(n for _, n in self.pattern)
 
     def json(self) -> JsonDict:
-        pattern = list(self.pattern)
+        """The argument as a dict."""
+        out: JsonDict = json.loads(self.text())
+        return out
+
+    def text(self) -> str:
+        """The argument as JSON text (cached: a loop writes the same few APs many times)."""
+        cacheable = type(self.partition) is int and type(self.element) is int
+        if cacheable:
+            hit = _AP_TEXT.get(self)
+            if hit is not None:
+                return hit
+        pattern = self.pattern
         if len(pattern) < 2:
-            pattern = [(1, 1), *pattern] if pattern else [(1, 1), (1, 1)]
-        return {
-            "kind": "symbolic_ap",
-            "ap": [[s, n] for s, n in pattern],
-            "dtype": self.dtype,
-            "memsetref": self.set,
-            "addrs": addrs_for(len(pattern), self.partition, self.element),
-        }
+            pattern = ((1, 1), *pattern) if pattern else ((1, 1), (1, 1))
+        if len(pattern) == 2:
+            (s0, n0), (s1, n1) = pattern
+            ap = f"[{s0},{n0}],[{s1},{n1}]"
+            zeros = ""
+        else:
+            ap = ",".join(f"[{s},{n}]" for s, n in pattern)
+            zeros = ("," + _ZERO_TEXT) * (len(pattern) - 2)
+        text = (
+            f'{{"kind":"symbolic_ap","ap":[{ap}],"dtype":"{self.dtype}","memsetref":'
+            f'{_quoted(self.set)},"addrs":[{expr_text(self.partition)}{zeros},'
+            f"{expr_text(self.element)}]}}"
+        )
+        if cacheable and len(_AP_TEXT) < 1 << 18:
+            _AP_TEXT[self] = text
+        return text
+
+
+_QUOTED: dict[str, str] = {}
+
+
+def _quoted(name: str) -> str:
+    """A set name as a JSON string (memoized: a few sets are named by many APs)."""
+    hit = _QUOTED.get(name)
+    if hit is None:
+        hit = json.dumps(name)
+        if len(_QUOTED) < 1 << 16:
+            _QUOTED[name] = hit
+    return hit
 
 
 @dataclass(frozen=True)
@@ -130,23 +213,27 @@ class DimAccess:
     extents: tuple[int, ...]
 
     @property
-    def count(self) -> int:
+    def elements(self) -> int:
+        """Elements the access touches."""
         return math.prod(self.extents)
 
     def json(self) -> JsonDict:
+        """The argument as a dict."""
+        out: JsonDict = json.loads(self.text())
+        return out
+
+    def text(self) -> str:
+        """The argument as JSON text."""
         if not self.dims:
-            ap, addrs = [[1, 1]], [const_expr(0)]
+            ap, addrs = "[1,1]", expr_text(0)
         else:
             strides = [math.prod(self.dims[d + 1 :]) for d in range(len(self.dims))]
-            ap = [[s, e] for s, e in zip(strides, self.extents, strict=True)]
-            addrs = [const_expr(o) if isinstance(o, int) else o for o in self.offsets]
-        return {
-            "kind": "symbolic_ap",
-            "ap": ap,
-            "dtype": self.dtype,
-            "memsetref": self.set,
-            "addrs": addrs,
-        }
+            ap = ",".join(f"[{s},{e}]" for s, e in zip(strides, self.extents, strict=True))
+            addrs = ",".join(expr_text(o) for o in self.offsets)
+        return (
+            f'{{"kind":"symbolic_ap","ap":[{ap}],"dtype":"{self.dtype}",'
+            f'"memsetref":{json.dumps(self.set)},"addrs":[{addrs}]}}'
+        )
 
 
 AnyAccess = Access | DimAccess
@@ -159,8 +246,10 @@ class Builder:
         self.n = n
         self.geo = geo
         self.sets: dict[str, JsonDict] = {}
-        self.instructions: list[JsonDict] = []
+        #: the instructions, each as its JSON text
+        self.instructions: list[str] = []
         self._names: set[str] = set()
+        self._repeats: dict[str, int] = {}
         self._dram_next = 0
         self._sb_next = 0
         self._psum_next = 0
@@ -178,9 +267,14 @@ class Builder:
         return f"{base}.{k}"
 
     def inst_name(self, step: str) -> str:
-        """A unique instruction name ``<prefix>.<step>`` (``<prefix>`` alone for an empty step)."""
+        """A unique instruction name ``<prefix>.<step>`` (``<prefix>`` alone for an empty step;
+        ``<base>.<k>`` for the k-th repeat of a base, counted per base)."""
         base = f"{self.prefix}.{step}" if step else self.prefix
-        name = self._unique(base, self._names)
+        name = base
+        while name in self._names:
+            k = self._repeats.get(base, 0) + 1
+            self._repeats[base] = k
+            name = f"{base}.{k}"
         self._names.add(name)
         return name
 
@@ -299,25 +393,25 @@ class Builder:
         step: str,
         opcode: str,
         engine: str,
-        ins: Sequence[AnyAccess | JsonDict],
+        ins: Sequence[AnyAccess],
         outs: Sequence[AnyAccess],
         *,
         predicates: list[JsonDict] | None = None,
         **keys: Any,
-    ) -> JsonDict:
-        """Append one instruction; ``keys`` are its op-specific keys."""
-        d: JsonDict = {
-            "name": self.inst_name(step),
-            "opcode": opcode,
-            "engine": engine,
-            "ins": [a if isinstance(a, dict) else a.json() for a in ins],
-            "outs": [a.json() for a in outs],
-        }
+    ) -> None:
+        """Append one instruction (as JSON text); ``keys`` are its op-specific keys."""
+        name = self.inst_name(step)
+        # HLO names never hold a quote or a backslash; anything else is quoted as JSON
+        quoted = f'"{name}"' if '"' not in name and "\\" not in name else json.dumps(name)
+        ins_text = ins[0].text() if len(ins) == 1 else ",".join([a.text() for a in ins])
+        outs_text = ",".join([a.text() for a in outs])
+        tail = "".join([_key_text(k, v) for k, v in keys.items()])
         if predicates:
-            d["predicates"] = predicates
-        d.update(keys)
-        self.instructions.append(d)
-        return d
+            tail = ',"predicates":' + json.dumps(predicates, separators=(",", ":")) + tail
+        self.instructions.append(
+            f'{{"name":{quoted},"opcode":"{opcode}","engine":"{engine}","ins":[{ins_text}],'
+            f'"outs":[{outs_text}]{tail}}}'
+        )
 
     def dma(
         self,
@@ -325,10 +419,10 @@ class Builder:
         src: AnyAccess,
         dst: AnyAccess,
         predicates: list[JsonDict] | None = None,
-    ) -> JsonDict:
+    ) -> None:
         """A ``DMACopy`` of equal counts (contract §3.8: elements paired in AP order)."""
-        assert src.count == dst.count, (src, dst)
-        return self.emit(step, "DMACopy", "DMA", [src], [dst], predicates=predicates, mode="Copy")
+        assert src.elements == dst.elements, (src, dst)
+        self.emit(step, "DMACopy", "DMA", [src], [dst], predicates=predicates, mode="Copy")
 
 
 _NUMPY_OF_BIR = {
@@ -359,3 +453,13 @@ def const_values(values: np.ndarray, dtype: str) -> Any:
     if flat.dtype.kind == "f":
         return [float(x) for x in flat]
     return [int(x) for x in flat]
+
+
+def document_text(name: str, arch: str, sets: list[JsonDict], instructions: list[str]) -> str:
+    """The module's BIR-JSON (version 2): one function ``main``, one block ``entry``."""
+    return (
+        f'{{"version":2,"name":{json.dumps(name)},"arch":"{arch}","attributes":{{}},'
+        f'"functions":[{{"name":"main","registers":[],"allocations":'
+        f'{json.dumps(sets, separators=(",", ":"))},"basic_blocks":[{{"name":"entry",'
+        f'"instructions":[{",".join(instructions)}]}}]}}]}}'
+    )

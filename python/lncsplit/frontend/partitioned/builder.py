@@ -163,7 +163,8 @@ class Access(NamedTuple):
 
     def text(self) -> str:
         """The argument as JSON text (cached: a loop writes the same few APs many times)."""
-        cacheable = type(self.partition) is int and type(self.element) is int
+        # Tiles are read from their start again and again; DRAM offsets mostly once each.
+        cacheable = self.partition == 0 and self.element == 0
         if cacheable:
             hit = _AP_TEXT.get(self)
             if hit is not None:
@@ -393,18 +394,20 @@ class Builder:
         step: str,
         opcode: str,
         engine: str,
-        ins: Sequence[AnyAccess],
-        outs: Sequence[AnyAccess],
+        ins: Sequence[AnyAccess | str],
+        outs: Sequence[AnyAccess | str],
         *,
         predicates: list[JsonDict] | None = None,
         **keys: Any,
     ) -> None:
-        """Append one instruction (as JSON text); ``keys`` are its op-specific keys."""
+        """Append one instruction (as JSON text); ``keys`` are its op-specific keys. An
+        argument may be given already rendered (``Access.text()``: a loop's invariant APs are
+        rendered once)."""
         name = self.inst_name(step)
         # HLO names never hold a quote or a backslash; anything else is quoted as JSON
         quoted = f'"{name}"' if '"' not in name and "\\" not in name else json.dumps(name)
-        ins_text = ins[0].text() if len(ins) == 1 else ",".join([a.text() for a in ins])
-        outs_text = ",".join([a.text() for a in outs])
+        ins_text = ",".join([a if isinstance(a, str) else a.text() for a in ins])
+        outs_text = ",".join([a if isinstance(a, str) else a.text() for a in outs])
         tail = "".join([_key_text(k, v) for k, v in keys.items()])
         if predicates:
             tail = ',"predicates":' + json.dumps(predicates, separators=(",", ":")) + tail
@@ -416,13 +419,25 @@ class Builder:
     def dma(
         self,
         step: str,
-        src: AnyAccess,
-        dst: AnyAccess,
+        src: AnyAccess | str,
+        dst: AnyAccess | str,
         predicates: list[JsonDict] | None = None,
     ) -> None:
         """A ``DMACopy`` of equal counts (contract §3.8: elements paired in AP order)."""
-        assert src.elements == dst.elements, (src, dst)
-        self.emit(step, "DMACopy", "DMA", [src], [dst], predicates=predicates, mode="Copy")
+        if not isinstance(src, str) and not isinstance(dst, str):
+            assert src.elements == dst.elements, (src, dst)
+        if predicates:
+            self.emit(step, "DMACopy", "DMA", [src], [dst], predicates=predicates, mode="Copy")
+            return
+        # the lowering's most frequent instruction, rendered in one piece
+        name = self.inst_name(step)
+        quoted = f'"{name}"' if '"' not in name and "\\" not in name else json.dumps(name)
+        s = src if isinstance(src, str) else src.text()
+        d = dst if isinstance(dst, str) else dst.text()
+        self.instructions.append(
+            f'{{"name":{quoted},"opcode":"DMACopy","engine":"DMA","ins":[{s}],"outs":[{d}],'
+            '"mode":"Copy"}'
+        )
 
 
 _NUMPY_OF_BIR = {

@@ -113,56 +113,44 @@ def _matmuls(op: Op, st: Buf, mv: Buf, out: Buf, sizes: tuple[int, int, int, int
     psum = b.psum("acc", mt_max, nt_max)
     o_tile = Tile.new(b, "out", out.dtype, mt_max, nt_max)
     t = 0
-    for bi in range(nb):
-        for m0 in range(0, m, mt_max):
-            mt = min(mt_max, m - m0)
-            for n0 in range(0, n, nt_max):
-                nt = min(nt_max, n - n0)
-                acc = Access(psum, "float32", ((nt_max, mt), (1, nt)))
+    convert: dict[str, Any] = {"convert": True} if out.ty != "f32" else {}
+    for m0 in range(0, m, mt_max):
+        mt = min(mt_max, m - m0)
+        for n0 in range(0, n, nt_max):
+            nt = min(nt_max, n - n0)
+            acc = Access(psum, "float32", ((nt_max, mt), (1, nt))).text()
+            o_ap = o_tile.ap(mt, nt).text()
+            for bi in range(nb):
                 for ki, k0 in enumerate(range(0, k, kt_max)):
                     kt = min(kt_max, k - k0)
                     tag = f"t{t}."
                     t += 1
-                    b.dma(
-                        f"{tag}load_lhs",
-                        st.access([(m, kt), (1, mt)], (bi * k + k0) * m + m0),
-                        s_tile.ap(kt, mt),
-                    )
+                    s_ap, m_ap = s_tile.ap(kt, mt).text(), m_tile.ap(kt, nt).text()
+                    lhs_at = (bi * k + k0) * m + m0
+                    b.dma(f"{tag}load_lhs", st.access([(m, kt), (1, mt)], lhs_at), s_ap)
                     b.dma(
                         f"{tag}load_rhs",
                         mv.access([(n, kt), (1, nt)], (bi * k + k0) * n + n0),
-                        m_tile.ap(kt, nt),
+                        m_ap,
                     )
-                    s_in, m_in = s_tile.ap(kt, mt), m_tile.ap(kt, nt)
+                    s_in, m_in = s_ap, m_ap
                     if s_conv is not None:
+                        s_in = s_conv.ap(kt, mt).text()
                         b.emit(
-                            f"{tag}convert_lhs",
-                            "TensorCopy",
-                            "DVE",
-                            [s_in],
-                            [s_conv.ap(kt, mt)],
-                            convert=True,
+                            f"{tag}convert_lhs", "TensorCopy", "DVE", [s_ap], [s_in], convert=True
                         )
-                        s_in = s_conv.ap(kt, mt)
                     if m_conv is not None:
+                        m_in = m_conv.ap(kt, nt).text()
                         b.emit(
-                            f"{tag}convert_rhs",
-                            "TensorCopy",
-                            "DVE",
-                            [m_in],
-                            [m_conv.ap(kt, nt)],
-                            convert=True,
+                            f"{tag}convert_rhs", "TensorCopy", "DVE", [m_ap], [m_in], convert=True
                         )
-                        m_in = m_conv.ap(kt, nt)
                     keys: dict[str, Any] = {
                         "contract": True,
                         **({"accumulate": "add"} if ki else {}),
                     }
                     b.emit(f"{tag}matmult", "Matmult", "PE", [s_in, m_in], [acc], **keys)
-                convert: dict[str, Any] = {"convert": True} if out.ty != "f32" else {}
-                b.emit(f"{tag}evacuate", "TensorCopy", "DVE", [acc], [o_tile.ap(mt, nt)], **convert)
-                dst = out.access([(n, mt), (1, nt)], (bi * m + m0) * n + n0)
-                b.dma(f"{tag}store", o_tile.ap(mt, nt), dst)
+                b.emit(f"{tag}evacuate", "TensorCopy", "DVE", [acc], [o_ap], **convert)
+                b.dma(f"{tag}store", o_ap, out.access([(n, mt), (1, nt)], (bi * m + m0) * n + n0))
 
 
 HANDLERS = {"dot": dot}

@@ -118,3 +118,17 @@ def test_a_program_with_ops_outside_the_list_is_a_lowering_error_naming_op_and_l
         k + 1 for k, t in enumerate(prog.after.splitlines()) if " xor(" in t and "%xor" in t
     )
     assert "xor is not an op" in msg and "%xor" in msg and f"(line {line})" in msg
+
+
+COMPILED = [n for n in names() if (program(n).dir / "compiled.txt").is_file()]
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_the_compiled_modules_text_computes_the_same_with_its_fusions_inlined(name: str) -> None:
+    """§3.9: the compiled module's as_text() is accepted too (fusion = its computation)."""
+    prog = program(name)
+    text = (prog.dir / "compiled.txt").read_text()
+    assert " fusion(" in text and "is_scheduled=true" in text
+    m = lower_partitioned(text, before=prog.before)
+    cores = lncsplit.run_pipeline([m], lncsplit.PassOptions(lnc_size=prog.n))
+    check_outputs(prog, _outputs(sim.run(cores, _inputs(name)), name))

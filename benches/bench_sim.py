@@ -135,7 +135,9 @@ def _default_ap_figures() -> list[Figure]:
 
 
 def figures(quick: bool) -> list[Figure]:
-    return _small_ap_figures(quick) + _default_ap_figures()
+    import bench_sim_numeric  # the numeric figures (issue 34)
+
+    return _small_ap_figures(quick) + _default_ap_figures() + bench_sim_numeric.figures(quick)
 
 
 if __name__ == "__main__":

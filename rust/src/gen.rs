@@ -61,6 +61,8 @@
 //! seeded stream of decisions, and splitting it would scatter the invariants
 //! above across files.
 
+mod numeric;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -97,6 +99,9 @@ pub struct GenOptions {
     /// At most this many elements per partition (columns) per AP. None: the
     /// default (columns / (2·lnc)).
     pub ap_columns: Option<i64>,
+    /// `--numeric`: a module whose compute computes values ([`numeric`]);
+    /// `instructions` caps its random computing instructions.
+    pub numeric: bool,
 }
 
 /// The AP size caps of [`GenOptions`] (contract §3.8: "APs in the generator
@@ -138,6 +143,7 @@ impl Default for GenOptions {
             index: 0,
             racy: false,
             ap_partitions: None,
+            numeric: false,
             ap_columns: None,
         }
     }
@@ -1144,6 +1150,9 @@ impl Gen {
 pub fn generate_module(opts: &GenOptions) -> Result<Module> {
     if opts.lnc < 1 {
         return Err(Error::bir(format!("lnc must be ≥ 1, got {}", opts.lnc), "$"));
+    }
+    if opts.numeric {
+        return numeric::generate(opts);
     }
     for (name, cap) in [("ap_partitions", opts.ap_partitions), ("ap_columns", opts.ap_columns)] {
         if let Some(c) = cap.filter(|&c| c < 1) {

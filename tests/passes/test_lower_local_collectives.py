@@ -174,10 +174,10 @@ def bad_kernel(code: int) -> lncsplit.Module:
         x = collective("x", "SendRecv", 2, ins, outs)
         x["predicates"] = [{"expr": aff([(shard(2), 1)], 0), "ge": False}]
         body = [x]
-    elif code == 9102:
-        narrow = [[2, 128], [1, 2]]
-        sets = [tensor("a", [128, 2]), tensor("b", [128, 2])]
-        ins, outs = sap("a", narrow, [const(0), const(0)]), sap("b", narrow, [const(0), const(0)])
+    elif code == 9102:  # counts no lowering fits (a missing scatter dim is gather-and-reduce)
+        sets = [tensor("a", [128, 2]), tensor("b", [128, 4])]
+        ins = sap("a", [[2, 128], [1, 2]], [const(0), const(0)])
+        outs = sap("b", [[4, 128], [1, 4]], [const(0), const(0)])
         body = [collective("x", "AllReduce", 2, ins, outs)]
     elif code == 9103:
         body = [collective("x", "Permute", 2, ins, outs, send=const(0), recv=const(0))]

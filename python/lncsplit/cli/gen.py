@@ -42,6 +42,12 @@ def add_parser(sub: Any) -> None:
         metavar="C",
         help="at most C elements per partition per access pattern (default: columns/(2*lnc))",
     )
+    g.add_argument(
+        "--numeric",
+        action="store_true",
+        help="modules whose compute computes values (random ops and funcs of the vocabulary, "
+        "contract §3.8); --instructions caps their computing instructions",
+    )
     g.set_defaults(run=run)
 
 
@@ -54,7 +60,9 @@ def run(a: argparse.Namespace) -> int:
         raise UsageError("this build of lncsplit has no generator (_core.generate_corpus)")
     try:
         caps = {"ap_partitions": a.ap_partitions, "ap_columns": a.ap_columns}
-        given = {k: v for k, v in caps.items() if v is not None}
+        given: dict[str, Any] = {k: v for k, v in caps.items() if v is not None}
+        if a.numeric:
+            given["numeric"] = True
         paths = gen(a.dir, a.modules, a.instructions, a.lnc, a.seed, racy=a.racy, **given)
     except Exception as e:  # noqa: BLE001
         return input_failed(a.dir, e)

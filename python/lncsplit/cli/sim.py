@@ -10,8 +10,11 @@ the fixed seed). ``--compare OTHER`` also runs OTHER on the same inputs and
 prints the equivalence verdict: the unit fails (exit 1) when they differ.
 OTHER is a module file or split output for a single INPUT; with several, a
 root where each unit's counterpart is ``OTHER/<rel>`` (a split output, as
-``split --out`` writes it) or ``OTHER/<rel>.json``. Dynamic races are reported,
-not failures (``lncsplit racecheck`` is the tool that fails on races).
+``split --out`` writes it) or ``OTHER/<rel>.json``; ``--rtol``/``--atol``
+compare float Output sets within that tolerance (contract §3.8; default exact).
+``--values`` also prints every Output set as numbers (``--json``: the full
+lists). Dynamic races are reported, not failures (``lncsplit racecheck`` is
+the tool that fails on races).
 """
 
 from __future__ import annotations
@@ -54,6 +57,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--compare", metavar="OTHER", help="also run OTHER and compare the Output sets")
     p.add_argument(
+        "--rtol", type=float, default=0.0, help="--compare: relative tolerance of float sets (0)"
+    )
+    p.add_argument(
+        "--atol", type=float, default=0.0, help="--compare: absolute tolerance of float sets (0)"
+    )
+    p.add_argument("--values", action="store_true", help="print every Output set as numbers")
+    p.add_argument(
         "--lnc", type=positive, help="N for a symbolic module (default: its ShardId bound)"
     )
     p.add_argument(
@@ -72,10 +82,21 @@ def run(a: argparse.Namespace) -> int:
 
     check_outputs(a)
     check_paths([p for p in (a.npz, a.compare) if p])  # option-named: a usage error
+    if a.rtol < 0 or a.atol < 0:
+        from lncsplit.cli._common import UsageError
+
+        raise UsageError("--rtol and --atol must be >= 0")
     units = discover(a, core_sets=True)  # the safety rules (contract §6)
     single = len(units) == 1
     job = partial(
-        sim_unit, npz=a.npz, compare=a.compare, single=single, lnc=a.lnc, expand=not a.no_expand
+        sim_unit,
+        npz=a.npz,
+        compare=a.compare,
+        single=single,
+        lnc=a.lnc,
+        expand=not a.no_expand,
+        tolerance=(a.rtol, a.atol),
+        values=a.values,
     )
     report = run_bulk(a, units, job, command="sim", lnc=a.lnc)
     for f in report.files:
@@ -96,11 +117,14 @@ def sim_unit(
     single: bool,
     lnc: int | None,
     expand: bool = True,
+    tolerance: tuple[float, float] = (0.0, 0.0),
+    values: bool = False,
 ) -> FileResult:
     """The job: simulate one unit (and its counterpart). ``detail`` = the result as JSON."""
     from lncsplit.corpus.unit import guarded
 
-    return guarded(unit, partial(_simulate, unit, _Options(npz, compare, single, lnc, expand)))
+    o = _Options(npz, compare, single, lnc, expand, tolerance, values)
+    return guarded(unit, partial(_simulate, unit, o))
 
 
 @dataclass(frozen=True)
@@ -110,6 +134,8 @@ class _Options:
     single: bool
     lnc: int | None
     expand: bool
+    tolerance: tuple[float, float] = (0.0, 0.0)
+    values: bool = False
 
 
 def _prepared(mods: list[Module], expand: bool) -> list[Module]:
@@ -167,9 +193,15 @@ def _simulate(unit: Unit, o: _Options, res: FileResult) -> None:
     result = sim.run(_prepared(mods, o.expand), inputs, o.lnc)
     res.detail = describe(result)
     lines = [_header(unit, result)] + _lines(result)
+    if o.values:
+        res.detail["values"] = _values(result)
+        lines += _value_lines(result)
     if o.compare:
         other = counterpart(unit, o.compare, o.single)
-        verdict = sim.equivalent(result, _prepared(_load_path(other), o.expand), inputs, result.lnc)
+        rtol, atol = o.tolerance
+        verdict = sim.equivalent(
+            result, _prepared(_load_path(other), o.expand), inputs, result.lnc, rtol=rtol, atol=atol
+        )
         res.detail["compare"] = {
             "other": other,
             "equivalent": bool(verdict),
@@ -205,3 +237,35 @@ def describe(r: SimResult) -> dict[str, Any]:
         "checksums": [{f"{f}/{s}": h for (f, s), h in sorted(c.items())} for c in r.checksums()],
         "races": [race.to_dict() for race in r.races],
     }
+
+
+def _values(r: SimResult) -> list[dict[str, Any]]:
+    """Per core, every Output set as a nested list of numbers (NaN and inf as strings)."""
+    import numpy as np
+
+    def num(x: Any) -> Any:
+        v = x.item()
+        return v if not isinstance(v, float) or np.isfinite(v) else str(v)
+
+    out = []
+    for core, sets in enumerate(r.outputs):
+        out.append(
+            {
+                f"{f}/{s}": np.vectorize(num, otypes=[object])(r.values(core, f, s)).tolist()
+                for (f, s) in sorted(sets)
+            }
+        )
+    return out
+
+
+def _value_lines(r: SimResult) -> list[str]:
+    import numpy as np
+
+    lines = []
+    for core, sets in enumerate(r.outputs):
+        for f, s in sorted(sets):
+            v = r.values(core, f, s)
+            text = np.array2string(v, threshold=64, precision=6, max_line_width=96)
+            lines.append(f"  core {core} {f}/{s} ({v.dtype}):")
+            lines += ["    " + line for line in text.splitlines()]
+    return lines

@@ -22,6 +22,7 @@ pub mod load;
 pub mod memory;
 pub mod module;
 pub mod opcode;
+pub mod queues;
 pub mod schema;
 pub mod seen;
 

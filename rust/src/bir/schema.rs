@@ -255,6 +255,23 @@ macro_rules! key {
     (numeric ins) => {
         "ins"
     };
+    // ---- the module's DMA queues (§1.7): kept as the module's unknown key
+    // `queues`, read through `bir/queues.rs` only
+    (queues queues) => {
+        "queues"
+    };
+    (queues name) => {
+        "name"
+    };
+    (queues blocks) => {
+        "blocks"
+    };
+    (queues instructions) => {
+        "instructions"
+    };
+    (queues dma_blocks) => {
+        "dma_blocks"
+    };
     // ---- a Loop's axis (§1.4)
     (axis name) => {
         "name"

@@ -13,6 +13,8 @@
 //! first rounds the float `add` accumulates pending on it
 //! ([`Memory::settle`]).
 
+use std::sync::Arc;
+
 use hashbrown::HashMap;
 use serde_json::Value;
 use smallvec::SmallVec;
@@ -29,6 +31,7 @@ use crate::analysis::AccOp;
 use crate::bir::carried::shards::{value_has_shard, CarriedBinder};
 use crate::bir::dtype::dtype_size;
 use crate::bir::instruction::{Instruction, IntOrExpr, OpFields};
+use crate::bir::queues::Queues;
 use crate::bir::Argument;
 use crate::error::{Error, Result};
 use crate::pelican::{Bindings, Context, Node};
@@ -57,6 +60,9 @@ pub fn cannot_run(core: usize, function: &str, inst: &Instruction, why: impl std
         format!("core {core}, function {function}, instruction {}", inst.name),
     )
 }
+
+/// What an instance reads and writes: its memory arguments, physically.
+pub type Spans = (SmallVec<[Arg; 2]>, SmallVec<[Arg; 1]>);
 
 /// One argument's footprint on every location of its set (the first is read).
 #[derive(Clone, Debug)]
@@ -128,6 +134,8 @@ pub struct CoreView<'m> {
     /// Instructions that stayed opaque though their opcode has a numeric
     /// row or their keys name ops: (position, reason), for `SimResult.opaque`.
     pub opaque: Vec<(u32, String)>,
+    /// The module's DMA queues, read (`DMATrigger` runs their descriptors).
+    pub queues: Option<Arc<Queues>>,
 }
 
 /// True when a field the opaque hash or a Memset reads carries a ShardId in
@@ -203,7 +211,7 @@ impl<'m> CoreView<'m> {
         let fields: &Instruction = bound.as_ref().unwrap_or(inst);
         let numeric = match class {
             Class::Opaque if !writes.is_empty() => match spec::classify(fields) {
-                spec::Class::Numeric(sp) => Some(sp),
+                spec::Class::Numeric(sp) => Some(*sp),
                 spec::Class::Bad(why) => return Err(err(why)),
                 spec::Class::Opaque(why) => {
                     self.opaque.push((pos, why));
@@ -211,7 +219,7 @@ impl<'m> CoreView<'m> {
                 }
             },
             Class::Copy if inst.opcode.name() == "TensorCopy" => match spec::classify(fields) {
-                spec::Class::Numeric(sp) => Some(sp),
+                spec::Class::Numeric(sp) => Some(*sp),
                 spec::Class::Bad(why) => return Err(err(why)),
                 spec::Class::Opaque(_) => None,
             },
@@ -230,6 +238,12 @@ impl<'m> CoreView<'m> {
                     Spec::Iota { base, .. } => carried_int(self.ctx, base, bindings).map_err(err)?,
                     _ => 0,
                 };
+                if let Some((arg, dtype)) = self.unmodelled_dtype(inst) {
+                    return Err(err(format!(
+                        "{arg} is {dtype}: {} computes in float64, float32, bfloat16, float16, float8e4, float8e5 and integer dtypes",
+                        sp.name()
+                    )));
+                }
                 let op = numeric_op(&sp, inst, &reads, &writes, base).map_err(err)?;
                 Kind::Numeric(Box::new(op))
             }
@@ -252,6 +266,23 @@ impl<'m> CoreView<'m> {
             transpose(&mut op).map_err(err)?;
         }
         Ok(op)
+    }
+
+    /// The first memory argument whose dtype (its AP's, else its set's) the
+    /// simulator does not compute in: (argument, dtype).
+    fn unmodelled_dtype(&self, inst: &Instruction) -> Option<(String, String)> {
+        let lists = [(ArgList::Ins, &inst.ins), (ArgList::Outs, &inst.outs)];
+        for (list, args) in lists {
+            for (k, a) in args.iter().enumerate() {
+                let set = a.memsetref().and_then(|s| self.index.set(s)).map(|e| &*e.set.dtype);
+                if let Some(d) = a.dtype().or(set) {
+                    if !DType::parse(d).is_numeric() {
+                        return Some((format!("{}[{k}]", list.key()), d.to_string()));
+                    }
+                }
+            }
+        }
+        None
     }
 
     fn prefix(&mut self, inst: &Instruction, pos: u32, bindings: &Bindings) -> Result<Prefix> {
@@ -282,17 +313,29 @@ impl<'m> CoreView<'m> {
     }
 
     /// Resolve every memory argument to its physical spans.
-    #[allow(clippy::type_complexity)]
     pub(super) fn arguments(
         &self,
         env: &Env<'_, 'm>,
-        inst: &'m Instruction,
+        inst: &Instruction,
         bindings: &Bindings,
         partner: bool,
-    ) -> Result<(SmallVec<[Arg; 2]>, SmallVec<[Arg; 1]>)> {
+    ) -> Result<Spans> {
+        self.arguments_in(self.ctx, env, inst, bindings, partner)
+    }
+
+    /// [`Self::arguments`] of an instruction whose expressions live in `ctx`
+    /// (a DMA descriptor's, `bir::queues`).
+    pub(super) fn arguments_in(
+        &self,
+        ctx: &Context,
+        env: &Env<'_, 'm>,
+        inst: &Instruction,
+        bindings: &Bindings,
+        partner: bool,
+    ) -> Result<Spans> {
         let fname = &*self.index.function.name;
         let mut accesses: Vec<Access<'_>> = Vec::with_capacity(4);
-        self.index.accesses(self.ctx, inst, bindings, 9401, &mut accesses)?;
+        self.index.accesses(ctx, inst, bindings, 9401, &mut accesses)?;
         let mut reads: SmallVec<[Arg; 2]> = SmallVec::new();
         let mut writes: SmallVec<[Arg; 1]> = SmallVec::new();
         for a in &accesses {
@@ -447,7 +490,7 @@ fn numeric_op(
 /// 9401 unless every accumulating write is of a dtype accumulated by value,
 /// with float `add` on the location's own elements (its pending sums are
 /// kept per element).
-fn check_accumulate(mem: &Memory, acc: Option<AccOp>, writes: &[Arg]) -> std::result::Result<(), String> {
+pub(super) fn check_accumulate(mem: &Memory, acc: Option<AccOp>, writes: &[Arg]) -> std::result::Result<(), String> {
     let Some(op) = acc else {
         return Ok(());
     };
@@ -539,7 +582,12 @@ fn copy_mode(inst: &Instruction) -> Option<&str> {
 }
 
 fn copy_kind(inst: &Instruction, reads: &[Arg], writes: &[Arg]) -> std::result::Result<Kind, String> {
-    let mode = copy_mode(inst).unwrap_or("Copy");
+    copy_in_mode(copy_mode(inst).unwrap_or("Copy"), reads, writes)
+}
+
+/// A copy of `mode` (`Copy`, `Transpose`, `Replicate`) from `ins[0]` to
+/// `outs[0]`, checked (element sizes, counts).
+pub(super) fn copy_in_mode(mode: &str, reads: &[Arg], writes: &[Arg]) -> std::result::Result<Kind, String> {
     if !matches!(mode, "Copy" | "Transpose" | "Replicate") {
         return Err(format!("unknown copy mode {mode}"));
     }
@@ -571,7 +619,7 @@ fn copy_kind(inst: &Instruction, reads: &[Arg], writes: &[Arg]) -> std::result::
 }
 
 /// Enumerate the destination with its first two ap dims swapped.
-fn transpose(op: &mut Op) -> std::result::Result<(), String> {
+pub(super) fn transpose(op: &mut Op) -> std::result::Result<(), String> {
     for span in op.writes[0].spans.iter_mut() {
         if span.points.dims.len() < 2 {
             return Err("Transpose needs at least two ap dims in outs[0]".into());

@@ -23,6 +23,7 @@ use hashbrown::HashMap;
 use super::accumulate::Pending;
 use super::collective::{self, Part};
 use super::conflict;
+use super::trigger;
 use super::exec::{cannot_run, execute, CoreView, Env, Op, Scratch, LOCATION};
 use super::memory::{for_each_run, Journal, LocId, Memory, Span, StoreLog, NO_WRITER};
 use super::{DynRace, Plan, SimInput, SimOutput, SimResult, Writer};
@@ -33,6 +34,7 @@ use crate::analysis::walk::{Limit, Mask, WalkCursor};
 use crate::bir::instruction::Instruction;
 use crate::bir::module::{Function, Module};
 use crate::bir::opcode::Opcode;
+use crate::bir::queues::Queues;
 use crate::error::{Error, Result};
 
 use crate::analysis::walk::MAX_INSTANCES;
@@ -62,6 +64,8 @@ pub struct Engine<'m> {
     fwd_final: Vec<u8>,
     result: SimResult,
     scratch: Scratch,
+    /// Each core's module's DMA queues, read once per module.
+    queues: Vec<Option<Arc<Queues>>>,
 }
 
 impl<'m> Engine<'m> {
@@ -82,11 +86,13 @@ impl<'m> Engine<'m> {
                 ..Default::default()
             },
             scratch: Scratch::default(),
+            queues: Vec::new(),
         }
     }
 
     pub fn run(mut self, inputs: &[SimInput]) -> Result<SimResult> {
         check_inputs(self.plan, inputs)?;
+        self.queues = read_queues(&self.plan.programs)?;
         let first = self.plan.programs[0];
         for f in &first.functions {
             self.function(&f.name, inputs)?;
@@ -308,6 +314,7 @@ impl<'m> Engine<'m> {
             prefixes: vec![None; self.order[c].len()],
             shard: self.shard(c),
             opaque: Vec::new(),
+            queues: self.queues[c].clone(),
         })
     }
 
@@ -467,20 +474,32 @@ impl<'m> Engine<'m> {
                     part: Some(part),
                 }));
             }
-            let op = view.compile(&env, i, inst.pos, inst.bindings, writer)?;
-            self.result.elements += op.elements();
-            if n == 1 {
-                let mut log = StoreLog {
-                    journal: None,
-                    writer,
-                    track: true,
-                };
-                execute(&op, &mut self.mem, &mut log, &mut self.scratch);
-            } else if op.writes_anything() {
-                ops.push(op);
+            if i.opcode.name() == "DMATrigger" {
+                for op in trigger::compile(view, &env, i, inst.bindings, writer)? {
+                    self.issue(op, ops);
+                }
+                continue;
             }
+            let op = view.compile(&env, i, inst.pos, inst.bindings, writer)?;
+            self.issue(op, ops);
         }
         Ok(None)
+    }
+
+    /// Run a compiled op now (one core: there is no other order), or keep it
+    /// for [`Self::run_interval`] when it writes something.
+    fn issue(&mut self, op: Op, ops: &mut Vec<Op>) {
+        self.result.elements += op.elements();
+        if self.plan.lnc == 1 {
+            let mut log = StoreLog {
+                journal: None,
+                writer: op.writer,
+                track: true,
+            };
+            execute(&op, &mut self.mem, &mut log, &mut self.scratch);
+        } else if op.writes_anything() {
+            ops.push(op);
+        }
     }
 
     /// Run one interval's ops forward (core 0 first); when the core order can
@@ -675,6 +694,24 @@ fn agree(function: &str, k: usize, syncs: &[Option<SyncAt<'_>>]) -> Result<Optio
         }
     }
     Ok(first.map(|f| f.1))
+}
+
+/// Every core's module's DMA queues, each module read once (a symbolic run
+/// is one module on every core).
+fn read_queues(programs: &[&Module]) -> Result<Vec<Option<Arc<Queues>>>> {
+    let mut read: Vec<(*const Module, Option<Arc<Queues>>)> = Vec::new();
+    let mut out = Vec::with_capacity(programs.len());
+    for &m in programs {
+        let key = m as *const Module;
+        if let Some((_, q)) = read.iter().find(|(k, _)| *k == key) {
+            out.push(q.clone());
+            continue;
+        }
+        let q = Queues::of(m)?.map(Arc::new);
+        read.push((key, q.clone()));
+        out.push(q);
+    }
+    Ok(out)
 }
 
 fn wrong_input(input: &SimInput, why: String) -> Error {

@@ -8,6 +8,7 @@
 //! - `exec`: an instance compiled to physical spans, and its semantics
 //! - `opaque`: the BLAKE2b-8 function every unmodelled opcode computes
 //! - `collective`: `CollectiveCompute` by its reference meaning
+//! - `trigger`: `DMATrigger`, its DMABlocks' descriptors run as copies
 //! - `numeric`: the values of computing instructions (ops, funcs, dtypes, exact sums)
 //! - `accumulate`: accumulates and collective reductions by value
 //! - `consts`: `Const` sets with `values`
@@ -36,6 +37,7 @@ pub mod lockstep;
 pub mod memory;
 pub mod numeric;
 pub mod opaque;
+pub mod trigger;
 pub mod value;
 
 #[cfg(test)]

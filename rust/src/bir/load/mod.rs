@@ -240,6 +240,24 @@ pub fn module_from_value(v: Value) -> Result<Module> {
     load(&bytes, LoadOptions::default())
 }
 
+/// Instructions read on their own, outside any function: the DMA
+/// descriptors of a module's `queues` (`bir::queues`). `text` is a JSON
+/// array of instruction objects; their expressions (wire version 2, which
+/// every loaded module carries) are interned in a context of their own,
+/// returned with them. Errors carry paths relative to the array
+/// (`$[1].ins[0]`); the caller prefixes where the array was.
+pub fn detached_instructions(text: &str) -> Result<(Vec<crate::bir::instruction::Instruction>, Context)> {
+    let mut st = State::new(None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let r = Seed::<instruction::InstsK>::new(&mut st)
+        .deserialize(&mut de)
+        .and_then(|v| de.end().map(|_| v));
+    match r {
+        Ok(v) => Ok((v, std::mem::take(&mut st.ctx))),
+        Err(e) => Err(st.finish(e)),
+    }
+}
+
 /// A register named by an expression but missing from its function's
 /// `registers`, found only when the function ended: which function, which
 /// name. The text is parsed again to report the first use's path.

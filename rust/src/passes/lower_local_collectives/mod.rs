@@ -209,10 +209,16 @@ fn facts(cores: &[Module], ctxs: &[Context], g: &group::Group<'_>) -> Result<Fac
             }
             let k = ap_count(arg).ok_or_else(|| bad(format!("{list}[0] on core {c} has no countable ap")))?;
             if *count.get_or_insert(k) != k {
-                return Err(bad(format!(
-                    "{list}[0] on core {c} moves {k} elements, not {}",
-                    count.unwrap_or(0)
-                )));
+                let what = format!("{list}[0] on core {c} moves {k} elements, not {}", count.unwrap_or(0));
+                if g.kind == Kind::ALL_REDUCE {
+                    // no lowering (reduce-scatter or gather-and-reduce) fits unequal counts
+                    return Err(fail(
+                        9102,
+                        "AllReduce moves equal counts (no lowering fits others)",
+                        format!("AllReduce {} of function {}: {what}", g.name, g.function),
+                    ));
+                }
+                return Err(bad(what));
             }
             let es = element_size(arg.dtype(), set).map_err(|e| bad(e.describe()))?;
             if *esize.get_or_insert(es) != es {

@@ -207,14 +207,11 @@ pub fn fmax<T: Real>(a: T, b: T) -> T {
     if a.is_nan() || b.is_nan() {
         return a.add(b); // a NaN (canonicalised by the caller)
     }
-    if a > b {
+    // equal: +0 over −0 (the same value otherwise)
+    if a > b || (a == b && !a.neg_bit()) {
         a
-    } else if b > a {
-        b
-    } else if a.neg_bit() {
-        b // equal: +0 over −0 (the same value otherwise)
     } else {
-        a
+        b
     }
 }
 
@@ -224,11 +221,7 @@ pub fn fmin<T: Real>(a: T, b: T) -> T {
     if a.is_nan() || b.is_nan() {
         return a.add(b);
     }
-    if a < b {
-        a
-    } else if b < a {
-        b
-    } else if a.neg_bit() {
+    if a < b || (a == b && a.neg_bit()) {
         a
     } else {
         b

@@ -116,7 +116,7 @@ impl Spec {
 /// How the simulator treats an instruction's values.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Class {
-    Numeric(Spec),
+    Numeric(Box<Spec>),
     /// Opaque, with the reason (an opcode the table has no row for, a name
     /// outside the vocabulary, a missing key).
     Opaque(String),
@@ -213,7 +213,7 @@ fn step(inst: &Instruction, i: usize) -> Result<Option<Step>, Class> {
 /// The class of `inst` by its opcode and keys (contract §3.8's table).
 pub fn classify(inst: &Instruction) -> Class {
     match classify_keys(inst) {
-        Ok(spec) => Class::Numeric(spec),
+        Ok(spec) => Class::Numeric(Box::new(spec)),
         Err(c) => c,
     }
 }

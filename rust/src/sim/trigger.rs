@@ -1,0 +1,234 @@
+//! `DMATrigger` (contract §3.8): it accesses what the descriptors of its
+//! `dma_blocks` access — each `DMADescriptor*` reads its `ins` and writes its
+//! `outs`, in queue order — and the simulator executes them as copies at the
+//! trigger. The blocks are the module's `queues` (`bir::queues`), looked up
+//! on the trigger's `queue` (on any queue when it names none, as the readers
+//! of real dumps do).
+//!
+//! Each descriptor becomes one compiled copy [`Op`] with the trigger's writer
+//! id, so the last writer of a byte a descriptor wrote is the trigger, and
+//! replays, journals and the core-order check see the descriptors' spans
+//! like any other instance's.
+//!
+//! Descriptor kinds: `DMADescriptor` and `DMADescriptorCopy` copy `ins[0]` to
+//! `outs[0]` (DMACopy's rules: counts and element sizes must match, an
+//! `accumulate` combines by value); `DMADescriptorReplicate` repeats the
+//! source to fill the destination (DMACopy's `Replicate`).
+//! `DMADescriptorTranspose` (`transpose_op`) and `DMADescriptorCCE` (an `op`
+//! over `constants`) are not copies and their semantics are not public: 9401
+//! naming them, rather than a copy that would be wrong. A trigger's own memory
+//! `ins`/`outs` (empty in real dumps) have no meaning here: 9401.
+
+use smallvec::SmallVec;
+
+use super::exec::{cannot_run, check_accumulate, copy_in_mode, CoreView, Env, Op};
+use crate::bir::instruction::Instruction;
+use crate::bir::queues::trigger_blocks;
+use crate::error::Result;
+use crate::pelican::Bindings;
+
+/// The copies a `DMATrigger` instance runs, in queue order.
+pub fn compile<'m>(
+    view: &CoreView<'m>,
+    env: &Env<'_, 'm>,
+    inst: &Instruction,
+    bindings: &Bindings,
+    writer: u32,
+) -> Result<SmallVec<[Op; 2]>> {
+    let fname = &*view.index.function.name;
+    let err = |why: String| cannot_run(view.core, fname, inst, why);
+    if inst.arguments().any(|a| a.memsetref().is_some()) {
+        return Err(err(
+            "a DMATrigger accesses memory through the descriptors of its dma_blocks only (contract §3.8), not its own ins/outs".into(),
+        ));
+    }
+    let (queue, names) = trigger_blocks(inst).map_err(err)?;
+    let mut ops = SmallVec::new();
+    if names.is_empty() {
+        return Ok(ops);
+    }
+    let Some(queues) = view.queues.as_deref() else {
+        return Err(err(format!(
+            "it starts DMABlock {}, but the module has no queues",
+            names[0]
+        )));
+    };
+    for name in names {
+        let Some(block) = queues.block(queue, name) else {
+            let on = queue.map_or(String::new(), |q| format!(" on queue {q}"));
+            return Err(err(format!("no DMABlock {name}{on} in the module's queues")));
+        };
+        for d in &block.descriptors {
+            let derr = |why: String| err(format!("descriptor {} of DMABlock {name}: {why}", d.name));
+            let mode = match d.opcode.name() {
+                "DMADescriptor" | "DMADescriptorCopy" => "Copy",
+                "DMADescriptorReplicate" => "Replicate",
+                "DMADescriptorTranspose" | "DMADescriptorCCE" => {
+                    return Err(derr(format!(
+                        "{} is not a copy and its semantics are not modelled",
+                        d.opcode.name()
+                    )));
+                }
+                other => return Err(derr(format!("{other} is not a DMADescriptor"))),
+            };
+            let (reads, writes) = view.arguments_in(&queues.ctx, env, d, bindings, false)?;
+            let acc = crate::analysis::accumulate_op(d).map_err(|e| derr(e.to_string()))?;
+            check_accumulate(env.mem, acc, &writes).map_err(derr)?;
+            let kind = copy_in_mode(mode, &reads, &writes).map_err(derr)?;
+            ops.push(Op {
+                core: view.core,
+                kind,
+                acc,
+                reads,
+                writes,
+                writer,
+            });
+        }
+    }
+    Ok(ops)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use crate::bir::load_module_str;
+    use crate::sim::{run, SimInput, SimResult};
+
+    /// `ap` over rows `[row, row+rows)` of a [4, 8] uint32 set, physically.
+    fn phys(set: &str, row: i64, rows: i64) -> Value {
+        json!({"kind": "physical_ap", "ap": [[8, rows], [1, 8]], "offset": row * 8,
+               "dtype": "uint32", "memref": format!("{set}_loc"), "memsetref": set})
+    }
+
+    fn desc(name: &str, opcode: &str, src: Value, dst: Value) -> Value {
+        json!({"name": name, "opcode": opcode, "engine": "DMA", "ins": [src], "outs": [dst]})
+    }
+
+    fn block(name: &str, trigger: &str, descs: Vec<Value>) -> Value {
+        json!({"name": name, "opcode": "DMABlock", "engine": "DMA", "dma_trigger": trigger,
+               "ins": [], "outs": [],
+               "sync_info": {"on_update": [{"id": 4, "update_value": 16}]},
+               "blocks": [{"name": format!("{name}_Block0"), "instructions": descs}]})
+    }
+
+    /// x (Input) → y (Output) through one `DMATrigger` on queue `q`.
+    fn module(blocks: Vec<Value>, trigger: Value) -> Result<crate::bir::Module, crate::error::Error> {
+        let set = |name: &str, kind: &str| {
+            json!({"name": name, "kind": kind, "dtype": "uint32", "tensor_shape": [4, 8],
+                   "locations": [{"name": format!("{name}_loc"), "type": "SB", "base": 0}]})
+        };
+        let m = json!({"version": 2, "name": "trig", "arch": "gen3",
+            "functions": [{"name": "main", "allocations": [set("x", "Input"), set("y", "Output")],
+                           "basic_blocks": [{"name": "b0", "instructions": [trigger]}]}],
+            "queues": [{"name": "qOther", "blocks": []},
+                       {"name": "q", "blocks": [{"name": "q_Block0", "instructions": blocks}]}]});
+        load_module_str(&m.to_string())
+    }
+
+    fn trigger(blocks: &[&str]) -> Value {
+        json!({"name": "go", "opcode": "DMATrigger", "engine": "Pool", "queue": "q",
+               "dge_type": "SWDGE", "dma_blocks": blocks, "ins": [], "outs": []})
+    }
+
+    fn x() -> Vec<u8> {
+        (0..32u32).flat_map(|v| (1000 + v).to_le_bytes()).collect()
+    }
+
+    fn sim(m: &crate::bir::Module) -> crate::error::Result<SimResult> {
+        let input = SimInput {
+            core: 0,
+            function: "main".into(),
+            set: "x".into(),
+            bytes: x(),
+        };
+        run(&[m], None, &[input])
+    }
+
+    fn y(r: &SimResult) -> Vec<u32> {
+        let o = r.outputs.iter().find(|o| &*o.set == "y").unwrap();
+        o.bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+    }
+
+    #[test]
+    fn a_trigger_runs_its_blocks_descriptors_as_copies_in_queue_order() {
+        // block a: rows 0–1 and 2–3 by two descriptors; block b: rows 3 ← 0
+        // afterwards (queue order: b's copy lands last)
+        let a = block(
+            "a",
+            "go",
+            vec![
+                desc("a0", "DMADescriptorCopy", phys("x", 0, 2), phys("y", 0, 2)),
+                desc("a1", "DMADescriptorCopy", phys("x", 2, 2), phys("y", 2, 2)),
+            ],
+        );
+        let b = block("b", "go", vec![desc("b0", "DMADescriptor", phys("x", 0, 1), phys("y", 3, 1))]);
+        let m = module(vec![a, b], trigger(&["a", "b"])).unwrap();
+        let r = sim(&m).unwrap();
+        let mut want: Vec<u32> = (1000..1032).collect();
+        want.copy_within(0..8, 24);
+        assert_eq!(y(&r), want);
+        // not the opaque function: nothing listed, and the trigger is the writer
+        assert!(r.opaque.is_empty(), "{:?}", r.opaque);
+        let o = r.outputs.iter().find(|o| &*o.set == "y").unwrap();
+        assert!(o.writers.iter().all(|&w| w > 0 && &*r.writers[w as usize - 1].instruction == "go"));
+    }
+
+    #[test]
+    fn a_replicate_descriptor_repeats_its_source() {
+        let b = block(
+            "r",
+            "go",
+            vec![desc("r0", "DMADescriptorReplicate", phys("x", 1, 1), phys("y", 0, 4))],
+        );
+        let r = sim(&module(vec![b], trigger(&["r"])).unwrap()).unwrap();
+        let row: Vec<u32> = (1008..1016).collect();
+        assert_eq!(y(&r), row.repeat(4));
+    }
+
+    #[test]
+    fn a_trigger_without_blocks_does_nothing() {
+        let r = sim(&module(vec![], trigger(&[])).unwrap()).unwrap();
+        assert!(y(&r).iter().all(|&v| v == 0));
+    }
+
+    fn refusal(blocks: Vec<Value>, t: Value) -> String {
+        match sim(&module(blocks, t).unwrap()) {
+            Ok(_) => panic!("ran"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn what_a_trigger_cannot_run_is_9401_naming_it() {
+        let copy = || vec![desc("a0", "DMADescriptorCopy", phys("x", 0, 4), phys("y", 0, 4))];
+        let e = refusal(vec![block("a", "go", copy())], trigger(&["nope"]));
+        assert!(e.contains("9401") && e.contains("no DMABlock nope on queue q"), "{e}");
+        let mut other_queue = trigger(&["a"]);
+        other_queue["queue"] = json!("qOther");
+        let e = refusal(vec![block("a", "go", copy())], other_queue);
+        assert!(e.contains("no DMABlock a on queue qOther"), "{e}");
+        let t = vec![desc("t0", "DMADescriptorTranspose", phys("x", 0, 4), phys("y", 0, 4))];
+        let e = refusal(vec![block("a", "go", t)], trigger(&["a"]));
+        assert!(e.contains("9401") && e.contains("descriptor t0 of DMABlock a"), "{e}");
+        let short = vec![desc("s0", "DMADescriptorCopy", phys("x", 0, 1), phys("y", 0, 4))];
+        let e = refusal(vec![block("a", "go", short)], trigger(&["a"]));
+        assert!(e.contains("counts differ"), "{e}");
+        let mut own = trigger(&["a"]);
+        own["outs"] = json!([phys("y", 0, 4)]);
+        let e = refusal(vec![block("a", "go", copy())], own);
+        assert!(e.contains("through the descriptors"), "{e}");
+    }
+
+    #[test]
+    fn a_malformed_queue_is_a_bir_json_error_at_its_path() {
+        let mut bad = desc("a0", "DMADescriptorCopy", phys("x", 0, 4), phys("y", 0, 4));
+        bad["ins"][0]["ap"] = json!("rows");
+        let m = module(vec![block("a", "go", vec![bad])], trigger(&["a"])).unwrap();
+        let e = sim(&m).unwrap_err().to_string();
+        assert!(
+            e.contains("$.queues[1].blocks[0].instructions[0].blocks[0].instructions[0].ins[0]"),
+            "{e}"
+        );
+    }
+}

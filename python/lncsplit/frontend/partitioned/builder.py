@@ -189,6 +189,25 @@ class Access(NamedTuple):
         return text
 
 
+class ApTemplate(NamedTuple):
+    """An AP whose element offset changes from one use to the next (a loop over DRAM):
+    rendered once up to the offset, so each use is one concatenation."""
+
+    head: str
+    tail: str
+
+    @classmethod
+    def of(cls, set_: str, dtype: str, pattern: tuple[tuple[int, int], ...]) -> ApTemplate:
+        marker = -987654321
+        text = Access(set_, dtype, pattern, 0, marker).text()
+        head, _, tail = text.partition(expr_text(marker))
+        return cls(head, tail)
+
+    def at(self, element: int) -> str:
+        """The AP's JSON text from flat element ``element``."""
+        return self.head + expr_text(element) + self.tail
+
+
 _QUOTED: dict[str, str] = {}
 
 

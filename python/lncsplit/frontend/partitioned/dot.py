@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..hlo_attrs import HloAttributeError, int_list
-from .builder import Access
+from .builder import Access, ApTemplate
 from .movement import permuted
 from .scope import Op
 from .tiles import MAX_PARTITIONS, Tile
@@ -120,19 +120,23 @@ def _matmuls(op: Op, st: Buf, mv: Buf, out: Buf, sizes: tuple[int, int, int, int
             nt = min(nt_max, n - n0)
             acc = Access(psum, "float32", ((nt_max, mt), (1, nt))).text()
             o_ap = o_tile.ap(mt, nt).text()
+            store = ApTemplate.of(out.set, out.dtype, ((n, mt), (1, nt)))
+            per_k: dict[int, tuple[str, str, ApTemplate, ApTemplate]] = {}
             for bi in range(nb):
                 for ki, k0 in enumerate(range(0, k, kt_max)):
                     kt = min(kt_max, k - k0)
                     tag = f"t{t}."
                     t += 1
-                    s_ap, m_ap = s_tile.ap(kt, mt).text(), m_tile.ap(kt, nt).text()
-                    lhs_at = (bi * k + k0) * m + m0
-                    b.dma(f"{tag}load_lhs", st.access([(m, kt), (1, mt)], lhs_at), s_ap)
-                    b.dma(
-                        f"{tag}load_rhs",
-                        mv.access([(n, kt), (1, nt)], (bi * k + k0) * n + n0),
-                        m_ap,
-                    )
+                    if kt not in per_k:  # the K tile's APs, rendered once (the last may be short)
+                        per_k[kt] = (
+                            s_tile.ap(kt, mt).text(),
+                            m_tile.ap(kt, nt).text(),
+                            ApTemplate.of(st.set, st.dtype, ((m, kt), (1, mt))),
+                            ApTemplate.of(mv.set, mv.dtype, ((n, kt), (1, nt))),
+                        )
+                    s_ap, m_ap, lhs, rhs = per_k[kt]
+                    b.dma(f"{tag}load_lhs", lhs.at((bi * k + k0) * m + m0), s_ap)
+                    b.dma(f"{tag}load_rhs", rhs.at((bi * k + k0) * n + n0), m_ap)
                     s_in, m_in = s_ap, m_ap
                     if s_conv is not None:
                         s_in = s_conv.ap(kt, mt).text()
@@ -144,13 +148,15 @@ def _matmuls(op: Op, st: Buf, mv: Buf, out: Buf, sizes: tuple[int, int, int, int
                         b.emit(
                             f"{tag}convert_rhs", "TensorCopy", "DVE", [m_ap], [m_in], convert=True
                         )
-                    keys: dict[str, Any] = {
-                        "contract": True,
-                        **({"accumulate": "add"} if ki else {}),
-                    }
-                    b.emit(f"{tag}matmult", "Matmult", "PE", [s_in, m_in], [acc], **keys)
+                    more = ACCUMULATE if ki else FIRST
+                    b.emit(f"{tag}matmult", "Matmult", "PE", [s_in, m_in], [acc], **more)
                 b.emit(f"{tag}evacuate", "TensorCopy", "DVE", [acc], [o_ap], **convert)
-                b.dma(f"{tag}store", o_ap, out.access([(n, mt), (1, nt)], (bi * m + m0) * n + n0))
+                b.dma(f"{tag}store", o_ap, store.at((bi * m + m0) * n + n0))
+
+
+#: a K tile's Matmult keys: the first overwrites the PSUM tile, the next ones add to it
+FIRST: dict[str, Any] = {"contract": True}
+ACCUMULATE: dict[str, Any] = {"contract": True, "accumulate": "add"}
 
 
 HANDLERS = {"dot": dot}

@@ -510,3 +510,27 @@ def test_lowered_module_is_named_and_has_one_function_main_and_one_block() -> No
     assert [f["name"] for f in doc["functions"]] == ["main"]
     assert [b["name"] for b in doc["functions"][0]["basic_blocks"]] == ["entry"]
     json.dumps(doc)  # plain JSON (no inf/NaN numbers)
+
+
+def test_fp8_converts_round_to_nearest_even() -> None:
+    """f8e4m3fn/f8e5m2 values are float8e4/float8e5 sets; convert rounds once (§3.8)."""
+    import lncsplit
+    from lncsplit import sim
+    from lncsplit.frontend.partitioned import lower_partitioned
+
+    x = np.array([[-3.0, -2.8064516, -2.612903, -2.419355, 0.3, 448.0, 1000.0, 0.0]], np.float32)
+    want = {
+        "f8e4m3fn": [-3.0, -2.75, -2.5, -2.5, 0.3125, 448.0, np.nan, 0.0],
+        "f8e5m2": [-3.0, -3.0, -2.5, -2.5, 0.3125, 448.0, 1024.0, 0.0],
+    }
+    for ty, expect in want.items():
+        text = hlo(
+            ["f32[1,8]"], [f"%a = {ty}[1,8]{{1,0}} convert(%p0)", "%r = f32[1,8]{1,0} convert(%a)"]
+        )
+        m = lower_partitioned(text)
+        run = sim.run(
+            lncsplit.run_pipeline([m], lncsplit.PassOptions(lnc_size=2)), {("main", "arg0"): x}
+        )
+        np.testing.assert_array_equal(
+            run.values(0, "main", "out0")[0], np.array(expect, np.float32)
+        )

@@ -41,7 +41,13 @@ from .lowering import (
     lower_to_symbolic_json,
     offset_expression,
 )
-from .partitioned import is_partitioned, lower_partitioned, lower_partitioned_json, supported_ops
+from .partitioned import (
+    is_partitioned,
+    lower_partitioned,
+    lower_partitioned_json,
+    lower_partitioned_text,
+    supported_ops,
+)
 from .printer import print_lnc_sharding_constraint
 from .reshard import (
     STEP_KINDS,
@@ -111,6 +117,7 @@ __all__ = [
     "is_partitioned",
     "lower_partitioned",
     "lower_partitioned_json",
+    "lower_partitioned_text",
     "lower_to_symbolic",
     "lower_to_symbolic_json",
     "supported_ops",

@@ -41,6 +41,8 @@ BIR_DTYPES: dict[str, str] = {
     "s8": "int8",
     "u8": "uint8",
     "pred": "uint8",
+    "f8e4m3fn": "float8e4",
+    "f8e5m2": "float8e5",
 }
 
 DTYPE_BYTES: dict[str, int] = {
@@ -56,6 +58,8 @@ DTYPE_BYTES: dict[str, int] = {
     "uint16": 2,
     "int8": 1,
     "uint8": 1,
+    "float8e4": 1,
+    "float8e5": 1,
 }
 
 DRAM_ALIGN = 64

@@ -66,7 +66,7 @@ COMPARE = {
     "GE": "is_ge",
 }
 
-FLOATS = ("f64", "f32", "bf16", "f16")
+FLOATS = ("f64", "f32", "bf16", "f16", "f8e4m3fn", "f8e5m2")
 SIGNED = ("s8", "s16", "s32", "s64")
 UNSIGNED = ("u8", "u16", "u32", "u64")
 

@@ -534,3 +534,18 @@ def test_fp8_converts_round_to_nearest_even() -> None:
         np.testing.assert_array_equal(
             run.values(0, "main", "out0")[0], np.array(expect, np.float32)
         )
+
+
+def test_replica_id_is_zero() -> None:
+    text = hlo(
+        ["f32[4]"],
+        [
+            "%rid = u32[] replica-id()",
+            "%f = f32[] convert(%rid)",
+            "%b = f32[4]{0} broadcast(%f), dimensions={}",
+            "%r = f32[4]{0} add(%p0, %b)",
+        ],
+    )
+    x = rng_array((4,), "f32", 30)
+    (got,) = run(text, [x])
+    np.testing.assert_array_equal(got, x)

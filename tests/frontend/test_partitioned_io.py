@@ -177,6 +177,15 @@ def test_text_that_is_not_hlo_is_a_lowering_error() -> None:
 
 
 def test_a_program_that_does_not_fit_a_cores_dram_is_a_lowering_error() -> None:
+    """Inputs and outputs past the shared region, or a value past the core's private DRAM,
+    name the HLO instruction and its line (contract §3.9)."""
     text = hlo(["f32[100000,100000]"], ["%r = f32[100000,100000]{1,0} negate(%p0)"], n=1)
-    with pytest.raises(LoweringError, match="more than the .* bytes"):
+    with pytest.raises(LoweringError, match=r"^%p0 \(line 5\): arg0 .*more than the .* bytes"):
         lower_partitioned_json(text.replace("main_spmd", "main"))
+    body = [
+        "%b = f32[100000,100000]{1,0} broadcast(%p0), dimensions={}",
+        "%r = f32[1,1]{1,0} slice(%b), slice={[0:1], [0:1]}",
+    ]
+    text = hlo(["f32[]"], body, n=1).replace("main_spmd", "main")
+    with pytest.raises(LoweringError, match=r"^%b \(line 6\): .*private DRAM, more than"):
+        lower_partitioned_json(text)

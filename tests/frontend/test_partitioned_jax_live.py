@@ -123,3 +123,42 @@ def test_a_generated_family_of_random_programs_agrees_with_jax(tmp_path: Path) -
             assert err <= TOLERANCE["float32"], (name, meta, k, err)
         ns.add(meta["n"])
     assert ns == {2, 4}
+
+
+@pytest.mark.timeout(1800)
+def test_every_hlo_file_of_a_fresh_dump_of_every_pass_parses_and_prints_back(
+    tmp_path: Path,
+) -> None:
+    """The HLO reader on XLA's own dump of today's JAX: a corpus program dumped after every
+    pass (``make-jax-corpus --all-passes``), each file's every computation line an
+    instruction, printed back byte for byte."""
+    from lncsplit.frontend import HloModule
+
+    assert JAX_PYTHON is not None
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPTS / "make-jax-corpus"),
+            "--python",
+            JAX_PYTHON,
+            "--all-passes",
+            "--only",
+            "megatron_mlp",
+            "attention_heads",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-4000:]
+    files = sorted(tmp_path.glob("*/*.txt"))
+    assert len(files) >= 10
+    for f in files:
+        text = f.read_text()
+        m = HloModule.parse(text)
+        assert str(m) == text, f.name
+        unparsed = [b for c in m.computations for b in c.body if isinstance(b, str)]
+        assert not unparsed, (f.name, unparsed[:3])

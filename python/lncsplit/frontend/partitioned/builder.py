@@ -279,6 +279,8 @@ class Builder:
         self._psum_next = 0
         #: the HLO instruction being lowered (its name prefixes what it emits)
         self.prefix = ""
+        #: how errors name it: ``%name (line L)`` (contract §3.9)
+        self.where = ""
 
     # -- names -------------------------------------------------------------------------------
 
@@ -304,9 +306,11 @@ class Builder:
 
     # -- memory ------------------------------------------------------------------------------
 
-    def begin_op(self, prefix: str) -> None:
-        """Start lowering one HLO instruction: its scratch starts at SBUF 0 and PSUM bank 0."""
+    def begin_op(self, prefix: str, where: str | None = None) -> None:
+        """Start lowering one HLO instruction (``where`` names it in errors, ``%name (line
+        L)``): its scratch starts at SBUF 0 and PSUM bank 0."""
         self.prefix = prefix
+        self.where = where or f"%{prefix}"
         self._sb_next = 0
         self._psum_next = 0
 
@@ -342,7 +346,7 @@ class Builder:
         self._dram_next += -(-size // DRAM_ALIGN) * DRAM_ALIGN
         if self._dram_next > self.geo.dram_bytes:
             raise LoweringError(
-                f"%{base}: {dtype}{list(shape)} does not fit: the program's per-core values "
+                f"{self.where}: {base} {dtype}{list(shape)} does not fit: the program's per-core values "
                 f"take {self._dram_next} bytes of private DRAM, more than the "
                 f"{self.geo.dram_bytes} bytes of one {self.geo.name} core"
             )
@@ -353,13 +357,16 @@ class Builder:
         loc = {"suffix": "dram", "type": "DRAM", "addr": self._place_dram(base, dtype, shape)}
         return self._add_set(base, kind, dtype, shape, loc)
 
-    def shared(self, name: str, kind: str, dtype: str, shape: Sequence[int]) -> str:
-        """A whole-program tensor in Shared DRAM (placed later, once, on core 0: §3.4)."""
+    def shared(
+        self, name: str, kind: str, dtype: str, shape: Sequence[int], where: str = ""
+    ) -> str:
+        """A whole-program tensor in Shared DRAM (placed later, once, on core 0: §3.4);
+        ``where`` names its HLO instruction in errors."""
         loc = {"suffix": "dram", "type": "DRAM"}
         out = self._add_set(name, kind, dtype, shape, loc, addr_space="Shared")
         if self.shared_dram_bytes() > self.geo.dram_bytes:
             raise LoweringError(
-                f"{name}: {dtype}{list(shape)} does not fit: the program's inputs and outputs "
+                f"{where or name}: {name} {dtype}{list(shape)} does not fit: the program's inputs and outputs "
                 f"take {self.shared_dram_bytes()} bytes of shared DRAM, more than the "
                 f"{self.geo.dram_bytes} bytes of the shared region"
             )

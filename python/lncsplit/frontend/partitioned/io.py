@@ -83,10 +83,10 @@ def _transfers(
 
 def read_argument(b: Builder, t: IoTensor, param_name: str) -> Buf:
     """``arg<k>`` and the value of ENTRY parameter k (its per-device buffer)."""
-    b.shared(t.name, "Input", t.dtype, t.global_dims)
+    b.shared(t.name, "Input", t.dtype, t.global_dims, t.origin)
     if t.sharding.is_replicated or t.sharding.kind == "maximal":
         return Buf(t.name, t.global_dims, t.ty)
-    b.begin_op(param_name)
+    b.begin_op(param_name, t.origin)
     local = Buf(b.dram(param_name, t.dtype, t.local_dims), t.local_dims, t.ty)
     cores = [c for c, tile in enumerate(tiles(t, b.n)) if all(e > 0 for e in tile[1])]
     _transfers(b, t, cores, local, "read", outgoing=False)
@@ -95,6 +95,6 @@ def read_argument(b: Builder, t: IoTensor, param_name: str) -> Buf:
 
 def write_output(b: Builder, t: IoTensor, value: Buf) -> None:
     """``out<k>``, written from ``value`` (the ROOT's element k, a per-device buffer)."""
-    b.shared(t.name, "Output", t.dtype, t.global_dims)
-    b.begin_op(t.name)
+    b.shared(t.name, "Output", t.dtype, t.global_dims, t.origin)
+    b.begin_op(t.name, t.origin)
     _transfers(b, t, writers(t, b.n), value, "write", outgoing=True)

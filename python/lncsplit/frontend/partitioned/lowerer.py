@@ -76,7 +76,7 @@ class Lowerer:
                     f"(contract §3.9's list): %{instr.name} = {instr.shape} "
                     f"{instr.opcode}(...) in %{scope.comp.name}"
                 )
-            self.builder.begin_op(scope.prefix + instr.name)
+            self.builder.begin_op(scope.prefix + instr.name, where(instr))
             scope.values[instr.name] = handler(Op(self, scope, instr))
         return scope.values[root.name]
 

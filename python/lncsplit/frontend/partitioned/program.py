@@ -51,6 +51,8 @@ class IoTensor:
     global_dims: tuple[int, ...]
     local_dims: tuple[int, ...]
     sharding: HloSharding
+    #: the HLO instruction it comes from, as errors name it (``%param (line 5)``)
+    origin: str = ""
 
     @property
     def dtype(self) -> str:
@@ -136,7 +138,7 @@ def _io(
             f"sharded {sharding}, whose per-device buffer is {list(expect)}, but the "
             f"partitioned module has {list(local_shape.dims)}"
         )
-    return IoTensor(name, ty, tuple(gdims), tuple(local_shape.dims), sharding)
+    return IoTensor(name, ty, tuple(gdims), tuple(local_shape.dims), sharding, what)
 
 
 def _entry(module: HloModule, what: str) -> HloComputation:
@@ -169,7 +171,7 @@ def read_program(after: HloModule, n: int, before: HloModule | None) -> Program:
     assert root is not None
     out_local = _leaves(root.shape)
     if before is None:
-        return _without_before(after, entry, params, out_local, n)
+        return _without_before(after, entry, params, root, out_local, n)
     bentry = _entry(before, "module before spmd-partitioning")
     bparams = _parameters(bentry)
     broot = bentry.root
@@ -201,6 +203,7 @@ def _without_before(
     after: HloModule,
     entry: HloComputation,
     params: list[HloInstruction],
+    root: HloInstruction,
     out_local: list[HloShape],
     n: int,
 ) -> Program:
@@ -214,7 +217,7 @@ def _without_before(
             )
         args.append(_io(f"arg{k}", p.shape.dtype, p.shape, p.shape, s, where(p), n))
     outs = [
-        _io(f"out{k}", lo.dtype, lo, lo, _REPLICATED, f"ROOT element {k}", n)
+        _io(f"out{k}", lo.dtype, lo, lo, _REPLICATED, f"ROOT {where(root)} element {k}", n)
         for k, lo in enumerate(out_local)
     ]
     return Program(after, entry, n, args, outs)

@@ -433,18 +433,16 @@ class Builder:
         """Append one instruction (as JSON text); ``keys`` are its op-specific keys. An
         argument may be given already rendered (``Access.text()``: a loop's invariant APs are
         rendered once)."""
+        self.emit_body(step, body(opcode, engine, ins, outs, predicates=predicates, **keys))
+
+    def emit_body(self, step: str, rest: str) -> None:
+        """Append one instruction named ``<prefix>.<step>`` whose JSON after the name is
+        ``rest`` (from :func:`body` or :func:`dma_body`: a loop renders an instruction that
+        repeats once and emits it under each iteration's name)."""
         name = self.inst_name(step)
         # HLO names never hold a quote or a backslash; anything else is quoted as JSON
         quoted = f'"{name}"' if '"' not in name and "\\" not in name else json.dumps(name)
-        ins_text = ",".join([a if isinstance(a, str) else a.text() for a in ins])
-        outs_text = ",".join([a if isinstance(a, str) else a.text() for a in outs])
-        tail = "".join([_key_text(k, v) for k, v in keys.items()])
-        if predicates:
-            tail = ',"predicates":' + json.dumps(predicates, separators=(",", ":")) + tail
-        self.instructions.append(
-            f'{{"name":{quoted},"opcode":"{opcode}","engine":"{engine}","ins":[{ins_text}],'
-            f'"outs":[{outs_text}]{tail}}}'
-        )
+        self.instructions.append('{"name":' + quoted + rest)
 
     def dma(
         self,
@@ -460,14 +458,38 @@ class Builder:
             self.emit(step, "DMACopy", "DMA", [src], [dst], predicates=predicates, mode="Copy")
             return
         # the lowering's most frequent instruction, rendered in one piece
-        name = self.inst_name(step)
-        quoted = f'"{name}"' if '"' not in name and "\\" not in name else json.dumps(name)
         s = src if isinstance(src, str) else src.text()
         d = dst if isinstance(dst, str) else dst.text()
-        self.instructions.append(
-            f'{{"name":{quoted},"opcode":"DMACopy","engine":"DMA","ins":[{s}],"outs":[{d}],'
-            '"mode":"Copy"}'
-        )
+        self.emit_body(step, dma_body(s, d))
+
+
+def body(
+    opcode: str,
+    engine: str,
+    ins: Sequence[AnyAccess | str],
+    outs: Sequence[AnyAccess | str],
+    *,
+    predicates: list[JsonDict] | None = None,
+    **keys: Any,
+) -> str:
+    """An instruction's JSON text after its name (``,"opcode":…}``), for
+    :meth:`Builder.emit_body`."""
+    ins_text = ",".join([a if isinstance(a, str) else a.text() for a in ins])
+    outs_text = ",".join([a if isinstance(a, str) else a.text() for a in outs])
+    tail = "".join([_key_text(k, v) for k, v in keys.items()])
+    if predicates:
+        tail = ',"predicates":' + json.dumps(predicates, separators=(",", ":")) + tail
+    return (
+        f',"opcode":"{opcode}","engine":"{engine}","ins":[{ins_text}],"outs":[{outs_text}]{tail}}}'
+    )
+
+
+def dma_body(src: str, dst: str) -> str:
+    """A plain ``DMACopy``'s JSON text after its name, from its rendered source and
+    destination (equal counts are the caller's to keep)."""
+    return (
+        ',"opcode":"DMACopy","engine":"DMA","ins":[' + src + '],"outs":[' + dst + '],"mode":"Copy"}'
+    )
 
 
 _NUMPY_OF_BIR = {

@@ -24,12 +24,12 @@ as XLA's CPU dot accumulates float32 (bf16 products are exact in float32).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..hlo_attrs import HloAttributeError, int_list
-from .builder import Access, ApTemplate
+from .builder import Access, ApTemplate, body, dma_body
 from .movement import permuted
 from .scope import Op
 from .tiles import MAX_PARTITIONS, Tile
@@ -118,40 +118,84 @@ def _matmuls(op: Op, st: Buf, mv: Buf, out: Buf, sizes: tuple[int, int, int, int
         mt = min(mt_max, m - m0)
         for n0 in range(0, n, nt_max):
             nt = min(nt_max, n - n0)
+            # everything but the DRAM offsets repeats from batch to batch and K tile to K
+            # tile: rendered once per tile shape, each instruction then one concatenation
             acc = Access(psum, "float32", ((nt_max, mt), (1, nt))).text()
             o_ap = o_tile.ap(mt, nt).text()
+            evacuate = body("TensorCopy", "DVE", [acc], [o_ap], **convert)
             store = ApTemplate.of(out.set, out.dtype, ((n, mt), (1, nt)))
-            per_k: dict[int, tuple[str, str, ApTemplate, ApTemplate]] = {}
+            per_k: dict[int, _KTile] = {}
             for bi in range(nb):
                 for ki, k0 in enumerate(range(0, k, kt_max)):
                     kt = min(kt_max, k - k0)
                     tag = f"t{t}."
                     t += 1
-                    if kt not in per_k:  # the K tile's APs, rendered once (the last may be short)
-                        per_k[kt] = (
-                            s_tile.ap(kt, mt).text(),
-                            m_tile.ap(kt, nt).text(),
-                            ApTemplate.of(st.set, st.dtype, ((m, kt), (1, mt))),
-                            ApTemplate.of(mv.set, mv.dtype, ((n, kt), (1, nt))),
+                    kd = per_k.get(kt)
+                    if kd is None:
+                        kd = per_k[kt] = _KTile.of(
+                            st, mv, s_tile, m_tile, s_conv, m_conv, acc, kt, (m, mt, n, nt)
                         )
-                    s_ap, m_ap, lhs, rhs = per_k[kt]
-                    b.dma(f"{tag}load_lhs", lhs.at((bi * k + k0) * m + m0), s_ap)
-                    b.dma(f"{tag}load_rhs", rhs.at((bi * k + k0) * n + n0), m_ap)
-                    s_in, m_in = s_ap, m_ap
-                    if s_conv is not None:
-                        s_in = s_conv.ap(kt, mt).text()
-                        b.emit(
-                            f"{tag}convert_lhs", "TensorCopy", "DVE", [s_ap], [s_in], convert=True
-                        )
-                    if m_conv is not None:
-                        m_in = m_conv.ap(kt, nt).text()
-                        b.emit(
-                            f"{tag}convert_rhs", "TensorCopy", "DVE", [m_ap], [m_in], convert=True
-                        )
-                    more = ACCUMULATE if ki else FIRST
-                    b.emit(f"{tag}matmult", "Matmult", "PE", [s_in, m_in], [acc], **more)
-                b.emit(f"{tag}evacuate", "TensorCopy", "DVE", [acc], [o_ap], **convert)
-                b.dma(f"{tag}store", o_ap, store.at((bi * m + m0) * n + n0))
+                    b.emit_body(
+                        tag + "load_lhs", dma_body(kd.lhs.at((bi * k + k0) * m + m0), kd.s_ap)
+                    )
+                    b.emit_body(
+                        tag + "load_rhs", dma_body(kd.rhs.at((bi * k + k0) * n + n0), kd.m_ap)
+                    )
+                    if kd.convert_lhs:
+                        b.emit_body(tag + "convert_lhs", kd.convert_lhs)
+                    if kd.convert_rhs:
+                        b.emit_body(tag + "convert_rhs", kd.convert_rhs)
+                    b.emit_body(tag + "matmult", kd.accumulate if ki else kd.first)
+                b.emit_body(tag + "evacuate", evacuate)
+                b.emit_body(tag + "store", dma_body(o_ap, store.at((bi * m + m0) * n + n0)))
+
+
+class _KTile(NamedTuple):
+    """One K tile shape's rendered parts: the SBUF APs the blocks load into, the DRAM APs they
+    load from (offset per use), the converts and the two Matmult forms."""
+
+    s_ap: str
+    m_ap: str
+    lhs: ApTemplate
+    rhs: ApTemplate
+    convert_lhs: str
+    convert_rhs: str
+    first: str
+    accumulate: str
+
+    @classmethod
+    def of(
+        cls,
+        st: Buf,
+        mv: Buf,
+        s_tile: Tile,
+        m_tile: Tile,
+        s_conv: Tile | None,
+        m_conv: Tile | None,
+        acc: str,
+        kt: int,
+        shape: tuple[int, int, int, int],
+    ) -> _KTile:
+        m, mt, n, nt = shape
+        s_ap, m_ap = s_tile.ap(kt, mt).text(), m_tile.ap(kt, nt).text()
+        s_in, m_in = s_ap, m_ap
+        convert_lhs = convert_rhs = ""
+        if s_conv is not None:
+            s_in = s_conv.ap(kt, mt).text()
+            convert_lhs = body("TensorCopy", "DVE", [s_ap], [s_in], convert=True)
+        if m_conv is not None:
+            m_in = m_conv.ap(kt, nt).text()
+            convert_rhs = body("TensorCopy", "DVE", [m_ap], [m_in], convert=True)
+        return cls(
+            s_ap,
+            m_ap,
+            ApTemplate.of(st.set, st.dtype, ((m, kt), (1, mt))),
+            ApTemplate.of(mv.set, mv.dtype, ((n, kt), (1, nt))),
+            convert_lhs,
+            convert_rhs,
+            body("Matmult", "PE", [s_in, m_in], [acc], **FIRST),
+            body("Matmult", "PE", [s_in, m_in], [acc], **ACCUMULATE),
+        )
 
 
 #: a K tile's Matmult keys: the first overwrites the PSUM tile, the next ones add to it

@@ -137,3 +137,24 @@ def test_split_an_explicitly_named_after_file_is_named_after_its_module(tmp_path
         "nc00.json",
         "nc01.json",
     ]
+
+
+def test_from_jax_split_link_and_sim_values_give_jaxs_numbers(tmp_path: Path) -> None:
+    """README's "From JAX" path on the command line: ``split`` a dump root with ``--link``,
+    then ``sim --inputs … --values`` of the split output prints JAX's outputs (§3.9's
+    tolerance)."""
+    import numpy as np
+
+    out = tmp_path / "out"
+    r = run_cli("split", JAX / "megatron_mlp", "--out", out, "--link")
+    assert r.returncode == 0, r.stderr
+    with np.load(JAX / "megatron_mlp" / "io.npz") as z:
+        io = {k: z[k] for k in z.files}
+    npz = tmp_path / "inputs.npz"
+    np.savez(npz, **{f"main/{k}": v for k, v in io.items() if k.startswith("arg")})
+    r = run_cli("sim", out / "jit_megatron_mlp", "--inputs", npz, "--values", "--json")
+    assert r.returncode == 0, r.stderr
+    (result,) = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    got = np.array(result["values"][0]["main/out0"], np.float64)
+    want = io["out0"].astype(np.float64)
+    assert np.max(np.abs(got - want)) <= 1e-4 * np.max(np.abs(want))

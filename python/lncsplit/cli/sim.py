@@ -244,7 +244,8 @@ def _values(r: SimResult) -> list[dict[str, Any]]:
     import numpy as np
 
     def num(x: Any) -> Any:
-        v = x.item()
+        # np.vectorize hands over numpy scalars or, for object output, Python numbers
+        v = x.item() if isinstance(x, np.generic) else x
         return v if not isinstance(v, float) or np.isfinite(v) else str(v)
 
     out = []

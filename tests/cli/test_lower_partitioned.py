@@ -85,7 +85,13 @@ def test_a_dump_root_with_nothing_partitioned_is_exit_1(tmp_path: Path) -> None:
     text = _files("shape_ops")[1].read_text()
     (root / "module_0001.x.0001.spmd-partitioner.after_spmd-partitioning.txt").write_text(text)
     r = run_cli("lower", root, "--out", tmp_path / "out")
-    assert r.returncode == 1 and "nothing partitioned" in r.stderr
+    assert r.returncode == 1 and "LoweringError: nothing partitioned" in r.stderr
+    assert not (tmp_path / "out").exists()
+    r = run_cli("split", root, "--out", tmp_path / "split", "--report", tmp_path / "r.json")
+    assert r.returncode == 1
+    (failed,) = json.loads((tmp_path / "r.json").read_text())["files"]
+    assert failed["error"]["type"] == "LoweringError"
+    assert "nothing partitioned" in failed["error"]["message"]
 
 
 def test_a_unit_without_its_before_fails_alone(tmp_path: Path) -> None:
@@ -93,8 +99,14 @@ def test_a_unit_without_its_before_fails_alone(tmp_path: Path) -> None:
     out = tmp_path / "out"
     r = run_cli("lower", root, "--out", out)
     assert r.returncode == 1
-    assert "no file before spmd-partitioning" in r.stderr
+    assert "LoweringError" in r.stderr and "no file before spmd-partitioning" in r.stderr
     assert [p.name for p in out.iterdir()] == ["jit_shape_ops.json"]
+    r = run_cli("split", root, "--out", tmp_path / "split", "--report", tmp_path / "r.json")
+    assert r.returncode == 1
+    files = json.loads((tmp_path / "r.json").read_text())["files"]
+    assert sorted(f["status"] for f in files) == ["error", "ok"]
+    (failed,) = [f for f in files if f["status"] == "error"]
+    assert failed["error"]["type"] == "LoweringError"
 
 
 def test_an_op_outside_the_list_is_exit_1_naming_op_and_line_and_writes_nothing(

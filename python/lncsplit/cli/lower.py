@@ -18,7 +18,15 @@ import os
 import sys
 from typing import Any
 
-from lncsplit.cli._common import EXIT_FAILED, EXIT_OK, check_outputs, err, input_failed, positive
+from lncsplit.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    check_outputs,
+    describe_error,
+    err,
+    input_failed,
+    positive,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -85,7 +93,7 @@ def run(a: argparse.Namespace) -> int:
 
 def _run_dump_root(a: argparse.Namespace) -> int:
     from lncsplit._inputs import read_input
-    from lncsplit.frontend import HloModule, canonical_arch
+    from lncsplit.frontend import HloModule, LoweringError, canonical_arch
     from lncsplit.frontend.partitioned import lower_partitioned_text, num_partitions
     from lncsplit.frontend.xla_dump import is_dump_root, scan_dump_root
 
@@ -102,15 +110,17 @@ def _run_dump_root(a: argparse.Namespace) -> int:
     for path, why in found.skipped:
         err(f"skipped {path}: {why}")
     if not found.units:
-        err(f"{a.hlo}: nothing partitioned to lower (no module whose ENTRY ends in _spmd)")
-        return EXIT_FAILED
+        return input_failed(
+            a.hlo,
+            LoweringError("nothing partitioned to lower (no module whose ENTRY ends in _spmd)"),
+        )
     os.makedirs(a.out, exist_ok=True)
     status = EXIT_OK
     from lncsplit.frontend.lowering import LoweredHlo
 
     for unit in found.units:
         if unit.error is not None:
-            err(unit.error)
+            err(describe_error(LoweringError(unit.error)))  # the message names the file
             status = EXIT_FAILED
             continue
         target = os.path.join(a.out, f"{unit.rel}.json")

@@ -149,11 +149,13 @@ def _hlo_inputs(inputs: list[str]) -> list[tuple[Item, int | None]]:
                 err(f"skipped {path}: {why}")
             if not found.units:
                 name = os.path.basename(os.path.normpath(p))
-                msg = f"{p}: an XLA dump root with nothing partitioned (no ENTRY ending in _spmd)"
-                out.append((error_unit(p, name, msg), None))
+                msg = "an XLA dump root with nothing partitioned (no ENTRY ending in _spmd)"
+                out.append((error_unit(p, name, msg, "LoweringError"), None))
             for u in found.units:
                 unit = (
-                    Unit(u.after, u.rel) if u.error is None else error_unit(u.after, u.rel, u.error)
+                    Unit(u.after, u.rel)
+                    if u.error is None
+                    else error_unit(u.after, u.rel, u.error, "LoweringError")
                 )
                 out.append((unit, _partitions_of(u.after)))
         elif os.path.isfile(p) and is_hlo_text_file(p):

@@ -4,10 +4,14 @@ program that cannot be lowered."""
 
 from __future__ import annotations
 
+import re
+
 import lncsplit
 import numpy as np
 import pytest
 from bir_numpy_ref import eval_expr
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lncsplit.frontend import HloSharding, LoweringError
 from lncsplit.frontend.partitioned import lower_partitioned, lower_partitioned_json
 from partitioned_helpers import hlo, pipeline, rng_array, run
@@ -189,3 +193,50 @@ def test_a_program_that_does_not_fit_a_cores_dram_is_a_lowering_error() -> None:
     text = hlo(["f32[]"], body, n=1).replace("main_spmd", "main")
     with pytest.raises(LoweringError, match=r"^%b \(line 6\): .*private DRAM, more than"):
         lower_partitioned_json(text)
+
+
+# ------------------------------------------------------------------------------ malformed text
+
+_SMALL_PROGRAMS = ("shape_ops", "megatron_mlp", "collective_permute", "dynamic_slice_partition_id")
+
+
+@st.composite
+def _mutated_pair(draw: st.DrawFn) -> tuple[str, str]:
+    """A shipped program's after/before texts with one line of one of them damaged: deleted,
+    cut short, a character replaced, a number changed, or a copy of another line inserted."""
+    from jax_corpus import program
+
+    prog = program(draw(st.sampled_from(_SMALL_PROGRAMS)))
+    texts = [prog.after, prog.before]
+    which = draw(st.integers(0, 1))
+    lines = texts[which].split("\n")
+    i = draw(st.integers(0, len(lines) - 1))
+    kind = draw(st.sampled_from(["delete", "cut", "char", "number", "insert"]))
+    line = lines[i]
+    if kind == "delete":
+        del lines[i]
+    elif kind == "cut":
+        lines[i] = line[: draw(st.integers(0, len(line)))]
+    elif kind == "char" and line:
+        j = draw(st.integers(0, len(line) - 1))
+        lines[i] = line[:j] + draw(st.sampled_from(list("{}[](),=%0123456789-x "))) + line[j + 1 :]
+    elif kind == "number":
+        delta = draw(st.sampled_from([-1, 1, 7, 1000]))
+        lines[i] = re.sub(r"\d+", lambda m: str(int(m.group()) + delta), line, count=1)
+    else:
+        lines.insert(i, lines[draw(st.integers(0, len(lines) - 1))])
+    texts[which] = "\n".join(lines)
+    return texts[0], texts[1]
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(_mutated_pair())
+def test_damaged_real_programs_lower_or_raise_a_lowering_error(pair: tuple[str, str]) -> None:
+    """Bad input is a LoweringError (contract §3.9, §4), never another exception: a damaged
+    line of a real dump either still lowers to a module that loads, or is refused."""
+    after, before = pair
+    try:
+        module = lower_partitioned(after, before=before)
+    except LoweringError:
+        return
+    assert module.instruction_count() > 0

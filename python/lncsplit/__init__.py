@@ -14,7 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lncsplit import pelican
-from lncsplit._core import Module, dump, load
+from lncsplit._atomic import write_module_atomic as dump
+from lncsplit._core import Module
+from lncsplit._inputs import load
 from lncsplit.errors import (
     BirJsonError,
     LncsplitError,

@@ -21,7 +21,8 @@ the ``--report`` JSON, a ``--plot``…) goes through here, so that (contract
   :func:`check_output_file`): a ``--out`` that is a file or cannot be written,
   a ``--report`` in a missing directory.
 
-A leaf module: it imports nothing of lncsplit.
+A leaf module: it imports nothing of lncsplit but, inside
+:func:`write_module_atomic`, the compiled writer and the error classes.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ import re
 import socket
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lncsplit._core import Module
 
 _CORE_FILE = re.compile(r"^nc(\d{2,})\.json$")
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:63]
@@ -233,6 +238,50 @@ def write_file_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     try:
         write_fsync(tmp, data)
         os.replace(tmp, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_module_atomic(
+    module: Module,
+    path: str | os.PathLike[str],
+    version: int = 2,
+    *,
+    durable_now: bool | None = True,
+) -> None:
+    """``lncsplit.dump``: write ``module`` to ``path`` through the one write policy.
+
+    The same temporary name and rename as every other file lncsplit writes
+    (:func:`tmp_name`, stale temporaries of this name swept first), but the
+    module is *streamed* into the temporary by the Rust writer in ~1 MB
+    chunks (``_core.write_module_file``, the GIL released), never materialized
+    whole. Durable by default (the file fsynced, then its directory), as
+    ``lncsplit.dump`` has always been: a caller saving one module expects it
+    on disk; ``durable_now=None`` follows :func:`durable` instead (``lncsplit
+    gen``'s corpus, like every CLI output, fsyncs only on request). Errors
+    are :class:`~lncsplit.errors.LncsplitIOError` with the ``errno`` and the
+    matching ``OSError`` subclass, naming the target (or its missing
+    directory), never the temporary; a failed write leaves no file.
+    """
+    from lncsplit._core import write_module_file
+    from lncsplit.errors import LncsplitIOError
+
+    final = os.fspath(path)
+    d, base = os.path.split(final)
+    if not base:
+        raise LncsplitIOError(f"{final}: not a file path")
+    sweep_stale_temps(d or ".", base)
+    tmp = tmp_name(final)
+    try:
+        sync = durable() if durable_now is None else durable_now
+        write_module_file(module, tmp, final, version, sync)
+        try:
+            os.replace(tmp, final)
+        except OSError as e:
+            raise LncsplitIOError(e.errno, e.strerror, final) from None
+        fsync_dir(d or ".", sync)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -281,9 +281,24 @@ class MemoryLocationView:
     @remote_local_target.setter
     def remote_local_target(self, value: dict[str, Any] | None) -> None: ...
 
-def load(path: str | PathLike[str]) -> Module: ...
 def _load_traced(data: str | bytes, min_elements: int) -> tuple[Module | Exception, str]: ...
-def dump(module: Module, path: str | PathLike[str], version: int = 2) -> None: ...
+def diagnose_core_set(ids: list[int | None], labels: list[str]) -> str | None:
+    """The core-set rule (9006) over N files' ``neuron_core_id``s, named by ``labels``: None when
+    file c carries c for every c, else the diagnosis."""
+
+def arch_table() -> list[tuple[str, int, list[str]]]:
+    """``(canonical name, ArchLevel, aliases)`` per architecture, in level order."""
+
+def write_module_file(
+    module: Module,
+    tmp: str | PathLike[str],
+    target: str | PathLike[str],
+    version: int = 2,
+    fsync: bool = True,
+) -> None:
+    """The streaming half of ``lncsplit.dump``: write into the new file ``tmp``, naming ``target``
+    in errors (``lncsplit._atomic.write_module_atomic`` owns the policy)."""
+
 def generate_module(
     seed: int,
     instructions: int,

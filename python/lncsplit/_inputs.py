@@ -15,6 +15,7 @@ the compiled model).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import threading
@@ -63,6 +64,9 @@ def _open_regular(path: str) -> tuple[int, int]:
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            # what reading a directory raises everywhere else (open(), read())
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
         if not stat.S_ISREG(st.st_mode):
             raise InputError(not_regular_message(path, st.st_mode))
         os.set_blocking(fd, True)
@@ -200,6 +204,31 @@ def not_regular_message(path: str, mode: int) -> str:
     return f"{path} is {file_kind(mode)}, not a regular file: not read"
 
 
+def load(path: str | os.PathLike[str]) -> Module:
+    """``lncsplit.load``: read a module file (a regular file only, contract §6).
+
+    Read through :func:`with_input` (``Module.from_json`` parses the bytes
+    with the GIL released). Errors keep their kind: a missing file, a
+    directory or another OS failure is :class:`~lncsplit.errors.LncsplitIOError`
+    with its ``errno``, also the matching ``OSError`` subclass
+    (``FileNotFoundError``, ``IsADirectoryError``, …); a FIFO, socket or device
+    is a ``LncsplitIOError`` saying it is not a regular file (never opened
+    for reading, never blocking); bad JSON is a ``BirJsonError``.
+    """
+    from lncsplit._core import Module
+    from lncsplit.errors import LncsplitIOError
+
+    p = os.fspath(path)
+    try:
+        return with_input(p, Module.from_json)[0]
+    except InputError as e:
+        raise LncsplitIOError(str(e)) from None
+    except LncsplitError:
+        raise
+    except OSError as e:
+        raise LncsplitIOError(e.errno, e.strerror, e.filename) from None
+
+
 def load_input(path: str) -> Module:
     """``Module.from_json`` of an input file (regular files only, read into
     the thread's reused buffer) — how every command reads an input."""
@@ -214,6 +243,7 @@ __all__ = [
     "InputError",
     "file_kind",
     "input_stem",
+    "load",
     "load_input",
     "not_regular_message",
     "prefetch",

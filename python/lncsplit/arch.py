@@ -1,8 +1,10 @@
 """Per-generation memory geometry and the arch names (neuronx-facts §7, contract §1.1, §3.4).
 
 This table is the single source of truth for every limit the memory checks
-use, and for the arch names and aliases the front end accepts (a leaf: both
-read it from here). Values are the compiler's ``getArchModel``
+use (a leaf: the memory model and the front end read it from here). The arch
+*names*, aliases and ArchLevels have one home, the Rust table
+(``rust/src/bir/arch.rs``, read through ``_core.arch_table()``); the geometry
+rows here are checked against it at import. Values are the compiler's ``getArchModel``
 Core/Statebuf/Psumbuf fields:
 
 ============  ==========  ======  ======  =======
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from lncsplit import _core
 from lncsplit.errors import LncsplitError
 
 KIB = 1 << 10
@@ -99,22 +102,21 @@ CORE_V4 = ArchGeometry("core_v4", 40, 256 * KIB, 128, 0x4008, 8, 2048, 128, 36, 
 GEOMETRIES: dict[str, ArchGeometry] = {g.name: g for g in (INFERENTIA, SUNDA, GEN3, CORE_V4)}
 """Canonical name → geometry."""
 
-ARCH_ALIASES: dict[str, str] = {
-    "inferentia": "inferentia",
-    "tonga": "inferentia",
-    "inf1": "inferentia",
-    "sunda": "sunda",
-    "trainium": "sunda",
-    "trn1": "sunda",
-    "inf2": "sunda",
-    "gen3": "gen3",
-    "cayman": "gen3",
-    "trn2": "gen3",
-    "core_v4": "core_v4",
-    "mariana": "core_v4",
-    "trn3": "core_v4",
-}
-"""Every accepted name (lower case) → canonical name (contract §1.1)."""
+
+def _aliases() -> dict[str, str]:
+    """The names from the one arch table (``rust/src/bir/arch.rs``), checked
+    against the geometry rows here (same names, same ArchLevels)."""
+    table = _core.arch_table()
+    levels = {name: level for name, level, _aliases in table}
+    mine = {g.name: g.arch_level for g in GEOMETRIES.values()}
+    if levels != mine:  # pragma: no cover - a build mismatch, not user input
+        raise RuntimeError(f"arch geometry rows {mine} do not match the arch table {levels}")
+    return {a: name for name, _level, aliases in table for a in (name, *aliases)}
+
+
+ARCH_ALIASES: dict[str, str] = _aliases()
+"""Every accepted name (lower case) → canonical name (contract §1.1), from the
+one arch table in Rust."""
 
 DEFAULT_ARCH = "gen3"
 

@@ -133,7 +133,8 @@ class SetSpec:
 
     def from_bytes(self, data: bytes | npt.NDArray[np.uint8]) -> Array:
         """The set's array (its shape, ``uint<8·esize>``) from partition-major bytes."""
-        flat = np.frombuffer(data, dtype=f"<u{self.esize}").astype(f"=u{self.esize}")
+        # the simulator's own buffer, moved to numpy: no copy on a little-endian host
+        flat = np.frombuffer(data, dtype=f"<u{self.esize}").astype(f"=u{self.esize}", copy=False)
         return self._shaped(flat)
 
     def _shaped(self, flat: Array) -> Array:

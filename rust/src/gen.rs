@@ -56,14 +56,13 @@
 //!   module involves a `racy_` instruction.
 //!
 //! The module is built directly in the typed model (no JSON parse), so it
-//! scales to millions of instructions; [`generate_corpus`] writes each module
+//! scales to millions of instructions; `lncsplit gen` writes each module
 //! straight to a file with the streaming writer. One file: the generator is one
 //! seeded stream of decisions, and splitting it would scatter the invariants
 //! above across files.
 
 mod numeric;
 
-use std::path::Path;
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
@@ -1211,36 +1210,12 @@ pub fn generate_module(opts: &GenOptions) -> Result<Module> {
     })
 }
 
-/// Write `modules` generated modules to `dir/gen_<k>.json` (atomically);
-/// returns the paths written.
-pub fn generate_corpus(
-    dir: &Path,
-    modules: usize,
-    instructions: usize,
-    lnc: i64,
-    seed: u64,
-) -> Result<Vec<std::path::PathBuf>> {
-    let opts = GenOptions {
-        seed,
-        instructions,
-        lnc,
-        ..Default::default()
-    };
-    generate_corpus_with(dir, modules, &opts)
-}
-
-/// [`generate_corpus`] with every option: module k is `opts` with `index` k.
-pub fn generate_corpus_with(dir: &Path, modules: usize, opts: &GenOptions) -> Result<Vec<std::path::PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut out = Vec::with_capacity(modules);
-    for k in 0..modules {
-        let m = generate_module(&GenOptions {
-            index: k,
-            ..opts.clone()
-        })?;
-        let path = dir.join(format!("gen_{k:04}.json"));
-        crate::bir::io::write_module_atomic(&m, &path, 2)?;
-        out.push(path);
+/// The options of module `k` of a corpus generated with `opts` (`lncsplit gen`
+/// writes module k to `DIR/gen_<kkkk>.json` through the one write policy,
+/// `python/lncsplit/_atomic.py`).
+pub fn corpus_module_options(opts: &GenOptions, k: usize) -> GenOptions {
+    GenOptions {
+        index: k,
+        ..opts.clone()
     }
-    Ok(out)
 }

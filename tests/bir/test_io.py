@@ -153,3 +153,38 @@ def test_io_error_without_errno_is_plain_lncsplit_io_error() -> None:
     assert not isinstance(e, FileNotFoundError)
     with pytest.raises(LncsplitIOError, match="not a file path"):
         lncsplit.dump(_m(), "/")
+
+
+# -- one write policy (house §5.3): lncsplit.dump streams through _atomic's temporary and rename ---
+def test_dump_sweeps_a_dead_writers_temporary_as_every_lncsplit_write_does(tmp_path: Path) -> None:
+    # A temporary in _atomic's naming, left by a process that no longer exists.
+    from lncsplit import _atomic
+
+    stale = tmp_path / os.path.basename(_atomic.tmp_name(str(tmp_path / "m.json"))).replace(
+        f".{os.getpid()}@", ".999999999@"
+    )
+    stale.write_text("half a module")
+    lncsplit.dump(_m(), tmp_path / "m.json")
+    assert sorted(os.listdir(tmp_path)) == ["m.json"]
+
+
+def test_dump_streams_into_a_temporary_never_the_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lncsplit import _atomic, _core
+
+    seen: list[tuple[str, str, bool]] = []
+    real = _core.write_module_file
+
+    def spy(module: Module, tmp: str, target: str, version: int = 2, fsync: bool = True) -> None:
+        seen.append((os.path.basename(tmp), os.path.basename(target), fsync))
+        assert not (tmp_path / "m.json").exists()  # the target appears only by the rename
+        real(module, tmp, target, version, fsync)
+
+    monkeypatch.setattr(_core, "write_module_file", spy)
+    lncsplit.dump(_m(), tmp_path / "m.json")
+    ((tmp, target, fsync),) = seen
+    assert tmp.startswith(".m.json.") and tmp.endswith(".tmp") and target == "m.json"
+    assert fsync  # lncsplit.dump is durable, as documented
+    assert _atomic.tmp_name("m.json").endswith(".tmp")
+    assert os.listdir(tmp_path) == ["m.json"]

@@ -72,6 +72,7 @@ def test_info_describes_a_module(tmp_path: Path) -> None:
         "DMACopy",
         "shard ids [2]",
         "x_sb",
+        "physical_ap.offset counts elements (since 2026-12-02)",
     ):
         assert text in r.stdout
     out = tmp_path / "out"
@@ -79,6 +80,7 @@ def test_info_describes_a_module(tmp_path: Path) -> None:
     j = json.loads(run_cli("info", out / src.stem / "nc01.json", "--json").stdout)
     assert j["neuron_core_id"] == 1 and j["name"] == "loop_region_nc01"
     assert j["instructions"] == sum(j["opcodes"].values())
+    assert j["physical_ap_offset"] == "elements"
     assert j["functions"][0]["memory"][0]["name"] == "x_dram"
 
 

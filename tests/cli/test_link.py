@@ -116,7 +116,7 @@ def test_duplicate_cores_fail_naming_the_files(outputs: Path, tmp_path: Path) ->
     shutil.copy(src / "nc00.json", d / "nc01.json")
     r = run_cli("link", d, "--out", tmp_path / "x.json")
     assert r.returncode == 1
-    assert "nc00.json and nc01.json both carry neuron_core_id 0" in r.stdout
+    assert "core 0 is given 2 times: nc00.json, nc01.json" in r.stdout
     assert not (tmp_path / "x.json").exists()
 
 

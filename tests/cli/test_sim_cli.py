@@ -81,3 +81,86 @@ def test_several_inputs_compare_against_a_split_tree(tmp_path: Path) -> None:
 def test_a_missing_npz_is_a_usage_error(tmp_path: Path) -> None:
     r = run_cli("sim", _example("01_shard_predicated"), "--inputs", tmp_path / "missing.npz")
     assert r.returncode == 2
+
+
+def _scale_module(path: Path, factor: float) -> Path:
+    """x (float32 Input) → y = x · factor (a computing TensorScalar) → Output."""
+
+    def tile(name: str) -> dict[str, object]:
+        zero = {"kind": "AffExprKind", "terms": [], "c": 0}
+        return {
+            "kind": "symbolic_ap",
+            "ap": [[4, 2], [1, 4]],
+            "dtype": "float32",
+            "memsetref": name,
+            "addrs": [zero, zero],
+        }
+
+    def tensor(name: str, kind: str) -> dict[str, object]:
+        loc = {"name": f"{name}_loc", "type": "SB", "base": 0}
+        return {
+            "name": name,
+            "kind": kind,
+            "dtype": "float32",
+            "tensor_shape": [2, 4],
+            "locations": [loc],
+        }
+
+    scale = {
+        "name": "scale",
+        "opcode": "TensorScalar",
+        "op0": "mult",
+        "const0": factor,
+        "ins": [tile("x")],
+        "outs": [tile("y")],
+    }
+    doc = {
+        "version": 2,
+        "name": "scale",
+        "arch": "gen3",
+        "functions": [
+            {
+                "name": "main",
+                "allocations": [tensor("x", "Input"), tensor("y", "Output")],
+                "basic_blocks": [{"name": "b", "instructions": [scale]}],
+            }
+        ],
+    }
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_values_prints_the_output_sets_as_numbers(tmp_path: Path) -> None:
+    src = _scale_module(tmp_path / "m.json", 2.0)
+    npz = tmp_path / "in.npz"
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) - 3.5
+    np.savez(npz, **{"main/x": x})
+    r = run_cli("sim", src, "--inputs", npz, "--values", "--json")
+    assert r.returncode == 0, r.stderr
+    detail = json.loads(r.stdout)
+    assert detail["values"][0]["main/y"] == (x * 2).tolist()
+    assert detail["opaque"] == []  # the TensorScalar computed
+    text = run_cli("sim", src, "--inputs", npz, "--values")
+    assert "core 0 main/y (float32):" in text.stdout and "-7." in text.stdout
+
+
+def test_compare_within_rtol_atol(tmp_path: Path) -> None:
+    a = _scale_module(tmp_path / "a.json", 1.0)
+    b = _scale_module(tmp_path / "b.json", 1.001)
+    exact = run_cli("sim", a, "--compare", b)
+    assert exact.returncode == 1 and "different: core 0, main/y" in exact.stdout
+    assert run_cli("sim", a, "--compare", b, "--rtol", "1e-2").returncode == 0
+    assert run_cli("sim", a, "--compare", b, "--atol", "1e-2").returncode == 0  # drawn |x| < 1
+    assert run_cli("sim", a, "--compare", b, "--rtol", "-1").returncode == 2
+
+
+def test_gen_numeric_modules_compute_and_survive_the_split(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    r = run_cli("gen", corpus, "--numeric", "--modules", "1", "--lnc", "2", "--seed", "5")
+    assert r.returncode == 0, r.stderr
+    (src,) = sorted(corpus.rglob("*.json"))
+    sim = run_cli("sim", src, "--json")
+    assert sim.returncode == 0, sim.stderr
+    assert json.loads(sim.stdout)["opaque"] == []  # every compute instruction computed
+    out = _split(src, tmp_path / "out")
+    assert run_cli("sim", src, "--compare", out).returncode == 0

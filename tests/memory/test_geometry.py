@@ -85,3 +85,16 @@ def test_geometry_is_frozen() -> None:
 def test_every_alias_maps_to_a_table_row() -> None:
     for a in ARCH_ALIASES:
         assert geometry(a).name in TABLE
+
+
+def test_arch_names_and_aliases_come_from_the_one_table_in_rust() -> None:
+    from lncsplit import _core
+    from lncsplit.arch import ARCH_ALIASES, GEOMETRIES
+
+    table = _core.arch_table()
+    assert [name for name, _level, _aliases in table] == list(GEOMETRIES)
+    assert {name: level for name, level, _ in table} == {
+        g.name: g.arch_level for g in GEOMETRIES.values()
+    }
+    want = {a: name for name, _level, aliases in table for a in (name, *aliases)}
+    assert ARCH_ALIASES == want and ARCH_ALIASES["trn2"] == "gen3"

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import lncsplit
 import pytest
 from lncsplit import _core
 
@@ -83,7 +84,7 @@ def test_the_cli_takes_the_caps(tmp_path: Path) -> None:
     run = [sys.executable, "-m", "lncsplit", *args, "--ap-partitions", "2", "--ap-columns", "4"]
     subprocess.run(run, check=True, capture_output=True)
     want = _core.generate_module(seed=0, instructions=200, lnc=2, ap_partitions=2, ap_columns=4)
-    got = _core.load(out / "gen_0000.json")
+    got = lncsplit.load(out / "gen_0000.json")
     assert got.to_json() == want.to_json()
     bad = subprocess.run([*run[:-1], "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--ap-columns" in bad.stderr

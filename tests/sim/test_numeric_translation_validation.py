@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import lncsplit
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -51,64 +52,126 @@ def test_a_numeric_module_computes_numbers() -> None:
     assert r.values(1, "main", "yio")[4, 0] == 3 + 64  # core 1 writes rows 4…7
 
 
-def _mutated(m: lncsplit.Module, change: Any) -> lncsplit.Module:
+R, C = 4, 16  # the generator's rows per core and columns (rust/src/gen/numeric.rs)
+
+
+def _after_evacuation(m: lncsplit.Module, insts: list[dict[str, Any]]) -> lncsplit.Module:
+    """``m`` with ``insts`` placed right after the Matmult's PSUM evacuation
+    (the Activation writing ``t3``), just before the DMACopy that stores
+    ``t3`` to the Output ``ymm``: what they write to ``t3`` is what ``ymm``
+    holds. ``t3`` is then ``identity`` or ``tanh`` of two K-tiles of bfloat16
+    products of drawn inputs in [-1, 1), so finite with |t3| <= 16."""
     d = json.loads(m.to_json())
-    insts = d["functions"][0]["basic_blocks"][0]["instructions"]
-    assert change(insts), "no instruction to mutate"
+    body = d["functions"][0]["basic_blocks"][0]["instructions"]
+    k = next(i for i, x in enumerate(body) if x["name"].startswith("evac"))
+    store = body[k + 1]
+    assert body[k]["outs"][0]["memsetref"] == "t3"
+    assert store["opcode"] == "DMACopy" and store["ins"][0]["memsetref"] == "t3"
+    assert store["outs"][0]["memsetref"] == "ymm"
+    body[k + 1 : k + 1] = insts
     return lncsplit.Module.from_json(json.dumps(d))
 
 
-def _first(insts: list[dict[str, Any]], pred: Any) -> dict[str, Any] | None:
-    return next((i for i in insts if pred(i)), None)
+def _tile(m: lncsplit.Module, name: str) -> dict[str, Any]:
+    """The evacuation's ``outs[0]`` access pattern, on tile ``name``."""
+    d = json.loads(m.to_json())
+    body = d["functions"][0]["basic_blocks"][0]["instructions"]
+    evac = next(x for x in body if x["name"].startswith("evac"))
+    return {**evac["outs"][0], "memsetref": name}
+
+
+def _ymm_difference(e: sim.Equivalence, n: int) -> list[Any]:
+    """Per core, ``ymm`` of side b minus side a on the core's own rows; the
+    rows it does not write must agree (zeros on both sides)."""
+    out = []
+    for c in range(n):
+        a, b = e.a.values(c, "main", "ymm"), e.b.values(c, "main", "ymm")
+        own = slice(c * R, (c + 1) * R)
+        rest = np.ones(a.shape[0], dtype=bool)
+        rest[own] = False
+        assert (a[rest] == b[rest]).all()
+        out.append(b[own] - a[own])
+    return out
 
 
 @pytest.mark.parametrize("n", [2, 4])
-def test_an_op_changed_is_told_apart(n: int) -> None:
-    m = numeric(3, n)
-    cores = lncsplit.split([m.clone()], n)
+@props
+@given(seed=seeds)
+def test_an_op_changed_is_told_apart(seed: int, n: int) -> None:
+    m = numeric(seed, n)
+    t3 = _tile(m, "t3")
 
-    def change(insts: list[dict[str, Any]]) -> bool:
-        i = _first(
-            insts, lambda i: i["opcode"] == "Activation" and i.get("func") not in ("identity",)
-        )
-        if i is None:
-            return False
-        i["func"] = "exp" if i["func"] != "exp" else "sin"
-        return True
-
-    assert not sim.equivalent(_mutated(m, change), cores)
-
-
-def test_operands_swapped_in_a_subtract_are_told_apart() -> None:
-    n = 2
-    m = numeric(5, n)
-    for seed in range(5, 60):  # a module with a TensorTensor to turn into a subtract
-        m = numeric(seed, n)
-        d = json.loads(m.to_json())
-        if any(
-            i["opcode"] == "TensorTensor"
-            for i in d["functions"][0]["basic_blocks"][0]["instructions"]
-        ):
-            break
-
-    def subtract(insts: list[dict[str, Any]]) -> bool:
-        i = _first(insts, lambda i: i["opcode"] == "TensorTensor")
-        if i is None:
-            return False
-        i["op"] = "subtract"
-        i["ins"][1] = {
-            **i["ins"][1],
-            "memsetref": "t0" if i["ins"][0]["memsetref"] != "t0" else "t1",
+    def step(op: str) -> dict[str, Any]:
+        return {
+            "name": "probe",
+            "opcode": "TensorScalar",
+            "op0": op,
+            "const0": 1.0,
+            "ins": [t3],
+            "outs": [t3],
         }
-        return True
 
-    def swapped(insts: list[dict[str, Any]]) -> bool:
-        subtract(insts)
-        i = _first(insts, lambda i: i["opcode"] == "TensorTensor")
-        assert i is not None
-        i["ins"] = i["ins"][::-1]
-        return True
+    ref, mutant = _after_evacuation(m, [step("add")]), _after_evacuation(m, [step("subtract")])
+    cores = lncsplit.split([ref.clone()], n)
+    exact(ref, cores)
+    e = sim.equivalent(mutant, cores)
+    assert not e
+    # it reached the output: t3 + 1 against t3 - 1 on every element of ymm
+    for d in _ymm_difference(e, n):
+        assert np.allclose(d, 2.0, rtol=0, atol=1e-5), d
 
-    a, b = _mutated(m, subtract), _mutated(m, swapped)
-    assert sim.equivalent(a, lncsplit.split([a.clone()], n))
-    assert not sim.equivalent(a, lncsplit.split([b], n))
+
+@pytest.mark.parametrize("n", [2, 4])
+@props
+@given(seed=seeds)
+def test_operands_swapped_in_a_subtract_are_told_apart(seed: int, n: int) -> None:
+    m = numeric(seed, n)
+    t2, t3 = _tile(m, "t2"), _tile(m, "t3")
+    shift = {
+        "name": "shift",
+        "opcode": "TensorScalar",
+        "op0": "add",
+        "const0": 100.0,
+        "ins": [t3],
+        "outs": [t2],
+    }
+
+    def subtract(ins: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "name": "probe",
+            "opcode": "TensorTensor",
+            "op": "subtract",
+            "ins": ins,
+            "outs": [t3],
+        }
+
+    ref = _after_evacuation(m, [shift, subtract([t3, t2])])  # t3 - (t3 + 100) ≈ -100
+    mutant = _after_evacuation(m, [shift, subtract([t2, t3])])  # (t3 + 100) - t3 ≈ +100
+    cores = lncsplit.split([ref.clone()], n)
+    exact(ref, cores)
+    e = sim.equivalent(mutant, cores)
+    assert not e
+    for d in _ymm_difference(e, n):
+        assert np.allclose(d, -200.0, rtol=0, atol=1e-3), d
+
+
+@pytest.mark.parametrize("n", [2, 4])
+@props
+@given(seed=seeds)
+def test_a_func_changed_is_told_apart(seed: int, n: int) -> None:
+    # the evacuation itself: identity or tanh becomes exp, and exp(x) differs
+    # from x and from tanh(x) for every real x
+    m = numeric(seed, n)
+    d = json.loads(m.to_json())
+    evac = next(
+        x
+        for x in d["functions"][0]["basic_blocks"][0]["instructions"]
+        if x["name"].startswith("evac")
+    )
+    assert evac["func"] in ("identity", "tanh")
+    evac["func"] = "exp"
+    mutant = lncsplit.Module.from_json(json.dumps(d))
+    e = sim.equivalent(mutant, lncsplit.split([m.clone()], n))
+    assert not e
+    for diff in _ymm_difference(e, n):
+        assert (diff != 0).all(), diff

@@ -192,8 +192,12 @@ FUNCS = sorted(
 )
 
 
+# docs/sim.md's float32 accuracy per func: libm's tanhf is 2 ulp, every other func 1
+ULPS = {"tanh": 2}
+
+
 @pytest.mark.parametrize("func", FUNCS)
-def test_every_func_is_within_one_ulp_of_numpys_float64_rounded(func: str) -> None:
+def test_every_func_is_within_its_documented_ulps_of_numpys_float64_rounded(func: str) -> None:
     rng = np.random.default_rng(8)
     x = np.concatenate([rng.uniform(-6, 6, 24), [0.0, -0.0, 1e-40, -1e-40, 1e-3, 20.0, -20.0, 0.5]])
     x = x.astype(np.float32).reshape(SHAPE)
@@ -203,7 +207,7 @@ def test_every_func_is_within_one_ulp_of_numpys_float64_rounded(func: str) -> No
     z = (x * np.float32(1.5)).astype(np.float32) + bias  # the affine step in float32
     want = ref_func(func, z.astype(np.float64)).astype(np.float32)
     got = run_values(m, {"x0": x})
-    assert ulp_distance(got, want).max() <= 1, (func, x, got, want)
+    assert ulp_distance(got, want).max() <= ULPS.get(func, 1), (func, x, got, want)
 
 
 @pytest.mark.parametrize("spelling", ["Exp", "Ln", "Gelu_apprx_tanh", "Copy", "IDENTITY"])
@@ -430,7 +434,7 @@ def test_fp8_conversion_matches_the_ocp_encodings() -> None:
             elementwise("TensorCopy", {"convert": True}, ["float32"], dt), {("main", "x0"): y}
         )
         want = y.astype(ml_dt)
-        assert (r.values(0, "main", "y") == want.astype(np.float32)).all()
+        assert np.array_equal(r.values(0, "main", "y"), want.astype(np.float32), equal_nan=True)
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,12 @@ def add_parser(sub: Any) -> None:
     i.set_defaults(run=run)
 
 
+#: What a ``physical_ap``'s ``offset`` counts (contract §1.7, §3.6): elements of its dtype within
+#: its location, as real neuronx-cc dumps mean it; lncsplit read it as bytes until OFFSET_SINCE.
+OFFSET_UNIT = "elements"
+OFFSET_SINCE = "2026-12-02"
+
+
 def describe_module(module: Any) -> dict[str, Any]:
     """The ``lncsplit info`` description of a module (read from the typed model)."""
     from lncsplit import _core
@@ -39,6 +45,7 @@ def run(a: argparse.Namespace) -> int:
             d["linked"] = describe_linked(json.loads(m.to_json()))
     except Exception as e:  # noqa: BLE001
         return input_failed(a.file, e)
+    d["physical_ap_offset"] = OFFSET_UNIT
     if a.json:
         print(json.dumps(d, indent=2))
         return EXIT_OK
@@ -49,6 +56,7 @@ def run(a: argparse.Namespace) -> int:
         f"arch          {d['arch']}",
         f"version       {d['version']}",
         f"core id       {core if core is not None else '- (symbolic)'}",
+        f"offsets       physical_ap.offset counts {OFFSET_UNIT} (since {OFFSET_SINCE})",
     ]
     if d["artifact_path"]:
         lines.append(f"artifact path {d['artifact_path']}")

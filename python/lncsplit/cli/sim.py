@@ -225,6 +225,9 @@ def _lines(r: SimResult) -> list[str]:
         listing = ", ".join(f"{f}/{s} {h}" for (f, s), h in sorted(sums.items())) or "no Output set"
         out.append(f"  core {core}: {listing}")
     out += [f"  race: {race}" for race in r.races]
+    if r.opaque:  # one line: a generated module can have thousands
+        more = f" and {len(r.opaque) - 1} more" if len(r.opaque) > 1 else ""
+        out.append(f"  opaque (hashed, not computed): {r.opaque[0]}{more}")
     return out
 
 
@@ -236,6 +239,8 @@ def describe(r: SimResult) -> dict[str, Any]:
         "steps": r.steps,
         "checksums": [{f"{f}/{s}": h for (f, s), h in sorted(c.items())} for c in r.checksums()],
         "races": [race.to_dict() for race in r.races],
+        # instructions that computed the opaque hash, not values (contract §3.8)
+        "opaque": [str(o) for o in r.opaque],
     }
 
 
@@ -244,7 +249,7 @@ def _values(r: SimResult) -> list[dict[str, Any]]:
     import numpy as np
 
     def num(x: Any) -> Any:
-        # np.vectorize hands over numpy scalars or, for object output, Python numbers
+        # np.vectorize hands over Python numbers or numpy scalars, depending on the dtype
         v = x.item() if isinstance(x, np.generic) else x
         return v if not isinstance(v, float) or np.isfinite(v) else str(v)
 

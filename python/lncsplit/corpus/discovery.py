@@ -296,30 +296,17 @@ def _check_unique(units: Sequence[Unit]) -> None:
 def check_core_ids(files: Sequence[str], ids: Sequence[int | None]) -> None:
     """The core-set rule on what the files carry: file ``c`` has ``neuron_core_id`` c.
 
-    One file without a core id (or with core 0) is an N = 1 output. Raises
-    :class:`CoreSetError` naming every offending file.
+    One file without a core id (or with core 0) is an N = 1 output. The rule
+    and its diagnosis are the passes' (``rust/src/analysis/cores.rs``, 9006),
+    given the file names. Raises :class:`CoreSetError` naming every offending
+    file.
     """
-    if len(ids) == 1 and ids[0] in (None, 0):
-        return
-    names = [PurePath(f).name for f in files]
-    problems = []
-    no_id = [name for name, i in zip(names, ids, strict=True) if i is None]
-    if no_id:
-        problems.append(f"{', '.join(no_id)} without neuron_core_id")
-    by_id: dict[int, list[str]] = {}
-    for name, i in zip(names, ids, strict=True):
-        if i is not None:
-            by_id.setdefault(i, []).append(name)
-    for core, group in sorted(by_id.items()):
-        if len(group) > 1:
-            both = "both" if len(group) == 2 else "all"
-            problems.append(f"{' and '.join(group)} {both} carry neuron_core_id {core}")
-    for c, (name, i) in enumerate(zip(names, ids, strict=True)):
-        if i is not None and i != c and len(by_id[i]) == 1:
-            problems.append(f"{name} carries neuron_core_id {i}, expected {c}")
-    if problems:
+    from lncsplit._core import diagnose_core_set
+
+    detail = diagnose_core_set(list(ids), [PurePath(f).name for f in files])
+    if detail is not None:
         where = os.path.dirname(files[0]) or "."
-        raise CoreSetError(f"split output {where}: " + "; ".join(problems))
+        raise CoreSetError(f"split output {where}: {detail}")
 
 
 def load_core_set(unit: Unit) -> list[Module]:

@@ -35,60 +35,68 @@ pub fn check_core_order(cores: &[&Module], message: &str, location: &str) -> Res
     }
 }
 
-fn fits(cores: &[&Module], i: usize) -> bool {
-    match cores[i].neuron_core_id() {
-        Some(c) => c == i as i64,
-        None => cores.len() == 1,
-    }
-}
-
-/// What is wrong with `cores` as cores 0…N−1 in order, or None: the first
-/// misplaced entry, then what is missing, duplicated or out of range (or,
-/// when the set is right but the order is not, which position holds what).
-pub fn diagnose(cores: &[&Module]) -> Option<String> {
-    let n = cores.len();
+/// The core-set rule over what each entry carries (`ids[i]`: its
+/// `neuron_core_id`), for any caller: the passes label entries `cores[i]
+/// (<module name>)`, the CLI's discovery labels them by file name
+/// (`python/lncsplit/corpus/discovery.py` through `_core.diagnose_core_set`),
+/// and `rule` says what the caller's order means. None when entry i carries
+/// i for every i (N == 1: absent or 0); else the first misplaced entry, then
+/// what is missing, duplicated or out of range (or, when the set is right
+/// but the order is not, which position holds what).
+pub fn diagnose_ids(ids: &[Option<i64>], label: impl Fn(usize) -> String, rule: &str) -> Option<String> {
+    let n = ids.len();
     if n == 0 {
         return Some("no core module was given".into());
     }
-    let first = (0..n).find(|&i| !fits(cores, i))?;
-    let mut problems = set_problems(cores);
+    let fits = |i: usize| match ids[i] {
+        Some(c) => c == i as i64,
+        None => n == 1,
+    };
+    let first = (0..n).find(|&i| !fits(i))?;
+    let describe = |i: usize| match ids[i] {
+        Some(id) => format!("{} carries neuron_core_id {id}", label(i)),
+        None => format!("{} carries no neuron_core_id", label(i)),
+    };
+    let mut problems = set_problems(ids, &label, &describe, fits);
     if problems.is_empty() {
-        let id = cores[first].neuron_core_id().unwrap_or(-1);
-        problems.push(format!(
-            "position {first} holds core {id} (module {})",
-            cores[first].name
-        ));
+        let id = ids[first].unwrap_or(-1);
+        problems.push(format!("position {first} holds core {id} ({})", label(first)));
     }
     Some(format!(
-        "{}; the {n} core modules of one kernel must be nc00 … nc{:02} in core order (cores[i] carries neuron_core_id i): {}",
-        describe(cores, first),
+        "{}; the {n} core modules of one kernel must be nc00 … nc{:02} in core order ({rule}): {}",
+        describe(first),
         n - 1,
         problems.join("; ")
     ))
 }
 
-fn describe(cores: &[&Module], i: usize) -> String {
-    match cores[i].neuron_core_id() {
-        Some(id) => format!("cores[{i}] ({}) carries neuron_core_id {id}", cores[i].name),
-        None => format!("cores[{i}] ({}) carries no neuron_core_id", cores[i].name),
-    }
+/// What is wrong with `cores` as cores 0…N−1 in order, or None (see
+/// [`diagnose_ids`]).
+pub fn diagnose(cores: &[&Module]) -> Option<String> {
+    let ids: Vec<Option<i64>> = cores.iter().map(|m| m.neuron_core_id()).collect();
+    diagnose_ids(
+        &ids,
+        |i| format!("cores[{i}] ({})", cores[i].name),
+        "cores[i] carries neuron_core_id i",
+    )
 }
 
 /// Missing and duplicated cores, and entries whose id is no core of N.
-fn set_problems(cores: &[&Module]) -> Vec<String> {
-    let n = cores.len();
+fn set_problems(
+    ids: &[Option<i64>],
+    label: &impl Fn(usize) -> String,
+    describe: &impl Fn(usize) -> String,
+    fits: impl Fn(usize) -> bool,
+) -> Vec<String> {
+    let n = ids.len();
     let mut given: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut outside = Vec::new();
-    for (i, m) in cores.iter().enumerate() {
-        match m
-            .neuron_core_id()
-            .and_then(|c| usize::try_from(c).ok())
-            .filter(|&c| c < n)
-        {
+    for (i, id) in ids.iter().enumerate() {
+        match id.and_then(|c| usize::try_from(c).ok()).filter(|&c| c < n) {
             Some(c) => given[c].push(i),
-            None if fits(cores, i) => {}
-            None if m.neuron_core_id().is_none() => outside.push(describe(cores, i)),
-            None => outside.push(format!("{}, outside 0…{}", describe(cores, i), n - 1)),
+            None if fits(i) => {}
+            None if id.is_none() => outside.push(describe(i)),
+            None => outside.push(format!("{}, outside 0…{}", describe(i), n - 1)),
         }
     }
     let mut parts = Vec::new();
@@ -97,7 +105,7 @@ fn set_problems(cores: &[&Module]) -> Vec<String> {
             0 => parts.push(format!("core {c} is missing")),
             1 => {}
             k => {
-                let list: Vec<String> = at.iter().map(|&i| format!("cores[{i}] ({})", cores[i].name)).collect();
+                let list: Vec<String> = at.iter().map(|&i| label(i)).collect();
                 parts.push(format!("core {c} is given {k} times: {}", list.join(", ")))
             }
         }

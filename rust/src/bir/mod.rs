@@ -17,7 +17,6 @@ pub mod describe;
 pub mod dtype;
 pub mod dump;
 pub mod instruction;
-pub mod io;
 pub mod load;
 pub mod memory;
 pub mod module;
@@ -34,7 +33,6 @@ pub use arch::Arch;
 pub use argument::{Addrs, Ap, ApPair, Argument, PhysicalAp, SymbolicAp};
 pub use dump::{dump_module, write_module};
 pub use instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
-pub use io::{read_module, write_module_atomic};
 pub use load::module_from_value;
 
 /// Parse a module from BIR-JSON bytes ([`load::load`] with its defaults).

@@ -59,7 +59,10 @@ pub fn has_queues(m: &Module) -> bool {
 }
 
 fn bad(path: &str, what: &str) -> Error {
-    Error::bir(format!("{what} (contract §1.7: queues: [{{name, blocks: [{{name, instructions: [DMABlock]}}]}}])"), path)
+    Error::bir(
+        format!("{what} (contract §1.7: queues: [{{name, blocks: [{{name, instructions: [DMABlock]}}]}}])"),
+        path,
+    )
 }
 
 /// `v[key]` as an array (absent: empty), or the error at `path.key`.
@@ -172,7 +175,10 @@ pub fn trigger_blocks(inst: &Instruction) -> std::result::Result<(Option<&str>, 
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a
             .iter()
-            .map(|v| v.as_str().ok_or_else(|| format!("dma_blocks holds {v}, not a DMABlock name")))
+            .map(|v| {
+                v.as_str()
+                    .ok_or_else(|| format!("dma_blocks holds {v}, not a DMABlock name"))
+            })
             .collect::<std::result::Result<_, _>>()?,
         // KLR's early schema had one name
         Some(Value::String(s)) => vec![s.as_str()],

@@ -49,7 +49,7 @@ mod _core {
     #[pymodule_export]
     use super::module::_load_traced;
     #[pymodule_export]
-    use super::module::{dump, generate_corpus, generate_module, load, PyBirModule};
+    use super::module::{arch_table, generate_corpus, generate_module, write_module_file, PyBirModule};
     #[pymodule_export]
     use super::module::{to_buffers_all, to_bytes_all};
     #[pymodule_export]
@@ -75,7 +75,7 @@ mod _core {
 
     // the memory checks' quick proof (orders 15, 90)
     #[pymodule_export]
-    use super::passes::memory_proven_clear;
+    use super::passes::{diagnose_core_set, memory_proven_clear};
     // the shared-DRAM passes' common case (orders 82, 83)
     #[pymodule_export]
     // the LNC tail (orders 80, 81)

@@ -264,19 +264,21 @@ impl PyBirModule {
 
 // ---------------------------------------------------------------- functions
 
-/// Read a module file (the GIL is released while reading and parsing).
+/// The streaming half of `lncsplit.dump` (`python/lncsplit/_atomic.py` owns
+/// the policy: temporary name, rename, durability): write the module into
+/// the new file `tmp`, naming `target` in errors; the GIL is released.
 #[pyfunction]
-pub(crate) fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyBirModule> {
-    let m = py.detach(|| crate::bir::read_module(&path))?;
-    Ok(PyBirModule::new(m))
-}
-
-/// Write a module file atomically (temporary file + fsync + rename).
-#[pyfunction]
-#[pyo3(signature = (module, path, version = 2))]
-pub(crate) fn dump(py: Python<'_>, module: PyRef<'_, PyBirModule>, path: PathBuf, version: u32) -> PyResult<()> {
+#[pyo3(signature = (module, tmp, target, version = 2, fsync = true))]
+pub(crate) fn write_module_file(
+    py: Python<'_>,
+    module: PyRef<'_, PyBirModule>,
+    tmp: PathBuf,
+    target: PathBuf,
+    version: u32,
+    fsync: bool,
+) -> PyResult<()> {
     let m = &module.inner;
-    Ok(py.detach(|| crate::bir::write_module_atomic(m, &path, version))?)
+    Ok(py.detach(|| crate::bir::dump::write_module_file(m, version, &tmp, &target, fsync))?)
 }
 
 /// Internal (tests of the parallel loader): read BIR-JSON reading
@@ -333,7 +335,9 @@ pub(crate) fn generate_module(
     Ok(PyBirModule::new(m))
 }
 
-/// Write a synthetic corpus `dir/gen_0000.json …`; returns the paths.
+/// Write a synthetic corpus `dir/gen_0000.json …`; returns the paths. Each
+/// module is generated with the GIL released and written through the one
+/// write policy (`lncsplit._atomic.write_module_atomic`).
 #[pyfunction]
 #[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None, numeric = false))]
 #[allow(clippy::too_many_arguments)]
@@ -359,7 +363,19 @@ pub(crate) fn generate_corpus(
         numeric,
         ..Default::default()
     };
-    Ok(py.detach(|| crate::gen::generate_corpus_with(&dir, modules, &opts))?)
+    std::fs::create_dir_all(&dir).map_err(|e| crate::Error::io(&dir, e))?;
+    let write = py.import("lncsplit._atomic")?.getattr("write_module_atomic")?;
+    let mut out = Vec::with_capacity(modules);
+    for k in 0..modules {
+        let o = crate::gen::corpus_module_options(&opts, k);
+        let m = py.detach(|| crate::gen::generate_module(&o))?;
+        let path = dir.join(format!("gen_{k:04}.json"));
+        let kw = pyo3::types::PyDict::new(py);
+        kw.set_item("durable_now", py.None())?;
+        write.call((PyBirModule::new(m), &path), Some(&kw))?;
+        out.push(path);
+    }
+    Ok(out)
 }
 
 /// Every module as BIR-JSON `bytes` (the N cores of a split): written with
@@ -400,4 +416,15 @@ pub(crate) fn to_buffers_all(
         })
     })?;
     Ok(all.into_iter().map(OutputBuffer::new).collect())
+}
+
+/// The architecture table (contract §1.1): `(canonical name, ArchLevel,
+/// aliases)` per arch, in level order — the one home of the names
+/// (`rust/src/bir/arch.rs`); `lncsplit.arch` builds its alias map from it.
+#[pyfunction]
+pub(crate) fn arch_table() -> Vec<(&'static str, u32, Vec<&'static str>)> {
+    crate::bir::arch::TABLE
+        .iter()
+        .map(|r| (r.name, r.level, r.aliases.to_vec()))
+        .collect()
 }

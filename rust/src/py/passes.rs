@@ -182,3 +182,23 @@ pub(crate) fn memory_proven_clear(
         .collect();
     Ok(py.detach(|| work.iter().all(|(m, q)| memory_clear::proven_clear(m, q))))
 }
+
+/// The core-set rule (`analysis/cores.rs`, 9006) over what N files carry:
+/// `ids[c]` is file c's `neuron_core_id`, `labels[c]` its name. None when
+/// file c carries c for every c (one file: absent or 0); else the diagnosis
+/// the passes give, in the files' names (`corpus/discovery.py`).
+#[pyfunction]
+pub(crate) fn diagnose_core_set(ids: Vec<Option<i64>>, labels: Vec<String>) -> PyResult<Option<String>> {
+    if ids.len() != labels.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{} ids for {} labels",
+            ids.len(),
+            labels.len()
+        )));
+    }
+    Ok(crate::analysis::cores::diagnose_ids(
+        &ids,
+        |i| labels[i].clone(),
+        "file ncCC.json carries neuron_core_id CC",
+    ))
+}

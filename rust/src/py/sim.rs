@@ -66,16 +66,17 @@ pub(crate) fn sim_run<'py>(
     lnc: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
-    let inputs: Vec<SimInput> = inputs
+    // the Python bytes are read in place (no copy of each Input set)
+    let inputs: Vec<SimInput<PyBackedBytes>> = inputs
         .into_iter()
         .map(|(core, function, set, bytes)| SimInput {
             core,
             function,
             set,
-            bytes: bytes.to_vec(),
+            bytes,
         })
         .collect();
-    let mut r = py.detach(|| sim::run(&refs, lnc, &inputs))?;
+    let mut r = py.detach(|| sim::run_with(&refs, lnc, &inputs))?;
     let d = PyDict::new(py);
     d.set_item("lnc", r.lnc)?;
     d.set_item("symbolic", r.symbolic)?;

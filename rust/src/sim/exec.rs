@@ -708,15 +708,26 @@ pub fn execute(op: &Op, mem: &mut Memory, log: &mut StoreLog<'_>, s: &mut Scratc
             }
         }
         Kind::Numeric(n) => {
+            // each input read in place when it is one run, else gathered
             s.ins.resize_with(n.ins.len().max(1), Vec::new);
+            let mut direct: SmallVec<[bool; 3]> = SmallVec::new();
             for (k, a) in n.ins.iter().enumerate() {
                 s.ins[k].clear();
-                if let Some(a) = a {
-                    mem.gather(op.reads[a.read].first(), &mut s.ins[k]);
+                let span = a.as_ref().map(|a| op.reads[a.read].first());
+                let here = span.is_some_and(|sp| mem.contiguous(sp).is_some());
+                if let (Some(sp), false) = (span, here) {
+                    mem.gather(sp, &mut s.ins[k]);
                 }
+                direct.push(here);
             }
-            let views: SmallVec<[&[u8]; 3]> = s.ins.iter().map(Vec::as_slice).collect();
+            let views: SmallVec<[&[u8]; 3]> = (s.ins.iter().enumerate())
+                .map(|(k, g)| match (direct.get(k), n.ins.get(k).and_then(Option::as_ref)) {
+                    (Some(true), Some(a)) => mem.contiguous(op.reads[a.read].first()).unwrap_or(&[]),
+                    _ => g.as_slice(),
+                })
+                .collect();
             kernel::run(n, &views, &mut s.b, &mut s.lanes);
+            drop(views);
             for span in &op.writes[0].spans {
                 mem.store(span, &s.b, op.acc, log);
             }

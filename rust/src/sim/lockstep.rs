@@ -23,9 +23,9 @@ use hashbrown::HashMap;
 use super::accumulate::Pending;
 use super::collective::{self, Part};
 use super::conflict;
-use super::trigger;
 use super::exec::{cannot_run, execute, CoreView, Env, Op, Scratch, LOCATION};
 use super::memory::{for_each_run, Journal, LocId, Memory, Span, StoreLog, NO_WRITER};
+use super::trigger;
 use super::{DynRace, Plan, SimInput, SimOutput, SimResult, Writer};
 use crate::analysis::access::FunctionIndex;
 use crate::analysis::footprint::Layout;
@@ -90,7 +90,7 @@ impl<'m> Engine<'m> {
         }
     }
 
-    pub fn run(mut self, inputs: &[SimInput]) -> Result<SimResult> {
+    pub fn run<B: AsRef<[u8]>>(mut self, inputs: &[SimInput<B>]) -> Result<SimResult> {
         check_inputs(self.plan, inputs)?;
         self.queues = read_queues(&self.plan.programs)?;
         let first = self.plan.programs[0];
@@ -165,7 +165,7 @@ impl<'m> Engine<'m> {
     }
 
     /// Run function `name` on every core from fresh memory.
-    fn function(&mut self, name: &str, inputs: &[SimInput]) -> Result<()> {
+    fn function<B: AsRef<[u8]>>(&mut self, name: &str, inputs: &[SimInput<B>]) -> Result<()> {
         let n = self.plan.lnc;
         let functions = self.functions_named(name)?;
         self.number_instructions(&functions);
@@ -329,20 +329,26 @@ impl<'m> Engine<'m> {
             .collect()
     }
 
-    fn fill_inputs(&mut self, views: &[CoreView<'m>], function: &str, inputs: &[SimInput]) -> Result<()> {
+    fn fill_inputs<B: AsRef<[u8]>>(
+        &mut self,
+        views: &[CoreView<'m>],
+        function: &str,
+        inputs: &[SimInput<B>],
+    ) -> Result<()> {
         for input in inputs.iter().filter(|i| i.function == function) {
             let Some(view) = views.get(input.core) else {
                 continue;
             };
+            let bytes = input.bytes.as_ref();
             for id in self.own_locations(view, &input.set) {
                 let buf = &mut self.mem.bufs[id as usize].bytes;
-                if buf.len() != input.bytes.len() {
+                if buf.len() != bytes.len() {
                     return Err(wrong_input(
                         input,
-                        format!("{} bytes for a {}-byte location", input.bytes.len(), buf.len()),
+                        format!("{} bytes for a {}-byte location", bytes.len(), buf.len()),
                     ));
                 }
-                buf.copy_from_slice(&input.bytes);
+                buf.copy_from_slice(bytes);
             }
         }
         Ok(())
@@ -714,7 +720,7 @@ fn read_queues(programs: &[&Module]) -> Result<Vec<Option<Arc<Queues>>>> {
     Ok(out)
 }
 
-fn wrong_input(input: &SimInput, why: String) -> Error {
+fn wrong_input<B>(input: &SimInput<B>, why: String) -> Error {
     Error::neuron_at(
         9403,
         format!("input for set {} of function {}: {why}", input.set, input.function),
@@ -724,7 +730,7 @@ fn wrong_input(input: &SimInput, why: String) -> Error {
 }
 
 /// 9403: every input names an Input set of its core's function.
-fn check_inputs(plan: &Plan<'_>, inputs: &[SimInput]) -> Result<()> {
+fn check_inputs<B>(plan: &Plan<'_>, inputs: &[SimInput<B>]) -> Result<()> {
     for i in inputs {
         let Some(m) = plan.programs.get(i.core) else {
             return Err(wrong_input(

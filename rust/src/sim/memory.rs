@@ -151,6 +151,22 @@ impl Memory {
         self.for_each_slice(span, |b| out.extend_from_slice(b));
     }
 
+    /// The bytes of `span` in AP order in place, when they are one run of
+    /// the buffer (the common whole tile): no gathered copy needed.
+    pub fn contiguous(&self, span: &Span) -> Option<&[u8]> {
+        let buf = &self.bufs[span.loc as usize].bytes;
+        let es = span.esize as usize;
+        let (mut first, mut runs) = (None, 0usize);
+        for_each_run(&span.points, |e, n| {
+            runs += 1;
+            first.get_or_insert((e as usize * es, n * es));
+        });
+        match (runs, first) {
+            (1, Some((s, len))) => buf.get(s..s + len),
+            _ => None,
+        }
+    }
+
     /// Call `f` on the bytes of `span`, run by run, in AP order.
     pub fn for_each_slice(&self, span: &Span, mut f: impl FnMut(&[u8])) {
         let buf = &self.bufs[span.loc as usize].bytes;

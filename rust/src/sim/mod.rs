@@ -49,12 +49,14 @@ pub use exec::LOCATION;
 pub const MAX_CORES: usize = 1024;
 
 /// Bytes for one Input set of one core: `P × F·esize`, partition-major.
+/// `B` holds them: a `Vec<u8>`, or (the bindings) the caller's Python
+/// `bytes`, read in place rather than copied.
 #[derive(Clone, Debug)]
-pub struct SimInput {
+pub struct SimInput<B = Vec<u8>> {
     pub core: usize,
     pub function: String,
     pub set: String,
-    pub bytes: Vec<u8>,
+    pub bytes: B,
 }
 
 /// The final bytes of one Output set on one core (its first location).
@@ -225,8 +227,21 @@ pub fn sets(plan: &Plan<'_>) -> Vec<SetInfo> {
 
 /// Simulate `modules` (contract §3.8).
 pub fn run(modules: &[&Module], lnc: Option<usize>, inputs: &[SimInput]) -> Result<SimResult> {
+    run_with(modules, lnc, inputs)
+}
+
+/// [`run`] on inputs whose bytes live elsewhere (the bindings: the caller's
+/// Python `bytes`, read in place).
+pub fn run_with<B: AsRef<[u8]> + Sync>(
+    modules: &[&Module],
+    lnc: Option<usize>,
+    inputs: &[SimInput<B>],
+) -> Result<SimResult> {
     let plan = plan(modules, lnc)?;
-    lockstep::Engine::new(&plan).run(inputs)
+    // on one of rayon's threads for the whole run: the kernels' parallel
+    // chunks are then pushed to its own queue (the other thread steals
+    // them) instead of each being handed over and waited for by the caller
+    rayon::scope(|_| lockstep::Engine::new(&plan).run(inputs))
 }
 
 /// `values` (float64) encoded in `dtype` by the conversion rule, for the

@@ -114,15 +114,22 @@ mod tests {
 
     /// x (Input) → y (Output) through one `DMATrigger` on queue `q`.
     fn module(blocks: Vec<Value>, trigger: Value) -> Result<crate::bir::Module, crate::error::Error> {
+        let queues = json!([{"name": "qOther", "blocks": []},
+                            {"name": "q", "blocks": [{"name": "q_Block0", "instructions": blocks}]}]);
+        module_with(queues, vec![trigger], "uint32")
+    }
+
+    /// x (Input) → y (Output), both [4, 8] of `dtype`, by `body` and the
+    /// module's `queues` as given.
+    fn module_with(queues: Value, body: Vec<Value>, dtype: &str) -> Result<crate::bir::Module, crate::error::Error> {
         let set = |name: &str, kind: &str| {
-            json!({"name": name, "kind": kind, "dtype": "uint32", "tensor_shape": [4, 8],
+            json!({"name": name, "kind": kind, "dtype": dtype, "tensor_shape": [4, 8],
                    "locations": [{"name": format!("{name}_loc"), "type": "SB", "base": 0}]})
         };
         let m = json!({"version": 2, "name": "trig", "arch": "gen3",
             "functions": [{"name": "main", "allocations": [set("x", "Input"), set("y", "Output")],
-                           "basic_blocks": [{"name": "b0", "instructions": [trigger]}]}],
-            "queues": [{"name": "qOther", "blocks": []},
-                       {"name": "q", "blocks": [{"name": "q_Block0", "instructions": blocks}]}]});
+                           "basic_blocks": [{"name": "b0", "instructions": body}]}],
+            "queues": queues});
         load_module_str(&m.to_string())
     }
 
@@ -147,7 +154,10 @@ mod tests {
 
     fn y(r: &SimResult) -> Vec<u32> {
         let o = r.outputs.iter().find(|o| &*o.set == "y").unwrap();
-        o.bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+        o.bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
     }
 
     #[test]
@@ -162,7 +172,11 @@ mod tests {
                 desc("a1", "DMADescriptorCopy", phys("x", 2, 2), phys("y", 2, 2)),
             ],
         );
-        let b = block("b", "go", vec![desc("b0", "DMADescriptor", phys("x", 0, 1), phys("y", 3, 1))]);
+        let b = block(
+            "b",
+            "go",
+            vec![desc("b0", "DMADescriptor", phys("x", 0, 1), phys("y", 3, 1))],
+        );
         let m = module(vec![a, b], trigger(&["a", "b"])).unwrap();
         let r = sim(&m).unwrap();
         let mut want: Vec<u32> = (1000..1032).collect();
@@ -171,7 +185,107 @@ mod tests {
         // not the opaque function: nothing listed, and the trigger is the writer
         assert!(r.opaque.is_empty(), "{:?}", r.opaque);
         let o = r.outputs.iter().find(|o| &*o.set == "y").unwrap();
-        assert!(o.writers.iter().all(|&w| w > 0 && &*r.writers[w as usize - 1].instruction == "go"));
+        assert!(o
+            .writers
+            .iter()
+            .all(|&w| w > 0 && &*r.writers[w as usize - 1].instruction == "go"));
+    }
+
+    #[test]
+    fn the_blocks_run_in_dma_blocks_order() {
+        // the same two blocks as above, started in the other order: b's
+        // row-3 copy now lands first and a's rows 2–3 overwrite it
+        let a = block(
+            "a",
+            "go",
+            vec![desc("a0", "DMADescriptorCopy", phys("x", 0, 4), phys("y", 0, 4))],
+        );
+        let b = block(
+            "b",
+            "go",
+            vec![desc("b0", "DMADescriptor", phys("x", 0, 1), phys("y", 3, 1))],
+        );
+        let ab = y(&sim(&module(vec![a.clone(), b.clone()], trigger(&["a", "b"])).unwrap()).unwrap());
+        let ba = y(&sim(&module(vec![a, b], trigger(&["b", "a"])).unwrap()).unwrap());
+        let x: Vec<u32> = (1000..1032).collect();
+        assert_eq!(ba, x, "a last: y is x");
+        assert_eq!(&ab[24..], &x[..8], "b last: row 3 is x's row 0");
+    }
+
+    #[test]
+    fn the_descriptors_of_a_block_run_in_their_order() {
+        // two descriptors write row 0: the later one (in the block's order) wins
+        let overlapping = |first: i64, second: i64| {
+            let d = vec![
+                desc("d0", "DMADescriptorCopy", phys("x", first, 1), phys("y", 0, 1)),
+                desc("d1", "DMADescriptorCopy", phys("x", second, 1), phys("y", 0, 1)),
+            ];
+            let r = sim(&module(vec![block("a", "go", d)], trigger(&["a"])).unwrap()).unwrap();
+            y(&r)[..8].to_vec()
+        };
+        assert_eq!(overlapping(1, 2), (1016..1024).collect::<Vec<u32>>());
+        assert_eq!(overlapping(2, 1), (1008..1016).collect::<Vec<u32>>());
+    }
+
+    /// Two queues that both hold a DMABlock `a`: on qA it copies row 1 to
+    /// every row, on qB row 2.
+    fn two_queues() -> Value {
+        let a = |row: i64| {
+            block(
+                "a",
+                "go",
+                vec![desc("r", "DMADescriptorReplicate", phys("x", row, 1), phys("y", 0, 4))],
+            )
+        };
+        json!([{"name": "qA", "blocks": [{"name": "qA_Block0", "instructions": [a(1)]}]},
+               {"name": "qB", "blocks": [{"name": "qB_Block0", "instructions": [a(2)]}]}])
+    }
+
+    #[test]
+    fn a_block_is_looked_up_on_the_triggers_queue() {
+        let on = |queue: Option<&str>| {
+            let mut t = trigger(&["a"]);
+            match queue {
+                Some(q) => t["queue"] = json!(q),
+                None => {
+                    t.as_object_mut().unwrap().remove("queue");
+                }
+            }
+            let r = sim(&module_with(two_queues(), vec![t], "uint32").unwrap()).unwrap();
+            y(&r)[..8].to_vec()
+        };
+        let row = |r: u32| (1000 + 8 * r..1008 + 8 * r).collect::<Vec<u32>>();
+        assert_eq!(on(Some("qA")), row(1));
+        assert_eq!(on(Some("qB")), row(2));
+        // no queue named: the first block of that name in queue order
+        assert_eq!(on(None), row(1));
+    }
+
+    #[test]
+    fn a_float_accumulate_descriptor_adds_values() {
+        // y = x, then a descriptor with `accumulate: "add"` adds x again:
+        // float32 values doubled (bit patterns added would not be)
+        let mut acc = desc("acc", "DMADescriptorCopy", phys("x", 0, 4), phys("y", 0, 4));
+        acc["accumulate"] = json!("add");
+        let mut plain = desc("first", "DMADescriptorCopy", phys("x", 0, 4), phys("y", 0, 4));
+        for d in [&mut acc, &mut plain] {
+            for arg in ["ins", "outs"] {
+                d[arg][0]["dtype"] = json!("float32");
+            }
+        }
+        let queues = json!([{"name": "q", "blocks": [{"name": "q_Block0",
+                             "instructions": [block("a", "go", vec![plain, acc])]}]}]);
+        let m = module_with(queues, vec![trigger(&["a"])], "float32").unwrap();
+        let xs: Vec<f32> = (0..32).map(|v| v as f32 * 0.25 - 3.0).collect();
+        let input = SimInput {
+            core: 0,
+            function: "main".into(),
+            set: "x".into(),
+            bytes: xs.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        };
+        let r = run(&[&m], None, &[input]).unwrap();
+        let got: Vec<f32> = y(&r).into_iter().map(f32::from_bits).collect();
+        assert_eq!(got, xs.iter().map(|v| v * 2.0).collect::<Vec<f32>>());
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod reference;
 
 use std::borrow::Cow;
 use std::io::Write;
+use std::path::Path;
 
 use self::expr::ExprWriter;
 use self::kept::Kept;
@@ -222,6 +223,37 @@ pub fn write_module<W: Write>(m: &Module, version: u32, mut w: W) -> Result<()> 
     let mut o = Out::streaming(&mut w);
     Writer::new(&m.ctx, version).module(&mut o, m)?;
     o.flush().map_err(io)
+}
+
+/// Stream a module into the new file `tmp` (created exclusively, written in
+/// ~1 MB chunks, fsynced when `fsync`), naming `target` in errors — `tmp`'s
+/// directory when that is what is missing. The one write policy is the
+/// caller's (`python/lncsplit/_atomic.py`: it picks the temporary name,
+/// renames it into place and removes it on any failure); this is only its
+/// streaming half, so a huge module is never materialized whole.
+pub fn write_module_file(m: &Module, version: u32, tmp: &Path, target: &Path, fsync: bool) -> Result<()> {
+    let m = &*front(m, version)?;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(tmp)
+        .map_err(|e| {
+            let dir = tmp
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            Error::io(if dir.is_dir() { target } else { dir }, e)
+        })?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, &file);
+    let mut o = Out::streaming(&mut w);
+    Writer::new(&m.ctx, version).module(&mut o, m)?;
+    o.flush().map_err(|e| Error::io(target, e))?;
+    w.flush().map_err(|e| Error::io(target, e))?;
+    drop(w);
+    if fsync {
+        file.sync_all().map_err(|e| Error::io(target, e))?;
+    }
+    Ok(())
 }
 
 pub(super) fn io(e: std::io::Error) -> Error {

@@ -782,6 +782,28 @@ def uneven_rows(mesh: Any) -> Any:
 # ------------------------------------------------------------------------------ the worker
 
 
+@program(
+    description=(
+        "Per-token mixing: 1024 tokens, each with its own 4x4 matrix (W f32[1024,4,4], x "
+        "f32[1024,4], y = tanh(einsum('tij,tj->ti', W, x))), tokens sharded over 2 "
+        "partitions: a dot with a batch dim of 512 per partition, lowered as one small PE "
+        "matmul per token — the corpus's largest program in BIR instructions (the "
+        "lower_partitioned_instructions_per_s benchmark)."
+    ),
+    mesh_shape=(2,),
+    axis_names=("x",),
+    inputs=lambda rng: [_normal(rng, (1024, 4, 4), 0.5), _normal(rng, (1024, 4))],
+    expect=frozenset("dot tanh".split()),
+)
+def per_token_mixing(mesh: Any) -> Any:
+    jax, jnp, lax, P = _j()
+
+    def per_token_mixing(w: Any, x: Any) -> Any:
+        return jnp.tanh(jnp.einsum("tij,tj->ti", w, x))
+
+    return per_token_mixing, [P("x", None, None), P("x", None)], [P("x", None)]
+
+
 def _program_json(
     prog: Program,
     jax: Any,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lncsplit.frontend import HloModule, HloSharding
+
+PASS_DUMPS = Path(__file__).parent / "data" / "xla_passes"
 
 JAX_TEXT = (
     "HloModule jit_f, entry_computation_layout={(f32[8,8]{1,0})->f32[8,8]{1,0}}, "
@@ -122,3 +126,87 @@ def test_dynamic_and_layout_shapes() -> None:
     c = m.get("c")
     assert c is not None and c.shape.dims == (8, 4) and c.shape.dynamic == (True, False)
     assert str(m) == text
+
+
+def _real_dumps() -> list[Path]:
+    """Real XLA dumps made here: the JAX corpus's before, after and compiled files, and
+    ``data/xla_passes`` (two corpus programs dumped after every HLO pass XLA runs, by
+    ``scripts/make-jax-corpus --all-passes``: JAX's own module with its stock ``Sharding``
+    custom calls and Shardy's ``frontend_attributes``, the partitioner's, the fusion passes',
+    the scheduled module's)."""
+    import lncsplit.examples
+
+    corpus = Path(lncsplit.examples.__file__).parent / "jax"
+    return sorted(corpus.glob("*/*.txt")) + sorted(PASS_DUMPS.glob("*/*.txt"))
+
+
+def _assert_every_line_parses_and_prints_back(files: list[Path]) -> None:
+    for f in files:
+        text = f.read_text()
+        m = HloModule.parse(text)
+        assert str(m) == text, f.name
+        for comp in m.computations:
+            unparsed = [b for b in comp.body if isinstance(b, str)]
+            assert not unparsed, (f.name, unparsed[:3])
+        lines = text.splitlines()
+        for instr in m.instructions:
+            assert instr.line is not None and f"%{instr.name} = " in lines[instr.line - 1]
+
+
+def test_every_line_of_real_xla_dumps_parses_and_prints_back() -> None:
+    """FileNames/FunctionNames/FileLocations/StackFrames sections, stack_frame_id,
+    backend_config, frontend_attributes, is_scheduled, layouts, mesh replica groups, called
+    computations, fusions: each computation line is an instruction, and the text prints back
+    byte for byte."""
+    files = _real_dumps()
+    assert len(files) >= 60
+    texts = "".join(f.read_text() for f in files)
+    for feature in (
+        "\nFileNames\n",
+        "\nStackFrames\n",
+        "stack_frame_id=",
+        "backend_config=",
+        "frontend_attributes=",
+        "is_scheduled=true",
+        "replica_groups=mesh[",
+        "kind=kLoop",
+        "kind=kCustom",
+        'custom_call_target="Sharding"',
+    ):
+        assert feature in texts, feature
+    _assert_every_line_parses_and_prints_back(files)
+
+
+def test_the_attributes_of_real_dumps_are_read() -> None:
+    """What the reader models in a real dump: the header, frontend_attributes and
+    backend_config kept verbatim as attribute values, called computations, fusions."""
+    pre = next(PASS_DUMPS.glob("shape_ops/*.0000.*.txt"))
+    m = HloModule.parse(pre.read_text())
+    assert m.name == "jit_shape_ops"
+    constraint = next(i for i in m.instructions if i.custom_call_target == "Sharding")
+    assert constraint.sharding is not None and str(constraint.sharding) == "{devices=[2,1,1]<=[2]}"
+    assert constraint.attributes["frontend_attributes"].startswith("{xla.sdy.sharding=")
+    last = sorted(PASS_DUMPS.glob("megatron_mlp/*.txt"))[-1]
+    m = HloModule.parse(last.read_text())
+    assert "is_scheduled=true" in m.header
+    fusions = [i for i in m.instructions if i.opcode == "fusion"]
+    assert fusions and all(i.attributes["calls"].startswith("%") for i in fusions)
+    custom = [i for i in fusions if i.attributes.get("kind") == "kCustom"]
+    assert custom and all(i.backend_config for i in custom)
+
+
+def test_jax_users_own_dump_lowers_its_sharding_custom_calls() -> None:
+    """§3.5: the module JAX hands XLA (stock ``Sharding`` custom calls) lowers by its
+    constraints over the LNC mesh."""
+    from lncsplit.frontend import lower_to_symbolic_json
+
+    pre = next(PASS_DUMPS.glob("shape_ops/*.0000.*.txt"))
+    m = HloModule.parse(pre.read_text())
+    doc = lower_to_symbolic_json(m, 2)
+    names = [i["name"] for b in doc["functions"][0]["basic_blocks"] for i in b["instructions"]]
+    assert "sharding_constraint.2" in names
+
+
+def test_text_without_a_final_newline_prints_back_without_one() -> None:
+    text = "HloModule m\n\nENTRY %e () -> f32[] {\n  ROOT %c = f32[] constant(1)\n}"
+    assert str(HloModule.parse(text)) == text

@@ -354,3 +354,26 @@ def test_operand_of_another_shape_is_a_lowering_error() -> None:
     )
     with pytest.raises(LoweringError, match="operand shape"):
         lower_to_symbolic_json(HloModule.parse(text), 2)
+
+
+def test_jax_stock_sharding_custom_call_is_lowered_as_the_lnc_constraint() -> None:
+    """Contract §3.5 (2026-12-02): JAX's custom_call_target="Sharding" over the LNC mesh."""
+    text = str(_module((8, 4), "{devices=[2,1]<=[2]}")).replace(LNC, "Sharding")
+    d = lower_to_symbolic_json(HloModule.parse(text), 2)
+    _check_symbolic(d, "x", (8, 4), "{devices=[2,1]<=[2]}", 2)
+    with pytest.raises(LoweringError):  # a Sharding over 4 devices is not the 2-core LNC mesh
+        lower_to_symbolic_json(
+            HloModule.parse(text.replace("<=[2]", "<=[4]").replace("[2,1]", "[4,1]")), 2
+        )
+
+
+def test_lower_to_symbolic_with_nothing_to_lower_raises_nothing_to_lower() -> None:
+    from lncsplit.frontend import NothingToLowerError, lower_to_symbolic
+
+    text = (
+        "HloModule m\n\nENTRY %e (p: f32[4]) -> f32[4] {\n  ROOT %p = f32[4]{0} parameter(0)\n}\n"
+    )
+    for f in (lower_to_symbolic_json, lower_to_symbolic):
+        with pytest.raises(NothingToLowerError, match="nothing to lower"):
+            f(HloModule.parse(text), 2)
+    assert issubclass(NothingToLowerError, LoweringError)

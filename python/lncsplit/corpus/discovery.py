@@ -101,9 +101,10 @@ def discover_units(
     return units
 
 
-def error_unit(path: str, rel: str, message: str) -> Unit:
-    """A unit that is reported failed with an :class:`InputError` and never processed."""
-    info: ErrorInfo = {"type": InputError.__name__, "code": None, "message": message}
+def error_unit(path: str, rel: str, message: str, error_type: str = InputError.__name__) -> Unit:
+    """A unit that is reported failed (with an :class:`InputError` unless ``error_type`` names
+    another class) and never processed."""
+    info: ErrorInfo = {"type": error_type, "code": None, "message": message}
     return Unit(path, rel, error=info)
 
 

@@ -18,7 +18,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from lncsplit._atomic import LINKED_FILE, remove_dirs, remove_outputs, write_core_files
-from lncsplit._inputs import HLO_SUFFIXES, input_stem, read_input, with_input
+from lncsplit._inputs import HLO_SUFFIXES, input_stem, with_input
 from lncsplit.corpus.unit import FileResult, Unit, error_info
 
 if TYPE_CHECKING:
@@ -120,13 +120,14 @@ class _Phases:
 def _read_module(res: FileResult, path: str, options: PassOptions) -> Any:
     from lncsplit._core import Module
 
-    if path.lower().endswith(HLO_SUFFIXES):
-        from lncsplit.frontend import lower_hlo_text
+    if path.lower().endswith((*HLO_SUFFIXES, ".txt")):
+        from lncsplit.frontend.xla_dump import is_hlo_text_file, lower_hlo_input
 
-        data = read_input(path)
-        res.bytes_in = len(data)
-        text = data.decode("utf-8")
-        return lower_hlo_text(text, options.lnc_size, arch=options.arch or "gen3").module()
+        if is_hlo_text_file(path):
+            # HLO text (a partitioned module whole, else its constraints), contract §3.5, §3.9
+            res.bytes_in = os.path.getsize(path)
+            lowered = lower_hlo_input(path, options.lnc_size, arch=options.arch or "gen3")
+            return lowered.module()
     # A file split on one core (``parallel=False``: the corpus runs files side
     # by side, or --jobs 1) is read on that core too: the parallel loader's
     # pre-scan looks for big instruction arrays in every file over ~120 KB, and

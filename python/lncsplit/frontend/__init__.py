@@ -2,8 +2,9 @@
 
 HloSharding text (parse/print/normalize/validate, tile maths), an HLO text reader/writer, the
 AwsNeuron custom-call seam (whitelist, partitioner registry, dispatch, reshard planning, cost),
-static-ring transfer unpacking, the penguin printer line, ``logical_nc_config`` and
-``lower_to_symbolic``. Pure Python (numpy); the compiled ``lncsplit`` core is only imported by
+static-ring transfer unpacking, the penguin printer line, ``logical_nc_config``,
+``lower_to_symbolic`` (the LNC constraints, §3.5) and ``lower_partitioned`` (XLA's partitioned
+program whole, §3.9). Pure Python (numpy); the compiled ``lncsplit`` core is only imported by
 :func:`lower_to_symbolic` and :func:`make_pass_options`.
 """
 
@@ -39,6 +40,13 @@ from .lowering import (
     lower_to_symbolic,
     lower_to_symbolic_json,
     offset_expression,
+)
+from .partitioned import (
+    is_partitioned,
+    lower_partitioned,
+    lower_partitioned_json,
+    lower_partitioned_text,
+    supported_ops,
 )
 from .printer import print_lnc_sharding_constraint
 from .reshard import (
@@ -106,8 +114,13 @@ __all__ = [
     "handle_custom_call",
     "is_custom_call_loading_param",
     "logical_nc_config",
+    "is_partitioned",
+    "lower_partitioned",
+    "lower_partitioned_json",
+    "lower_partitioned_text",
     "lower_to_symbolic",
     "lower_to_symbolic_json",
+    "supported_ops",
     "make_pass_options",
     "offset_expression",
     "plan_default_action",

@@ -4,8 +4,10 @@
 (``[ENTRY] %name (params) -> shape {`` ... ``}``) and instruction lines of the form
 ``[ROOT] %name = <shape> <opcode>(<operands>), key=value, ...``. Everything it does not model
 (unknown lines, attributes, header fields, unparsable instruction lines, sharding texts it cannot
-parse) is kept verbatim, never an error; ``str(module)`` prints the module back and
-``HloModule.parse(str(m)) == m``.
+parse, XLA's ``FileNames``/``FunctionNames``/``FileLocations``/``StackFrames`` debug sections) is
+kept verbatim, never an error; ``str(module)`` prints the text back as it was read (blank lines
+and the final newline included) and ``HloModule.parse(str(m)) == m``. Each parsed instruction
+knows its 1-based ``line``.
 """
 
 from __future__ import annotations
@@ -74,61 +76,76 @@ class HloParseError(LncsplitError, ValueError):
     """Raised only for text that is not HLO at all (e.g. a shape string that cannot be read)."""
 
 
+#: The characters the bracket-aware scanners stop at (everything else is skipped in bulk).
+_SPECIAL = re.compile(r'["()\[\]{}]|/\*|,')
+
+
+def _skip_quoted(text: str, i: int) -> int:
+    """Index after the string literal starting at ``text[i]`` (a ``"``)."""
+    n = len(text)
+    j = i + 1
+    while j < n and text[j] != '"':
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def _split_top(text: str, sep: str = ",") -> list[str]:
-    """Split at ``sep`` outside brackets, braces, parentheses, quotes and ``/* */`` comments."""
+    """Split at ``sep`` (a comma) outside brackets, braces, parentheses, quotes and ``/* */``
+    comments."""
+    if sep != ",":
+        raise ValueError("only commas split HLO text")
     parts: list[str] = []
     depth = 0
-    cur: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
+    start = 0
+    i = 0
+    n = len(text)
+    search = _SPECIAL.search
+    while True:
+        m = search(text, i)
+        if m is None:
+            break
+        c = m.group()
+        k = m.start()
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            cur.append(text[i : j + 1])
-            i = j + 1
+            i = _skip_quoted(text, k)
             continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            cur.append(text[i:j])
-            i = j
+        if c == "/*":
+            end = text.find("*/", k + 2)
+            i = n if end < 0 else end + 2
             continue
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-        if c == sep and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-        i += 1
-    parts.append("".join(cur))
+        elif depth == 0:  # a comma at the top level
+            parts.append(text[start:k])
+            start = k + 1
+        i = k + 1
+    parts.append(text[start:])
     return parts
 
 
 def _match_close(text: str, start: int) -> int:
     """Index of the bracket closing ``text[start]`` (quotes respected); -1 if unbalanced."""
     depth = 0
-    i, n = start, len(text)
-    while i < n:
-        c = text[i]
+    i = start
+    search = _SPECIAL.search
+    while True:
+        m = search(text, i)
+        if m is None:
+            return -1
+        c = m.group()
+        k = m.start()
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _skip_quoted(text, k)
             continue
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
             if depth == 0:
-                return i
-        i += 1
-    return -1
+                return k
+        i = k + 1
 
 
 @dataclass(frozen=True)
@@ -229,6 +246,8 @@ class HloInstruction:
     literal: str | None = None
     percent: bool = True
     computation: str = ""
+    #: 1-based line of the instruction in the text it was parsed from (None when built).
+    line: int | None = None
 
     @classmethod
     def parse_line(cls, line: str) -> HloInstruction | None:
@@ -394,12 +413,19 @@ def _parse_attributes(after: str) -> dict[str, str] | None:
         return attrs
     if not after.startswith(","):
         return None
+    last = ""
     for piece in _split_top(after[1:]):
         piece = piece.strip()
         if not piece:
             continue
         key, eq, val = piece.partition("=")
-        attrs[key.strip()] = val.strip() if eq else ""
+        key = key.strip()
+        if key == "device_ids" and last == "replica_groups" and "{" not in attrs[last]:
+            # replica_groups=mesh[...], device_ids=(...) {...}: one value with a top-level comma
+            attrs[last] += f", {piece}"
+            continue
+        attrs[key] = val.strip() if eq else ""
+        last = key
     return attrs
 
 
@@ -484,6 +510,8 @@ class HloModule:
     name: str
     header: str
     sections: list[HloComputation | str] = field(default_factory=list)
+    #: whether the text ends with a newline (printed back the same way)
+    final_newline: bool = True
 
     @classmethod
     def parse(cls, text: str) -> HloModule:
@@ -518,6 +546,7 @@ class HloModule:
                         comp.body.append(body_line.rstrip())
                     else:
                         instr.computation = comp.name
+                        instr.line = i + 1
                         comp.body.append(instr)
                     i += 1
                 sections.append(comp)
@@ -525,10 +554,8 @@ class HloModule:
                 continue
             sections.append(line.rstrip())
             i += 1
-        # drop trailing blank lines for a stable round trip
-        while sections and isinstance(sections[-1], str) and not sections[-1].strip():
-            sections.pop()
-        return cls(name=name, header=header, sections=sections)
+        # XLA's dumps end in a blank line: kept, so the text prints back as it was read
+        return cls(name=name, header=header, sections=sections, final_newline=text.endswith("\n"))
 
     @property
     def computations(self) -> list[HloComputation]:
@@ -570,7 +597,7 @@ class HloModule:
         parts = [self.header] if self.header else []
         for s in self.sections:
             parts.append(s.to_string() if isinstance(s, HloComputation) else s)
-        return "\n".join(parts) + "\n"
+        return "\n".join(parts) + ("\n" if self.final_newline or not parts else "")
 
     def __str__(self) -> str:
         return self.to_string()

@@ -94,7 +94,16 @@ class LoweringError(LncsplitError, ValueError):
 
 
 class NothingToLowerError(LoweringError):
-    """The HLO text has no ``AwsNeuronLNCShardingConstraint`` (or no instruction at all)."""
+    """The HLO text has no LNC sharding constraint (``AwsNeuronLNCShardingConstraint`` or JAX's
+    ``Sharding``), or no instruction at all."""
+
+
+#: JAX's stock sharding-constraint custom call (``jax.lax.with_sharding_constraint``): lowered
+#: like ``AwsNeuronLNCShardingConstraint`` when its mesh is the LNC mesh (contract §3.5).
+JAX_SHARDING = "Sharding"
+
+#: The custom-call targets lowered as LNC sharding constraints.
+CONSTRAINT_TARGETS = (LNC_SHARDING_CONSTRAINT, JAX_SHARDING)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -281,14 +290,14 @@ def _per_core_tiles(
 def _constraint_sharding(instr: HloInstruction) -> HloSharding:
     """The constraint's sharding; a text XLA's parser rejects keeps XLA's message."""
     text = instr.attributes.get("sharding")
+    target = instr.custom_call_target
     if text is None:
-        raise LoweringError(f"%{instr.name}: {LNC_SHARDING_CONSTRAINT} without a sharding")
+        raise LoweringError(f"%{instr.name}: {target} without a sharding")
     try:
         return HloSharding.parse(text)
     except HloShardingParseError as exc:
         raise LoweringError(
-            f"%{instr.name}: {LNC_SHARDING_CONSTRAINT} sharding={text}: {exc} "
-            f"(at offset {exc.position})"
+            f"%{instr.name}: {target} sharding={text}: {exc} (at offset {exc.position})"
         ) from None
 
 
@@ -478,11 +487,15 @@ def _is_constraint(instr: HloInstruction) -> bool:
         check_custom_call(instr)
     except CustomCallCheckError as exc:
         raise LoweringError(str(exc)) from exc
-    return instr.custom_call_target == LNC_SHARDING_CONSTRAINT
+    return instr.custom_call_target in CONSTRAINT_TARGETS
 
 
 def lower_to_symbolic_json(hlo_module: HloModule, lnc: int, *, arch: str = "gen3") -> JsonDict:
     """Lower the LNC sharding constraints of ``hlo_module`` to a symbolic BIR-JSON module (dict).
+
+    The constraints are ``AwsNeuronLNCShardingConstraint`` custom calls and JAX's stock
+    ``custom_call_target="Sharding"`` (the same constraint over the LNC mesh: its devices must
+    be the ``lnc`` cores). Text with none raises :class:`NothingToLowerError`.
 
     The module is named ``<hlo name>_nc_symbolic``; it has one function ``main`` (no
     ``shard_ids``: they are derived on load) whose single block holds the lowered ``DMACopy``
@@ -500,6 +513,8 @@ def lower_to_symbolic_json(hlo_module: HloModule, lnc: int, *, arch: str = "gen3
     for instr in hlo_module.instructions:
         if _is_constraint(instr):
             instructions += _lower_instruction(hlo_module, instr, allocs, lnc)
+    if not instructions:
+        raise NothingToLowerError(_nothing_message(hlo_module))
     name = hlo_module.name or "module"
     return {
         "version": 2,
@@ -517,6 +532,21 @@ def lower_to_symbolic_json(hlo_module: HloModule, lnc: int, *, arch: str = "gen3
     }
 
 
+def _nothing_message(hlo: HloModule) -> str:
+    instrs = hlo.instructions
+    if not instrs:
+        return (
+            "nothing to lower: no HLO instruction found; is this HLO text as XLA/JAX print it "
+            "(jax.jit(f).lower(...).compiler_ir('hlo').as_hlo_text())?"
+        )
+    return (
+        f"nothing to lower: HLO module {hlo.name or '(unnamed)'} has no "
+        f"{LNC_SHARDING_CONSTRAINT} or {JAX_SHARDING} custom call ({len(instrs)} other "
+        "instruction(s) found); a module XLA partitioned (after spmd-partitioning) is lowered "
+        "whole by lower_partitioned"
+    )
+
+
 def lower_to_symbolic(hlo_module: HloModule, lnc: int, *, arch: str = "gen3") -> Any:
     """:func:`lower_to_symbolic_json` loaded as an ``lncsplit.Module`` (imported lazily)."""
     lncsplit = importlib.import_module("lncsplit")
@@ -527,15 +557,31 @@ def lower_to_symbolic(hlo_module: HloModule, lnc: int, *, arch: str = "gen3") ->
 
 @dataclass
 class LoweredHlo:
-    """:func:`lower_hlo_text`'s result: the module's JSON document and notes for the user."""
+    """:func:`lower_hlo_text`'s result: the module's JSON document and notes for the user.
 
-    document: JsonDict
+    A lowering that writes its document as JSON text (``lower_partitioned``) passes ``text``
+    and leaves ``document`` empty: :attr:`json_document` parses it on demand."""
+
+    document: JsonDict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: the N it was lowered for
+    lnc: int | None = None
+    #: the document as JSON text, when it was written as text
+    text: str | None = None
+
+    @property
+    def json_document(self) -> JsonDict:
+        """The document as a dict (parsed from ``text`` when that is what was written)."""
+        if self.text is not None and not self.document:
+            self.document = json.loads(self.text)
+        return self.document
 
     def module(self) -> Any:
         """The document loaded as an ``lncsplit.Module``."""
         lncsplit = importlib.import_module("lncsplit")
-        return lncsplit.Module.from_json(json.dumps(self.document))
+        return lncsplit.Module.from_json(
+            self.text if self.text is not None else json.dumps(self.document)
+        )
 
 
 def lower_hlo_text(text: str, lnc: int, *, arch: str = "gen3") -> LoweredHlo:
@@ -548,26 +594,18 @@ def lower_hlo_text(text: str, lnc: int, *, arch: str = "gen3") -> LoweredHlo:
     """
     hlo = HloModule.parse(text)
     instrs = list(hlo.instructions)
-    if not instrs:
-        raise NothingToLowerError(
-            "nothing to lower: no HLO instruction found; is this HLO text as XLA/JAX print it "
-            "(jax.jit(f).lower(...).compiler_ir('hlo').as_hlo_text())?"
-        )
     constraints = [
         i
         for i in instrs
-        if i.opcode == "custom-call" and i.custom_call_target == LNC_SHARDING_CONSTRAINT
+        if i.opcode == "custom-call" and i.custom_call_target in CONSTRAINT_TARGETS
     ]
     if not constraints:
-        raise NothingToLowerError(
-            f"nothing to lower: HLO module {hlo.name or '(unnamed)'} has no "
-            f"{LNC_SHARDING_CONSTRAINT} custom call (lncsplit lowers only the LNC sharding "
-            f"constraints; {len(instrs)} other instruction(s) found)"
-        )
+        raise NothingToLowerError(_nothing_message(hlo))
     doc = lower_to_symbolic_json(hlo, lnc, arch=arch)
     made = sum(len(b["instructions"]) for f in doc["functions"] for b in f["basic_blocks"])
+    targets = " and ".join(dict.fromkeys(str(i.custom_call_target) for i in constraints))
     notes = [
-        f"lowered {len(constraints)} {LNC_SHARDING_CONSTRAINT} custom call(s) of HLO module "
+        f"lowered {len(constraints)} {targets} custom call(s) of HLO module "
         f"{hlo.name or '(unnamed)'} to {made} instruction(s) for lnc {lnc}"
     ]
     others = len(instrs) - len(constraints)
@@ -576,7 +614,7 @@ def lower_hlo_text(text: str, lnc: int, *, arch: str = "gen3") -> LoweredHlo:
             f"{others} other HLO instruction(s) are not lowered: lncsplit lowers only the LNC "
             "sharding constraints (the data each core owns), not the computation"
         )
-    return LoweredHlo(doc, notes)
+    return LoweredHlo(doc, notes, lnc)
 
 
 def is_hlo_path(path: str | os.PathLike[str]) -> bool:

@@ -54,6 +54,8 @@ ShapeLike = Sequence[int] | _HasDims
 
 
 def _dims_of(shape: ShapeLike) -> tuple[int, ...]:
+    if isinstance(shape, (tuple, list)):  # the common case, before the slow Protocol check
+        return tuple(int(d) for d in shape)
     if isinstance(shape, _HasDims):
         return tuple(int(d) for d in shape.dims)
     return tuple(int(d) for d in shape)

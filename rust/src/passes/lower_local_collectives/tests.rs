@@ -538,7 +538,11 @@ fn physical_access_patterns_are_chunked_and_proxied_by_location() {
             }
         }
     }
-    assert_eq!(offsets, [0, 16, 32, 48].into_iter().collect(), "chunk offsets in elements");
+    assert_eq!(
+        offsets,
+        [0, 16, 32, 48].into_iter().collect(),
+        "chunk offsets in elements"
+    );
     // SendRecv whose output names only its location: the proxy is found by location.
     let (send, recv) = ring(2);
     let half = [[64, 64], [1, 64]];

@@ -1,0 +1,1 @@
+//! Tests of the symbolic race checker's sweep against the concrete checker.

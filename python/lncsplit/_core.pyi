@@ -293,6 +293,7 @@ def generate_module(
     racy: bool = False,
     ap_partitions: int | None = None,
     ap_columns: int | None = None,
+    lnc_generic: bool = False,
 ) -> Module: ...
 def generate_corpus(
     dir: str | PathLike[str],
@@ -303,6 +304,7 @@ def generate_corpus(
     racy: bool = False,
     ap_partitions: int | None = None,
     ap_columns: int | None = None,
+    lnc_generic: bool = False,
 ) -> list[Path]: ...
 def describe_module(module: Module) -> dict[str, Any]:
     """The ``lncsplit info`` description, read from the typed model."""

@@ -304,7 +304,7 @@ pub(crate) fn _load_traced(
 
 /// A seeded synthetic symbolic module (`lncsplit gen`).
 #[pyfunction]
-#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None))]
+#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None, lnc_generic = false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_module(
     py: Python<'_>,
@@ -316,6 +316,7 @@ pub(crate) fn generate_module(
     racy: bool,
     ap_partitions: Option<i64>,
     ap_columns: Option<i64>,
+    lnc_generic: bool,
 ) -> PyResult<PyBirModule> {
     let opts = GenOptions {
         seed,
@@ -326,6 +327,7 @@ pub(crate) fn generate_module(
         racy,
         ap_partitions,
         ap_columns,
+        lnc_generic,
     };
     let m = py.detach(|| crate::gen::generate_module(&opts))?;
     Ok(PyBirModule::new(m))
@@ -333,7 +335,7 @@ pub(crate) fn generate_module(
 
 /// Write a synthetic corpus `dir/gen_0000.json …`; returns the paths.
 #[pyfunction]
-#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None))]
+#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None, lnc_generic = false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_corpus(
     py: Python<'_>,
@@ -345,6 +347,7 @@ pub(crate) fn generate_corpus(
     racy: bool,
     ap_partitions: Option<i64>,
     ap_columns: Option<i64>,
+    lnc_generic: bool,
 ) -> PyResult<Vec<PathBuf>> {
     let opts = GenOptions {
         seed,
@@ -353,6 +356,7 @@ pub(crate) fn generate_corpus(
         racy,
         ap_partitions,
         ap_columns,
+        lnc_generic,
         ..Default::default()
     };
     Ok(py.detach(|| crate::gen::generate_corpus_with(&dir, modules, &opts))?)

@@ -94,8 +94,8 @@ impl ArgFp {
 
 /// The memory arguments of an instruction in the concrete checker's order
 /// (`ins`, `outs`, `indirection_ins`).
-pub fn memory_args(inst: &Instruction) -> Vec<(ArgList, usize, &Argument)> {
-    let mut out = Vec::new();
+pub fn memory_args(inst: &Instruction) -> SmallVec<[(ArgList, usize, &Argument); 4]> {
+    let mut out = SmallVec::new();
     let lists: [(ArgList, &[Argument]); 3] = [
         (ArgList::Ins, &inst.ins),
         (ArgList::Outs, &inst.outs),

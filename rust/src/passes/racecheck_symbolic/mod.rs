@@ -85,11 +85,20 @@ pub fn plan(module: &Module, lnc: &ISet) -> Result<Value> {
             format!("lnc = {}", lnc.describe()),
         ));
     }
+    let clock = std::time::Instant::now();
+    let timing = std::env::var_os("LNCSPLIT_SYMBOLIC_TIMING").is_some();
+    let lap = |what: &str| {
+        if timing {
+            eprintln!("racecheck_symbolic: {what} at {:?}", clock.elapsed());
+        }
+    };
     let mut forms = Forms::new(&module.ctx);
     let models: Vec<FnModel<'_>> = module.functions.iter().map(|f| FnModel::build(&mut forms, f)).collect();
+    lap("models");
     let max_core = lnc.max().flatten().map(|n| n - 1);
     let validity = validity::analyse(module, &models, &mut forms, max_core);
     let invalid = validity::invalid_ns(&validity.causes, lnc);
+    lap("validity");
     let mut valid = lnc.clone();
     for (s, _, _) in &invalid {
         valid = valid.minus(s);
@@ -115,7 +124,9 @@ pub fn plan(module: &Module, lnc: &ISet) -> Result<Value> {
                 }));
                 continue;
             }
+            lap("epochs");
             let accs = pairs::accesses(model, &mut forms, &epochs, valid_max_core);
+            lap("accesses");
             let qs = forms.qs.clone();
             let cx = pairs::Ctx {
                 model,
@@ -126,6 +137,7 @@ pub fn plan(module: &Module, lnc: &ISet) -> Result<Value> {
                 function: &model.function.name,
             };
             pairs::analyse(&cx, &accs, &mut out);
+            lap("pairs");
         }
     }
     unknown.extend(out.unknown);

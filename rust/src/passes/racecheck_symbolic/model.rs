@@ -213,7 +213,11 @@ pub fn eval_shard(l: &Lin, qs: &[QDef], s: i64) -> Option<i64> {
 /// (the others count as true: undecided with only the shard bound). `hi`:
 /// the greatest core asked about (None: every core). Err when the set cannot
 /// be computed (a floor or modulo of the shard with too many cores to try).
-pub fn shard_presence(preds: &[Pred], qs: &[QDef], hi: Option<i64>) -> std::result::Result<ISet, String> {
+pub fn shard_presence<'p>(
+    preds: impl IntoIterator<Item = &'p Pred>,
+    qs: &[QDef],
+    hi: Option<i64>,
+) -> std::result::Result<ISet, String> {
     let mut set = ISet::from(0);
     for p in preds {
         let Pred::Lin { form, eq } = p else { continue };

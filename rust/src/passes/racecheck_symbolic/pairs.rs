@@ -117,6 +117,7 @@ pub fn accesses(model: &FnModel<'_>, forms: &mut Forms<'_>, epochs: &Epochs, max
         .filter_map(|s| f.memory_location_set(s))
         .flat_map(|s| locations_of(s).into_iter().map(|l| l.0))
         .collect();
+    let mut pbs: hashbrown::HashMap<&str, i64> = hashbrown::HashMap::new();
     for n in &model.nodes {
         let args = memory_args(n.inst);
         if args.is_empty() {
@@ -128,9 +129,7 @@ pub fn accesses(model: &FnModel<'_>, forms: &mut Forms<'_>, epochs: &Epochs, max
             path.extend(model.loops[l as usize].preds.iter());
         }
         path.extend(model.own_preds(n.pos).iter());
-        let owned: Vec<Pred> = path.iter().map(|p| (*p).clone()).collect();
-        let qs = forms.qs.clone();
-        let cores = shard_presence(&owned, &qs, max_core).unwrap_or_else(|_| ISet::from(0));
+        let cores = shard_presence(path.iter().copied(), &forms.qs, max_core).unwrap_or_else(|_| ISet::from(0));
         let cores = match max_core {
             Some(m) => cores.intersect(&ISet::range(0, m)),
             None => cores,
@@ -167,9 +166,11 @@ pub fn accesses(model: &FnModel<'_>, forms: &mut Forms<'_>, epochs: &Epochs, max
                     }
                     (own, Owner::Own)
                 };
-                let owner_pb = find_location(f, phys)
-                    .and_then(|(s, ty)| Layout::of(s, ty).ok())
-                    .map_or(1, |l| l.partition_bytes().max(1));
+                let owner_pb = *pbs.entry(phys).or_insert_with(|| {
+                    find_location(f, phys)
+                        .and_then(|(s, ty)| Layout::of(s, ty).ok())
+                        .map_or(1, |l| l.partition_bytes().max(1))
+                });
                 let sh = match shape(forms, arg, entry, li) {
                     Ok(s) => s,
                     Err(_) => continue, // invalid at every N it is present on (validity)

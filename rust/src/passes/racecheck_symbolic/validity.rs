@@ -18,7 +18,7 @@
 
 use hashbrown::HashMap;
 
-use super::affine::{Dom, Forms, Range};
+use super::affine::{Dom, Forms, Range, INF};
 use super::fp::{memory_args, set_of, shape, Shape};
 use super::model::{for_each_instance, iv_nodes, mentions_iv, shard_presence, FnModel, CORE_CAP};
 use super::nset::ISet;
@@ -305,6 +305,105 @@ fn remote_targets(model: &FnModel<'_>, fi: usize, v: &mut Validity) {
     }
 }
 
+/// `[lo, hi]` of each expression over every core of `[0, shard_hi]` and its
+/// loops (interval arithmetic, memoized by id; None: unbounded or undecided):
+/// the fast path of the footprint check, as the concrete checker's static
+/// scan (`lnc_barriercheck::bounds`) has it — a footprint is monotone in
+/// every address, so fitting at the least and greatest addresses means
+/// fitting for every instance on every core.
+struct Ranges<'c> {
+    ctx: &'c crate::pelican::Context,
+    shard_hi: Option<i64>,
+    memo: HashMap<ExprId, Option<(i64, i64)>>,
+}
+
+impl Ranges<'_> {
+    fn of(&mut self, id: ExprId) -> Option<(i64, i64)> {
+        if let Some(c) = self.ctx.as_constant(id) {
+            return Some((c, c));
+        }
+        if let Some(&r) = self.memo.get(&id) {
+            return r;
+        }
+        let r = self.compute(id);
+        self.memo.insert(id, r);
+        r
+    }
+
+    fn compute(&mut self, id: ExprId) -> Option<(i64, i64)> {
+        use crate::pelican::Node;
+        let scale = |(lo, hi): (i64, i64), k: i64| -> Option<(i64, i64)> {
+            let (a, b) = (lo.checked_mul(k)?, hi.checked_mul(k)?);
+            Some((a.min(b), a.max(b)))
+        };
+        match self.ctx.node(id) {
+            Node::AffExpr { terms, c } => terms.iter().try_fold((*c, *c), |acc, &(t, k)| {
+                let (lo, hi) = scale(self.of(t)?, k)?;
+                Some((acc.0.checked_add(lo)?, acc.1.checked_add(hi)?))
+            }),
+            Node::Sum { terms } => terms.iter().try_fold((0i64, 0i64), |acc, &t| {
+                let (lo, hi) = self.of(t)?;
+                Some((acc.0.checked_add(lo)?, acc.1.checked_add(hi)?))
+            }),
+            Node::Mult { var, scale: k } => scale(self.of(*var)?, *k),
+            Node::FloorDiv { numer, denom } | Node::CCDiv { numer, denom, .. } if *denom > 0 => {
+                let (lo, hi) = self.of(*numer)?;
+                Some((lo.div_euclid(*denom), hi.div_euclid(*denom)))
+            }
+            Node::Modulo { numer, denom } | Node::CCMod { numer, denom, .. } if *denom > 0 => {
+                let (lo, hi) = self.of(*numer)?;
+                if lo.div_euclid(*denom) == hi.div_euclid(*denom) {
+                    Some((lo.rem_euclid(*denom), hi.rem_euclid(*denom)))
+                } else {
+                    Some((0, denom - 1))
+                }
+            }
+            Node::ShardId { .. } => Some((0, self.shard_hi?)),
+            Node::AffineIV { .. } => Some((self.ctx.infimum(id)?, self.ctx.supremum(id)?)),
+            _ => None,
+        }
+    }
+
+    /// Does every memory argument of `inst` name a set of its function and
+    /// fit it for every core and instance (then nothing in it can be 9302)?
+    fn clears(&mut self, index: &FunctionIndex<'_>, inst: &crate::bir::Instruction) -> bool {
+        for (_, _, arg) in memory_args(inst) {
+            let Some(entry) = set_of(index, arg) else { return false };
+            match arg {
+                Argument::Symbolic(ap) => {
+                    let Ok(es) = element_size(ap.dtype.as_deref(), entry.set) else { return false };
+                    let mut lo = smallvec::SmallVec::<[i64; 4]>::new();
+                    let mut hi = smallvec::SmallVec::<[i64; 4]>::new();
+                    for &a in &ap.addrs {
+                        let Some((l, h)) = self.of(a) else { return false };
+                        lo.push(l);
+                        hi.push(h);
+                    }
+                    for loc in &entry.locations {
+                        let Ok(layout) = &loc.layout else { return false };
+                        if layout.check_symbolic(&ap.ap, &lo, es).is_err()
+                            || layout.check_symbolic(&ap.ap, &hi, es).is_err()
+                        {
+                            return false;
+                        }
+                    }
+                }
+                Argument::Physical(p) => {
+                    let Ok(es) = element_size(p.dtype.as_deref(), entry.set) else { return false };
+                    for loc in &entry.locations {
+                        let Ok(layout) = &loc.layout else { return false };
+                        if layout.physical(p, es).is_err() {
+                            return false;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        true
+    }
+}
+
 /// The most loop iterations tried to find an instance that leaves its
 /// location, per argument and core.
 const INSTANCE_BUDGET: u64 = 1 << 20;
@@ -321,15 +420,25 @@ fn footprints(
     let index = FunctionIndex::new(model.function);
     let ivs = iv_nodes(&module.ctx);
     let mut best: Option<(i64, Error)> = None;
-    let top = max_core.unwrap_or(CORE_CAP - 1);
+    let top = max_core.unwrap_or(i64::MAX / 2);
+    let mut ranges = Ranges {
+        ctx: &module.ctx,
+        shard_hi: max_core,
+        memo: HashMap::new(),
+    };
     for n in &model.nodes {
         let args = memory_args(n.inst);
         if args.is_empty() {
             continue;
         }
-        let qs = forms.qs.clone();
-        let present = match shard_presence(model.own_preds(n.pos), &qs, max_core) {
-            Ok(s) => s.intersect(&ISet::range(0, top)),
+        if ranges.clears(&index, n.inst) && accumulate_op(n.inst).is_ok() {
+            continue;
+        }
+        let present = match shard_presence(model.own_preds(n.pos), &forms.qs, max_core) {
+            Ok(s) => match max_core {
+                Some(m) => s.intersect(&ISet::range(0, m)),
+                None => s,
+            },
             Err(why) => {
                 v.undecided.push(Undecided {
                     why: format!("where {} is present: {why}", n.inst.name),
@@ -342,6 +451,10 @@ fn footprints(
         if first > limit {
             continue;
         }
+        let hull_hi = match present.max().flatten() {
+            Some(h) => h as i128,
+            None => INF,
+        };
         if let Err(e) = accumulate_op(n.inst) {
             keep(&mut best, first, e);
             continue;
@@ -370,30 +483,35 @@ fn footprints(
                     }
                     Shape::Whole(_) | Shape::Empty => continue,
                 };
-                let qs = forms.qs.clone();
+                let qs = &forms.qs;
                 let fixed = HashMap::new();
                 let hull = Range {
                     lo: first as i128,
-                    hi: present.max().flatten().unwrap_or(top) as i128,
+                    hi: hull_hi,
                 };
-                if fp.check(&mut Dom::new(&module.ctx, &qs, hull, &fixed)).is_ok() {
+                if fp.check(&mut Dom::new(&module.ctx, qs, hull, &fixed)).is_ok() {
                     continue;
                 }
                 let limit = best.as_ref().map_or(top, |b| b.0 - 1);
-                let Some(cores) = present.intersect(&ISet::range(0, limit)).values(CORE_CAP as usize) else {
+                let search = limit.min(CORE_CAP - 1);
+                let Some(cores) = present.intersect(&ISet::range(0, search)).values(CORE_CAP as usize) else {
                     continue;
                 };
+                let mut found = false;
+                let qs = qs.clone();
                 let point = !fp.start().is_some_and(|s| mentions_iv(&s, &qs));
                 for s in cores {
                     let mut dom = Dom::new(&module.ctx, &qs, Range::point(s as i128), &fixed);
                     let Err(e) = fp.check(&mut dom) else { continue };
                     if point {
                         keep(&mut best, s, fail(e));
+                        found = true;
                         break;
                     }
                     match first_bad_instance(module, model, &ivs, n.pos, arg, entry, loc, s) {
                         Ok(Some(e)) => {
                             keep(&mut best, s, fail(e));
+                            found = true;
                             break;
                         }
                         Ok(None) => {}
@@ -404,6 +522,15 @@ fn footprints(
                             break;
                         }
                     }
+                }
+                if !found && limit > search && present.intersect(&ISet::from(search + 1)).min().is_some() {
+                    v.undecided.push(Undecided {
+                        why: format!(
+                            "footprint of {}[{k}] of {} on cores past {search}: not decided (give a smaller lnc)",
+                            list.key(),
+                            n.inst.name
+                        ),
+                    });
                 }
             }
         }

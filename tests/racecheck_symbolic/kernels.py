@@ -26,8 +26,8 @@ def cols(set_: str, start: Json, n: int, total: int = COLS) -> Json:
     return sap(set_, [[total, 1], [1, n]], [const(0), start])
 
 
-def write(name: str, start: Json, n: int, **kw: Any) -> Json:
-    return inst(name, "DMACopy", ins=[cols("src", const(0), n)], outs=[cols("sh", start, n)], **kw)
+def write(name: str, start: Json, n: int, total: int = COLS, **kw: Any) -> Json:
+    return inst(name, "DMACopy", ins=[cols("src", const(0), n)], outs=[cols("sh", start, n, total)], **kw)
 
 
 def read(name: str, start: Json, n: int, **kw: Any) -> Json:
@@ -61,10 +61,12 @@ def s(k: int = 1, c: int = 0) -> Json:
     return aff([(shard(), k)], c)
 
 
-def build(instructions: list[Json]) -> lncsplit.Module:
+def build(instructions: list[Json], cols: int = COLS) -> lncsplit.Module:
+    """A module of ``instructions`` over the shared set ``sh`` (``cols`` columns) and the
+    private ``src``."""
     import json
 
-    return lncsplit.Module.from_json(json.dumps(module(instructions, [shared(), private()])))
+    return lncsplit.Module.from_json(json.dumps(module(instructions, [shared(cols=cols), private()])))
 
 
 def overlap_from_three() -> lncsplit.Module:
@@ -85,12 +87,18 @@ def late_cores() -> lncsplit.Module:
 
 
 def pairs_of_cores(disjoint: bool) -> lncsplit.Module:
-    """Core s writes from ``(s div 2)·64``: cores 2k and 2k+1 collide at every N, unless
-    each adds ``32·(s mod 2)`` (``disjoint``), a proof through quotients."""
+    """Core s writes 32 columns from ``(s div 2)·64``: cores 2k and 2k+1 collide at every
+    N, unless each adds ``32·(s mod 2)`` (``disjoint``), a proof through quotients. The
+    set has 256 columns: every N ≤ 8 is valid, cores ≥ 8 leave it (9302)."""
     start = mult(floordiv(s(), 2), 64)
     if disjoint:
         start = {"kind": "SumKind", "n_terms": 2, "terms": [start, mult(modulo(s(), 2), 32)]}
-    return build([write("w", start, 32)])
+    return build([write("w", start, 32, total=256)], cols=256)
+
+
+def same_columns() -> lncsplit.Module:
+    """Every core writes columns 0…15: a race at every N."""
+    return build([write("w", const(0), 16)])
 
 
 def barrier_of_two() -> lncsplit.Module:
@@ -126,3 +134,16 @@ def register_address() -> lncsplit.Module:
     d = module([write("w", aff([(reg, 1)]), 16)], [shared(), private()])
     d["functions"][0]["registers"] = ["r0"]
     return lncsplit.Module.from_json(json.dumps(d))
+
+
+def halves() -> lncsplit.Module:
+    """Core s writes 16 columns from ``(s mod 2)·64 + (s div 2)·16`` of 256: even cores
+    fill the first half, odd cores the second, apart while ``s div 2 < 4`` — for N ≤ 8
+    (no lemma sees it: a solver proof); at N = 9 core 8 comes back onto core 1's
+    columns 64…79 (a race, least witness cores 1 and 8, byte 256)."""
+    start = {
+        "kind": "SumKind",
+        "n_terms": 2,
+        "terms": [mult(modulo(s(), 2), 64), mult(floordiv(s(), 2), 16)],
+    }
+    return build([write("w", start, 16, total=256)], cols=256)

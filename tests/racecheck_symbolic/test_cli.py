@@ -27,12 +27,16 @@ def test_a_race_free_module_exits_0_and_prints_race_free(tmp_path: Path, capsys:
 def test_a_race_exits_1_and_json_lists_input_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     free = _file(tmp_path, kernels.pairs_of_cores(disjoint=True), "free")
     racy = _file(tmp_path, kernels.barrier_of_two(), "racy")
-    assert main(["racecheck", "--symbolic", free, racy, "--lnc", "all", "--json"]) == 1
+    assert main(["racecheck", "--symbolic", free, racy, "--lnc", "2-8", "--json"]) == 1
     docs = json.loads(capsys.readouterr().out)
     assert [d["input"] for d in docs] == [free, racy]
     assert docs[0]["report"]["ok"] is True
-    assert docs[1]["report"]["races"][0]["n"] == ["3-"]
-    assert docs[1]["report"]["lnc"] == "all"
+    assert docs[1]["report"]["races"][0]["n"] == [3, 4, 5, 6, 7, 8]
+    assert docs[1]["report"]["lnc"] == [2, 8]
+    assert main(["racecheck", "--symbolic", racy, "--lnc", "all", "--json"]) == 1
+    (doc,) = json.loads(capsys.readouterr().out)
+    assert doc["report"]["races"][0]["n"] == ["3-"]
+    assert doc["report"]["lnc"] == "all"
 
 
 def test_an_unknown_or_an_invalid_n_exits_1(tmp_path: Path) -> None:

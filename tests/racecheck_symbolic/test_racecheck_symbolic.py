@@ -49,15 +49,32 @@ def test_shard_div_2_addresses_collide_on_pairs_of_cores_at_every_n() -> None:
     assert disagreements(m, rep, NS) == []
 
 
-def test_shard_div_2_plus_shard_mod_2_is_proved_disjoint_by_the_solver() -> None:
+def test_shard_div_2_plus_shard_mod_2_is_the_ownership_slice_32_shard() -> None:
+    # 64·(s div 2) + 32·(s mod 2) is 32·s: the affine normal form makes it a lemma.
     m = kernels.pairs_of_cores(disjoint=True)
     rep = racecheck_symbolic(m, NS)
     assert rep.ok
     assert str(rep).startswith("race-free for N in 2-6")
     (proof,) = rep.proved
+    assert proof["reason"] == "ownership"
+    assert proof["detail"] == "bytes 128·s1 + [0, 127] vs 128·s2 + [0, 127]"
+    assert disagreements(m, rep, NS) == []
+
+
+def test_halves_are_proved_disjoint_by_the_solver_up_to_8_and_race_from_9() -> None:
+    m = kernels.halves()
+    rep = racecheck_symbolic(m, range(2, 9))
+    assert rep.ok, str(rep)
+    (proof,) = rep.proved
     assert proof["reason"] == "empty-set"
     assert proof["detail"].startswith("{ [s1, s2, x")
-    assert disagreements(m, rep, NS) == []
+    assert rep.stats["queries"] == 1
+    rep = racecheck_symbolic(m, range(2, 13))
+    (race,) = rep.races
+    assert race.n == [9, 10, 11, 12]
+    w = race.witness
+    assert (w.N, w.s1, w.s2, w.partition, w.byte) == (9, 1, 8, 0, 256)
+    assert disagreements(m, rep, range(2, 13)) == []
 
 
 def test_a_barrier_over_cores_0_and_1_orders_only_that_pair() -> None:
@@ -146,15 +163,28 @@ def test_lnc_all_answers_every_n_with_one_parametric_query_per_pair() -> None:
     assert race.n == ["3-"]
     assert rep.to_dict()["lnc"] == "all"
     assert rep.stats["queries"] == 1
-    rep = racecheck_symbolic(kernels.pairs_of_cores(disjoint=False), "all")
+    rep = racecheck_symbolic(kernels.same_columns(), "all")
     assert rep.races[0].n == "all"
+    assert str(rep).startswith("races for N in 2-")
+
+
+def test_lnc_all_gives_an_unbounded_tail_of_invalid_n_one_key() -> None:
+    # 256 columns: cores ≥ 8 leave the set, so every N ≥ 9 is invalid (one key "9-").
+    rep = racecheck_symbolic(kernels.pairs_of_cores(disjoint=False), "all")
+    assert list(rep.invalid) == ["9-"]
+    assert rep.invalid["9-"]["code"] == 9302
+    (race,) = rep.races
+    assert race.n == list(range(2, 9))
+    assert rep.to_dict()["invalid"] == {"9-": rep.invalid["9-"]}
 
 
 def test_lnc_takes_a_range_a_list_one_n_or_all_and_refuses_the_rest() -> None:
     m = kernels.overlap_from_three()
     assert racecheck_symbolic(m, range(2, 5)).to_dict()["lnc"] == [2, 4]
     assert racecheck_symbolic(m, [4, 2]).to_dict()["lnc"] == [2, 4]
-    assert racecheck_symbolic(m, 3).races[0].n == [3]
+    # n is "all" when the pair races at every N asked, else the list of its N.
+    assert racecheck_symbolic(m, 3).races[0].n == "all"
+    assert racecheck_symbolic(m, [2, 3, 5]).races[0].n == [3, 5]
     for bad in ([1, 2], "some", [], range(1, 4)):
         with pytest.raises(ValueError):
             racecheck_symbolic(m, bad)  # type: ignore[arg-type]

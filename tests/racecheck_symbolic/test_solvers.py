@@ -27,6 +27,7 @@ def corpus() -> Iterator[lncsplit.Module]:
     yield kernels.late_cores()
     yield kernels.pairs_of_cores(disjoint=False)
     yield kernels.pairs_of_cores(disjoint=True)
+    yield kernels.halves()
     yield kernels.barrier_of_two()
     yield kernels.barrier_in_loop(rotate=False)
     yield kernels.barrier_in_loop(rotate=True)

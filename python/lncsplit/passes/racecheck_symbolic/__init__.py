@@ -147,8 +147,6 @@ def _collect(
         t0 = time.perf_counter()
         ans: Answer = solve(backend, q, bound_for)
         seconds += time.perf_counter() - t0
-        if hasattr(backend, "forget"):
-            backend.forget(q)
         a, b = dict(qd["a"], _side="a"), dict(qd["b"], _side="b")
         if ans.empty or ans.point is None:
             detail = isl_text(q)

@@ -20,20 +20,21 @@ def _point(s: isl.Set) -> tuple[int, ...]:
 
 
 class IslBackend:
-    """The default backend: one ``isl.Context`` per backend, sets cached per query."""
+    """The default backend: one ``isl.Context``; the set of the query last asked about is
+    kept, since :func:`~.query.solve` asks up to three questions of one query in a row."""
 
     name = "isl"
 
     def __init__(self) -> None:
         self.ctx = isl.Context()
-        self._sets: dict[int, isl.Set] = {}
+        self._last: tuple[Query, isl.Set] | None = None
 
     def _set(self, q: Query) -> isl.Set:
-        key = id(q)
-        s = self._sets.get(key)
-        if s is None:
-            s = isl.Set.read_from_str(self.ctx, isl_text(q))
-            self._sets[key] = s
+        # Compared by value, not id(): a freed query's id is reused by the next one.
+        if self._last is not None and (self._last[0] is q or self._last[0] == q):
+            return self._last[1]
+        s = isl.Set.read_from_str(self.ctx, isl_text(q))
+        self._last = (q, s)
         return s
 
     def is_empty(self, q: Query) -> bool:
@@ -46,7 +47,3 @@ class IslBackend:
     def lexmin(self, q: Query, s2_max: int) -> tuple[int, ...]:
         cut = isl.Set.read_from_str(self.ctx, isl_text(q, [s2_at_most(s2_max)]))
         return _point(cut)
-
-    def forget(self, q: Query) -> None:
-        """Drop the cached set of a query that is answered."""
-        self._sets.pop(id(q), None)

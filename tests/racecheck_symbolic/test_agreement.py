@@ -9,6 +9,7 @@ import random
 import pytest
 from agreement import delete_barrier, disagreements
 
+import lncsplit
 from lncsplit import _core
 from lncsplit.passes.racecheck_symbolic import racecheck_symbolic
 
@@ -58,3 +59,31 @@ def test_lnc_generic_64_modules_agree_for_every_n_up_to_64() -> None:
         rep = racecheck_symbolic(m, ns)
         assert rep.unknown == [] and rep.invalid == {}
         assert disagreements(m, rep, ns) == []
+
+
+HLO_EXAMPLE = "jax_lnc_constraints.hlo.txt"
+
+
+def _shipped_names() -> list[str]:
+    from lncsplit.examples import example_paths
+
+    return [p.name for p in example_paths()] + [HLO_EXAMPLE]
+
+
+def _shipped(name: str) -> lncsplit.Module:
+    """A shipped example as a symbolic module (the HLO text lowered for N = 2)."""
+    from lncsplit.examples import examples_dir
+    from lncsplit.frontend import lower_hlo_file
+
+    path = str(examples_dir() / name)
+    return lower_hlo_file(path, 2).module() if name == HLO_EXAMPLE else lncsplit.load(path)
+
+
+@pytest.mark.parametrize("name", _shipped_names())
+def test_the_shipped_examples_agree_for_every_n_2_to_8(name: str) -> None:
+    m = _shipped(name)
+    rep = racecheck_symbolic(m, NS)
+    assert rep.unknown == [], rep.unknown
+    assert disagreements(m, rep, NS) == []
+    # Each is written for N = 2 and passes the pipeline there, race-free.
+    assert 2 not in rep.invalid and rep.races_at(2) == []

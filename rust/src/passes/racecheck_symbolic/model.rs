@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use hashbrown::HashMap;
+use smallvec::SmallVec;
 
 use super::affine::{Forms, Lin, Opaque, QDef, Var};
 use super::nset::ISet;
@@ -304,14 +305,47 @@ pub fn iv_nodes(ctx: &Context) -> HashMap<AxisId, ExprId> {
     out
 }
 
+/// An arena to evaluate the model's expressions in: `ctx`, where the model's
+/// id `e` is `ids[e]` (None: the model's own arena). The symbolic checker
+/// asks about cores past the module's ShardId bound; it evaluates in the
+/// arena of `with_shard_bound(module, CORE_CAP)`, whose ShardIds admit them.
+#[derive(Clone, Copy)]
+pub struct Arena<'a> {
+    pub ctx: &'a Context,
+    pub ids: Option<&'a [ExprId]>,
+}
+
+impl Arena<'_> {
+    pub fn id(&self, e: ExprId) -> ExprId {
+        self.ids.map_or(e, |m| m[e.index()])
+    }
+
+    fn mask(&self, preds: &[AffinePredicate], b: &Bindings) -> Result<u8> {
+        match self.ids {
+            None => eval_mask(self.ctx, preds, b),
+            Some(_) => {
+                let mapped: SmallVec<[AffinePredicate; 4]> = preds
+                    .iter()
+                    .map(|p| AffinePredicate {
+                        expr: self.id(p.expr),
+                        ge: p.ge,
+                    })
+                    .collect();
+                eval_mask(self.ctx, &mapped, b)
+            }
+        }
+    }
+}
+
 /// Visit every existing instance of instruction `pos` on core `shard` (the
 /// walk's rule: every enclosing Loop's mask and its own are not 0), with the
 /// IV values of its loops (outermost first); `visit` returns false to stop.
-/// Stops with `Ok(false)` after `budget` loop iterations.
+/// Stops with `Ok(false)` after `budget` loop iterations. `ivs` are the IV
+/// nodes of `arena.ctx` (`iv_nodes`).
 #[allow(clippy::too_many_arguments)]
 pub fn for_each_instance(
     model: &FnModel<'_>,
-    ctx: &Context,
+    arena: Arena<'_>,
     ivs: &HashMap<AxisId, ExprId>,
     pos: u32,
     shard: i64,
@@ -321,13 +355,13 @@ pub fn for_each_instance(
     let chain = model.chain(pos);
     let mut b = Bindings::shard(shard);
     let mut vals = vec![0i64; chain.len()];
-    enumerate(model, ctx, ivs, &chain, 0, pos, &mut b, &mut vals, budget, visit)
+    enumerate(model, arena, ivs, &chain, 0, pos, &mut b, &mut vals, budget, visit)
 }
 
 #[allow(clippy::too_many_arguments)]
 fn enumerate(
     model: &FnModel<'_>,
-    ctx: &Context,
+    arena: Arena<'_>,
     ivs: &HashMap<AxisId, ExprId>,
     chain: &[u32],
     level: usize,
@@ -339,14 +373,14 @@ fn enumerate(
 ) -> Result<bool> {
     if level == chain.len() {
         let inst = model.nodes[pos as usize].inst;
-        if eval_mask(ctx, &inst.predicates, b)? == 0 {
+        if arena.mask(&inst.predicates, b)? == 0 {
             return Ok(true);
         }
         return visit(b, vals);
     }
     let l = &model.loops[chain[level] as usize];
     let linst = model.nodes[l.pos as usize].inst;
-    if eval_mask(ctx, &linst.predicates, b)? == 0 {
+    if arena.mask(&linst.predicates, b)? == 0 {
         return Ok(true);
     }
     let iv = ivs.get(&l.axis).copied();
@@ -360,7 +394,7 @@ fn enumerate(
         if let Some(id) = iv {
             b.by_id.insert(id, v);
         }
-        if !enumerate(model, ctx, ivs, chain, level + 1, pos, b, vals, budget, visit)? {
+        if !enumerate(model, arena, ivs, chain, level + 1, pos, b, vals, budget, visit)? {
             return Ok(false);
         }
     }

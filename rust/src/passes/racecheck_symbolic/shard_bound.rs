@@ -49,7 +49,7 @@ pub fn with_shard_bound(m: &Module, n: i64) -> Result<Module> {
 
 /// A new arena with every node of `old` (same axes, same registers), its
 /// ShardIds bounded by `n`; the id map old → new.
-fn rebound_context(old: &Context, n: i64) -> Result<(Context, Vec<ExprId>)> {
+pub fn rebound_context(old: &Context, n: i64) -> Result<(Context, Vec<ExprId>)> {
     let mut ctx = Context::with_capacity(old.len());
     for a in old.axes() {
         ctx.add_axis(&a.name, a.lo, a.ub, a.step)?;

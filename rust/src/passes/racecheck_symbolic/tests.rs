@@ -126,3 +126,17 @@ fn profile_plan_on_the_big_generic_module() {
         eprintln!("racecheck {:?}", t.elapsed());
     }
 }
+
+#[test]
+fn a_loop_footprint_past_the_modules_shard_bound_is_invalid_not_undecided() {
+    // Written for N = 2 (ShardId ub 2); at N ≥ 3 core 2's tile loads leave
+    // their sets. Finding the instance that leaves evaluates core 2, which
+    // the module's own ShardIds refuse: it is evaluated as with_shard_bound's.
+    let text = include_str!("../../../../python/lncsplit/examples/02_loop_region.json");
+    let m = crate::bir::load::load(text.as_bytes(), Default::default()).unwrap();
+    let v = plan(&m, &ISet::range(2, 5)).unwrap();
+    assert_eq!(v["unknown"].as_array().unwrap().len(), 0, "{}", v["unknown"]);
+    for n in 2..=5usize {
+        assert_eq!(invalid_codes(&v, n as i64), concrete(&m, n).err(), "N {n}");
+    }
+}

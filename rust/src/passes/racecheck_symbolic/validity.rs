@@ -20,8 +20,9 @@ use hashbrown::HashMap;
 
 use super::affine::{Dom, Forms, Range, INF};
 use super::fp::{memory_args, set_of, shape, Shape};
-use super::model::{for_each_instance, iv_nodes, mentions_iv, shard_presence, FnModel, CORE_CAP};
+use super::model::{for_each_instance, iv_nodes, mentions_iv, shard_presence, Arena, FnModel, CORE_CAP};
 use super::nset::ISet;
+use super::shard_bound::rebound_context;
 use crate::analysis::access::{accumulate_op, element_size, footprint_error, unknown_set, FunctionIndex};
 use crate::analysis::location::locations_of;
 use crate::analysis::walk::{static_instances, MAX_INSTANCES};
@@ -371,7 +372,9 @@ impl Ranges<'_> {
             let Some(entry) = set_of(index, arg) else { return false };
             match arg {
                 Argument::Symbolic(ap) => {
-                    let Ok(es) = element_size(ap.dtype.as_deref(), entry.set) else { return false };
+                    let Ok(es) = element_size(ap.dtype.as_deref(), entry.set) else {
+                        return false;
+                    };
                     let mut lo = smallvec::SmallVec::<[i64; 4]>::new();
                     let mut hi = smallvec::SmallVec::<[i64; 4]>::new();
                     for &a in &ap.addrs {
@@ -389,7 +392,9 @@ impl Ranges<'_> {
                     }
                 }
                 Argument::Physical(p) => {
-                    let Ok(es) = element_size(p.dtype.as_deref(), entry.set) else { return false };
+                    let Ok(es) = element_size(p.dtype.as_deref(), entry.set) else {
+                        return false;
+                    };
                     for loc in &entry.locations {
                         let Ok(layout) = &loc.layout else { return false };
                         if layout.physical(p, es).is_err() {
@@ -418,7 +423,10 @@ fn footprints(
     v: &mut Validity,
 ) {
     let index = FunctionIndex::new(model.function);
-    let ivs = iv_nodes(&module.ctx);
+    // Instances are enumerated (the error path) in the arena of
+    // with_shard_bound(module, CORE_CAP), built on first use: the module's
+    // own ShardIds refuse cores past their ub.
+    let mut rebound: Option<(crate::pelican::Context, Vec<ExprId>, HashMap<AxisId, ExprId>)> = None;
     let mut best: Option<(i64, Error)> = None;
     let top = max_core.unwrap_or(i64::MAX / 2);
     let mut ranges = Ranges {
@@ -508,7 +516,23 @@ fn footprints(
                         found = true;
                         break;
                     }
-                    match first_bad_instance(module, model, &ivs, n.pos, arg, entry, loc, s) {
+                    if rebound.is_none() {
+                        match rebound_context(&module.ctx, CORE_CAP) {
+                            Ok((c, ids)) => {
+                                let ivs = iv_nodes(&c);
+                                rebound = Some((c, ids, ivs));
+                            }
+                            Err(e) => {
+                                v.undecided.push(Undecided {
+                                    why: format!("footprint of {}: {e}", n.inst.name),
+                                });
+                                break;
+                            }
+                        }
+                    }
+                    let Some((c, ids, ivs)) = &rebound else { break };
+                    let arena = Arena { ctx: c, ids: Some(ids) };
+                    match first_bad_instance(arena, model, ivs, n.pos, arg, entry, loc, s) {
                         Ok(Some(e)) => {
                             keep(&mut best, s, fail(e));
                             found = true;
@@ -557,7 +581,7 @@ fn keep(best: &mut Option<(i64, Error)>, core: i64, e: Error) {
 /// by instance), or None; Err when there are too many instances to try.
 #[allow(clippy::too_many_arguments)]
 fn first_bad_instance(
-    module: &Module,
+    arena: Arena<'_>,
     model: &FnModel<'_>,
     ivs: &HashMap<AxisId, ExprId>,
     pos: u32,
@@ -566,7 +590,6 @@ fn first_bad_instance(
     loc: usize,
     s: i64,
 ) -> std::result::Result<Option<crate::analysis::footprint::FootprintError>, String> {
-    let ctx = &module.ctx;
     let Argument::Symbolic(ap) = arg else {
         return Ok(None);
     };
@@ -578,10 +601,10 @@ fn first_bad_instance(
     };
     let mut found = None;
     let mut budget = INSTANCE_BUDGET;
-    let done = for_each_instance(model, ctx, ivs, pos, s, &mut budget, &mut |b, _| {
+    let done = for_each_instance(model, arena, ivs, pos, s, &mut budget, &mut |b, _| {
         let mut vals = Vec::with_capacity(ap.addrs.len());
         for &a in &ap.addrs {
-            match ctx.eval(a, b)? {
+            match arena.ctx.eval(arena.id(a), b)? {
                 Some(x) => vals.push(x),
                 None => return Ok(true),
             }

@@ -84,7 +84,6 @@ def all_n_figures(instructions: int = 200_000, rounds: int = 3) -> list[Figure]:
 
 def solver_figures(modules: int = 6) -> list[Figure]:
     from agreement import delete_barrier
-
     from lncsplit.passes.racecheck_symbolic.isl_backend import IslBackend
     from lncsplit.passes.racecheck_symbolic.query import Query
 

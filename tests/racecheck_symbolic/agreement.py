@@ -29,7 +29,9 @@ def symbolic_at(rep: SymbolicRaceReport, n: int) -> set[Key] | int:
     """The symbolic report's answer at N = n in the same form."""
     if n in rep.invalid:
         return int(rep.invalid[n]["code"])
-    return {(r.function, r.a.instruction, r.b.instruction, r.location["name"]) for r in rep.races_at(n)}
+    return {
+        (r.function, r.a.instruction, r.b.instruction, r.location["name"]) for r in rep.races_at(n)
+    }
 
 
 def disagreements(m: lncsplit.Module, rep: SymbolicRaceReport, ns: range) -> list[str]:
@@ -65,7 +67,9 @@ def _drop_deps(blocks: list[Any], name: str) -> None:
                 _drop_deps(i["blocks"], name)
 
 
-def delete_barrier(m: lncsplit.Module, rng: random.Random, renumber: bool = True) -> lncsplit.Module | None:
+def delete_barrier(
+    m: lncsplit.Module, rng: random.Random, renumber: bool = True
+) -> lncsplit.Module | None:
     """``m`` with one CoreBarrier (drawn by ``rng``) deleted — and, with ``renumber``, the
     others' ids made dense again, as the concretized verifier wants (1188)."""
     d = json.loads(m.to_json())

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lnc_builders import aff, const, inst, iv, loop, module, sap, shard, tensor
-
 import lncsplit
+from lnc_builders import aff, const, inst, iv, loop, module, sap, shard, tensor
 
 Json = dict[str, Any]
 
@@ -27,7 +26,9 @@ def cols(set_: str, start: Json, n: int, total: int = COLS) -> Json:
 
 
 def write(name: str, start: Json, n: int, total: int = COLS, **kw: Any) -> Json:
-    return inst(name, "DMACopy", ins=[cols("src", const(0), n)], outs=[cols("sh", start, n, total)], **kw)
+    return inst(
+        name, "DMACopy", ins=[cols("src", const(0), n)], outs=[cols("sh", start, n, total)], **kw
+    )
 
 
 def read(name: str, start: Json, n: int, **kw: Any) -> Json:
@@ -66,7 +67,9 @@ def build(instructions: list[Json], cols: int = COLS) -> lncsplit.Module:
     private ``src``."""
     import json
 
-    return lncsplit.Module.from_json(json.dumps(module(instructions, [shared(cols=cols), private()])))
+    return lncsplit.Module.from_json(
+        json.dumps(module(instructions, [shared(cols=cols), private()]))
+    )
 
 
 def overlap_from_three() -> lncsplit.Module:

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import random
 
+import lncsplit
 import pytest
 from agreement import delete_barrier, disagreements
-
-import lncsplit
 from lncsplit import _core
 from lncsplit.passes.racecheck_symbolic import racecheck_symbolic
 

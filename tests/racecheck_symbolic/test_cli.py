@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import kernels
-import pytest
-
 import lncsplit
+import pytest
 from lncsplit.cli import main
 
 
@@ -18,13 +17,17 @@ def _file(tmp_path: Path, m: lncsplit.Module, name: str) -> str:
     return str(p)
 
 
-def test_a_race_free_module_exits_0_and_prints_race_free(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_race_free_module_exits_0_and_prints_race_free(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     f = _file(tmp_path, kernels.pairs_of_cores(disjoint=True), "free")
     assert main(["racecheck", "--symbolic", f, "--lnc", "2-6"]) == 0
     assert "race-free for N in 2-6" in capsys.readouterr().out
 
 
-def test_a_race_exits_1_and_json_lists_input_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_race_exits_1_and_json_lists_input_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     free = _file(tmp_path, kernels.pairs_of_cores(disjoint=True), "free")
     racy = _file(tmp_path, kernels.barrier_of_two(), "racy")
     assert main(["racecheck", "--symbolic", free, racy, "--lnc", "2-8", "--json"]) == 1
@@ -54,7 +57,9 @@ def test_bad_lnc_is_a_usage_error(tmp_path: Path) -> None:
     assert main(["racecheck", str(tmp_path), "--lnc", "2-4"]) == 2
 
 
-def test_a_split_core_file_fails_with_9005(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_split_core_file_fails_with_9005(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     core = lncsplit.split([kernels.late_cores()], 2)[0]
     f = _file(tmp_path, core, "core0")
     assert main(["racecheck", "--symbolic", f, "--json"]) == 1

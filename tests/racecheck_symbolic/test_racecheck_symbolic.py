@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 
 import kernels
+import lncsplit
 import pytest
 from agreement import disagreements
-
-import lncsplit
 from lncsplit.passes.racecheck_symbolic import racecheck_symbolic, with_shard_bound
 
 NS = range(2, 7)
 
 
-def _races(rep: lncsplit.passes.racecheck_symbolic.SymbolicRaceReport) -> dict[tuple[str, str], object]:
+def _races(
+    rep: lncsplit.passes.racecheck_symbolic.SymbolicRaceReport,
+) -> dict[tuple[str, str], object]:
     return {(r.a.instruction, r.b.instruction): r for r in rep.races}
 
 
@@ -113,9 +114,12 @@ def test_every_reported_witness_is_the_concrete_checkers_at_its_n_and_cores() ->
             got = [
                 c
                 for c in racecheck(cores).races
-                if (c.a.core, c.b.core, c.a.instruction, c.b.instruction) == (w.s1, w.s2, r.a.instruction, r.b.instruction)
+                if (c.a.core, c.b.core, c.a.instruction, c.b.instruction)
+                == (w.s1, w.s2, r.a.instruction, r.b.instruction)
             ]
-            assert [(c.witness.partition, c.witness.byte, c.kind) for c in got] == [(w.partition, w.byte, r.kind)]
+            assert [(c.witness.partition, c.witness.byte, c.kind) for c in got] == [
+                (w.partition, w.byte, r.kind)
+            ]
 
 
 def test_a_witness_that_does_not_replay_is_unknown_never_a_race() -> None:
@@ -153,7 +157,7 @@ def test_invalid_n_holds_the_first_cause_and_is_neither_race_nor_proved() -> Non
     assert sorted(k for k in rep.invalid if isinstance(k, int)) == [3, 4, 5, 6]
     assert {v["code"] for v in rep.invalid.values()} == {9302}
     assert rep.races == [] and not rep.ok
-    assert str(rep).startswith("race-free for N in 2;")
+    assert str(rep).startswith("race-free for N in 2; invalid for N in 3-6 (codes 9302)")
     assert disagreements(m, rep, NS) == []
 
 

@@ -39,7 +39,13 @@ def _module(offset: int, ap: list[list[int]]) -> lncsplit.Module:
 
     def sset(name: str, kind: str, shape: list[int]) -> dict[str, Any]:
         locs = [{"name": f"{name}_loc", "type": "DRAM"}]
-        return {"name": name, "kind": kind, "dtype": "int32", "tensor_shape": shape, "locations": locs}
+        return {
+            "name": name,
+            "kind": kind,
+            "dtype": "int32",
+            "tensor_shape": shape,
+            "locations": locs,
+        }
 
     m = {
         "version": 2,
@@ -49,7 +55,12 @@ def _module(offset: int, ap: list[list[int]]) -> lncsplit.Module:
                 "name": "main",
                 "allocations": [sset("x", "Input", [P, F]), sset("y", "Output", [1, count])],
                 "basic_blocks": [
-                    {"name": "b", "instructions": [{"name": "cp", "opcode": "DMACopy", "ins": [src], "outs": [dst]}]}
+                    {
+                        "name": "b",
+                        "instructions": [
+                            {"name": "cp", "opcode": "DMACopy", "ins": [src], "outs": [dst]}
+                        ],
+                    }
                 ],
             }
         ],
@@ -76,7 +87,9 @@ def test_physical_footprint_points_are_offset_plus_steps_in_elements(
 ) -> None:
     offset, ap = case
     x = np.arange(P * F, dtype=np.uint32).reshape(P, F)
-    want = [offset + ap[0][0] * i0 + ap[1][0] * i1 for i0 in range(ap[0][1]) for i1 in range(ap[1][1])]
+    want = [
+        offset + ap[0][0] * i0 + ap[1][0] * i1 for i0 in range(ap[0][1]) for i1 in range(ap[1][1])
+    ]
     r = sim.run(_module(offset, ap), {("main", "x"): x}, lnc=1)
     got = r.outputs[0][("main", "y")].reshape(-1).tolist()
     assert got == want

@@ -34,37 +34,46 @@ def lnc_spec(text: str) -> range | str:
     return range(a, b + 1)
 
 
+def _check(path: str, spec: range | str) -> tuple[dict[str, Any], bool, str]:
+    """One FILE's JSON entry, whether it is ok, and its text line(s)."""
+    from lncsplit.cli._views import load_source
+    from lncsplit.passes.racecheck_symbolic import racecheck_symbolic
+
+    try:
+        module, _, notes = load_source(path, None, None)
+        report = racecheck_symbolic(module, spec)
+    except Exception as e:  # noqa: BLE001 - reported as this input's failure
+        return {"input": path, "error": describe_error(e)}, False, ""
+    lines = [f"note: {note}" for note in notes]
+    lines.append(f"{'ok   ' if report.ok else 'FAIL '} {path}: {report}")
+    return {"input": path, "report": report.to_dict()}, report.ok, "\n".join(lines)
+
+
 def run(a: argparse.Namespace) -> int:
     """Check every FILE for every N of ``--lnc``; print each report (or the JSON list)."""
     import os
 
-    from lncsplit.cli._views import load_source
-    from lncsplit.passes.racecheck_symbolic import racecheck_symbolic
-
     if a.mode != "exact":
         raise UsageError("--symbolic decides exact footprints; --mode does not apply")
     spec = lnc_spec(a.lnc if a.lnc is not None else DEFAULT)
+    for path in a.inputs:
+        if os.path.isdir(path):
+            raise UsageError(
+                f"{path} is a directory; racecheck --symbolic takes symbolic module files"
+            )
     docs: list[dict[str, Any]] = []
     status = EXIT_OK
     for path in a.inputs:
-        if os.path.isdir(path):
-            raise UsageError(f"{path} is a directory; racecheck --symbolic takes symbolic module files")
-        try:
-            module, _, notes = load_source(path, None, None)
-            report = racecheck_symbolic(module, spec)
-        except Exception as e:  # noqa: BLE001 - reported as this input's failure
+        doc, ok, text = _check(path, spec)
+        docs.append(doc)
+        if not ok:
             status = EXIT_FAILED
-            docs.append({"input": path, "error": describe_error(e)})
-            if not a.json:
-                err(f"{path}: {describe_error(e)}")
+        if a.json:
             continue
-        if not report.ok:
-            status = EXIT_FAILED
-        docs.append({"input": path, "report": report.to_dict()})
-        if not a.json:
-            for note in notes:
-                print(f"note: {note}")
-            print(f"{'ok   ' if report.ok else 'FAIL '} {path}: {report}")
+        if "error" in doc:
+            err(f"{path}: {doc['error']}")
+        else:
+            print(text)
     if a.json:
         print(json.dumps(docs, indent=2))
     return status

@@ -52,20 +52,22 @@ def _parse_lnc(lnc: LncSpec) -> tuple[Intervals, Any]:
     if isinstance(lnc, int):
         lnc = [lnc]
     if isinstance(lnc, range) and lnc.step == 1:
-        if len(lnc) == 0:
-            raise ValueError(f"lnc must hold at least one N, got {lnc!r}")
-        if lnc.start < 2:
-            raise ValueError(f"every N of lnc must be at least 2, got {lnc!r}")
+        _check_ns(lnc, lnc.start if len(lnc) else None)
         return [(lnc.start, lnc.stop - 1)], [lnc.start, lnc.stop - 1]
     try:
         ns = sorted({operator.index(n) for n in lnc})
     except TypeError as e:
         raise TypeError(f"lnc must be a range, a list of N or 'all', got {lnc!r}") from e
-    if not ns:
-        raise ValueError("lnc must hold at least one N")
-    if ns[0] < 2:
-        raise ValueError(f"every N of lnc must be at least 2, got {ns[0]}")
+    _check_ns(lnc, ns[0] if ns else None)
     return union([(n, n) for n in ns]), ns
+
+
+def _check_ns(lnc: object, least: int | None) -> None:
+    """``lnc`` holds some N, every one at least 2."""
+    if least is None:
+        raise ValueError(f"lnc must hold at least one N, got {lnc!r}")
+    if least < 2:
+        raise ValueError(f"every N of lnc must be at least 2, got {lnc!r}")
 
 
 def with_shard_bound(module: Module, n: int) -> Module:
@@ -153,7 +155,13 @@ def _collect(
             if not ans.empty:
                 detail = f"races only at invalid N: {detail}"
             proved.append(
-                {"a": qd["a"], "b": qd["b"], "location": qd["location"], "reason": "empty-set", "detail": detail}
+                {
+                    "a": qd["a"],
+                    "b": qd["b"],
+                    "location": qd["location"],
+                    "reason": "empty-set",
+                    "detail": detail,
+                }
             )
             continue
         assert ans.s2_min is not None
@@ -178,7 +186,9 @@ def _collect(
     return found, proved, {"solver_seconds": seconds}
 
 
-def _replay(module: Module, races: list[SymbolicRace]) -> tuple[list[SymbolicRace], list[dict[str, Any]]]:
+def _replay(
+    module: Module, races: list[SymbolicRace]
+) -> tuple[list[SymbolicRace], list[dict[str, Any]]]:
     """Keep the races whose witness the concrete checker reproduces at its N."""
     from lncsplit.passes import split
     from lncsplit.passes.racecheck import racecheck
@@ -202,7 +212,9 @@ def _replay(module: Module, races: list[SymbolicRace]) -> tuple[list[SymbolicRac
         }
         for r in rs:
             w = r.witness
-            c = index.get((w.s1, w.s2, r.function, r.a.instruction, r.b.instruction, r.location["name"]))
+            c = index.get(
+                (w.s1, w.s2, r.function, r.a.instruction, r.b.instruction, r.location["name"])
+            )
             if c is None:
                 unknown.append(_unreplayed(r, f"the concrete checker finds no such race at N={n}"))
             elif (c.witness.partition, c.witness.byte, c.kind) != (w.partition, w.byte, r.kind):
@@ -267,7 +279,16 @@ def racecheck_symbolic(
         assert f.race is not None
         r = f.race
         races.append(
-            SymbolicRace(r.function, r.a, r.b, r.location, r.kind, r.witness, nspec(f.racing, asked), f.racing)
+            SymbolicRace(
+                r.function,
+                r.a,
+                r.b,
+                r.location,
+                r.kind,
+                r.witness,
+                nspec(f.racing, asked),
+                f.racing,
+            )
         )
     unknown = list(plan["unknown"])
     if replay and races:

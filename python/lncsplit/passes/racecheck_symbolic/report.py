@@ -218,15 +218,20 @@ class SymbolicRaceReport:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
+    def invalid_ns(self) -> Intervals:
+        """Every invalid N, as intervals."""
+        out: Intervals = []
+        for k in self.invalid:
+            out.append((int(k[:-1]), None) if isinstance(k, str) else (k, k))
+        return union(out)
+
     def _invalid_line(self) -> str:
         if not self.invalid:
             return ""
         codes = sorted({v["code"] for v in self.invalid.values()})
-        asked_invalid = [p for p in self.asked if p not in self.valid]
-        del asked_invalid
-        keys = ", ".join(str(k) for k in list(self.invalid)[:12])
-        more = "…" if len(self.invalid) > 12 else ""
-        return f"; invalid for N in {keys}{more} (codes {', '.join(map(str, codes))})"
+        return (
+            f"; invalid for N in {describe(self.invalid_ns())} (codes {', '.join(map(str, codes))})"
+        )
 
     def __str__(self) -> str:
         if self.unknown:

@@ -25,7 +25,9 @@ def _formula(q: Query, extra: list[Constraint]) -> tuple[dict[str, Any], Any]:
 
     body = [con(c) for c in [*q.base, *extra]]
     if q.pieces:
-        body.append(z3.Or([z3.And([con(c) for c in p]) if p else z3.BoolVal(True) for p in q.pieces]))
+        body.append(
+            z3.Or([z3.And([con(c) for c in p]) if p else z3.BoolVal(True) for p in q.pieces])
+        )
     return v, z3.And(body)
 
 

@@ -156,7 +156,10 @@ class SymbolicRace(_Keyed):
 
     def __str__(self) -> str:
         w = self.witness
-        it = lambda s: "".join(f" {k}={v}" for k, v in s.iterations.items())  # noqa: E731
+
+        def it(s: SymbolicSide) -> str:
+            return "".join(f" {k}={v}" for k, v in s.iterations.items())
+
         return (
             f"{self.kind} race in {self.function}: {self.a.instruction}{it(self.a)} (core s1) and "
             f"{self.b.instruction}{it(self.b)} (core s2) both touch {self.location['name']} for "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import z3
+import z3  # type: ignore[import-untyped]  # z3-solver ships no stubs
 
 from lncsplit.passes.racecheck_symbolic.query import Constraint, Query, s2_at_most
 

@@ -8,7 +8,9 @@ clone), ``split`` (split vs clone, vs a pure-Python peer, scaling exponents,
 peak memory), ``corpus`` (jobs 2 vs 1, end-to-end vs orjson), ``sim`` (BirSim
 instructions per second, simulation vs split), ``link`` (link + unlink vs
 clone), ``racecheck`` (lnc_barriercheck vs the split it checks, size exponent),
-``frontend`` (lower_partitioned's instructions per second, the JAX corpus end to end).
+``frontend`` (lower_partitioned's instructions per second, the JAX corpus end to end),
+``racecheck_symbolic`` (every N at once vs one concrete check, the lemmas' share, the
+solver queries, z3 vs isl).
 Prints one table
 and one ``name: <ratio>x (target <target>x)`` line per figure; ``--json``
 writes ``{"figures": {name: {value, target, better, unit, peer}}, "machine":
@@ -149,6 +151,12 @@ def frontend_figures(quick: bool) -> list[Figure]:
     return bench_frontend.figures(quick)
 
 
+def racecheck_symbolic_figures(quick: bool) -> list[Figure]:
+    import bench_racecheck_symbolic as bs
+
+    return bs.figures(quick)
+
+
 SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "pelican": pelican_figures,
     "bir": bir_figures,
@@ -158,6 +166,7 @@ SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "sim": sim_figures,
     "racecheck": racecheck_figures,
     "frontend": frontend_figures,
+    "racecheck_symbolic": racecheck_symbolic_figures,
 }
 
 

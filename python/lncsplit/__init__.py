@@ -7,6 +7,8 @@ The public API (contract §4): :class:`Module`, :func:`load`, :func:`dump`,
 :mod:`lncsplit.frontend`. Every error on bad input is a :class:`LncsplitError`.
 
 The linked program (contract §3.7): :func:`link`, :func:`unlink`, :func:`tensor_map`.
+One race proof for every N (contract §3.11): :func:`racecheck_symbolic`,
+:func:`with_shard_bound`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ if TYPE_CHECKING:
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
     from lncsplit.passes.racecheck import RaceReport, racecheck
+    from lncsplit.passes.racecheck_symbolic import (
+        SymbolicRaceReport,
+        racecheck_symbolic,
+        with_shard_bound,
+    )
     from lncsplit.views.diff import diff
     from lncsplit.views.explain import explain
 
@@ -59,6 +66,9 @@ _LAZY = {
     "sim": ("lncsplit.sim", None),
     "racecheck": ("lncsplit.passes.racecheck", "racecheck"),
     "RaceReport": ("lncsplit.passes.racecheck", "RaceReport"),
+    "racecheck_symbolic": ("lncsplit.passes.racecheck_symbolic", "racecheck_symbolic"),
+    "SymbolicRaceReport": ("lncsplit.passes.racecheck_symbolic", "SymbolicRaceReport"),
+    "with_shard_bound": ("lncsplit.passes.racecheck_symbolic", "with_shard_bound"),
     "explain": ("lncsplit.views.explain", "explain"),
     "diff": ("lncsplit.views.diff", "diff"),
     # Kept for this turn: the former homes of the tail passes and the linker, which
@@ -92,6 +102,7 @@ __all__ = [
     "PelicanAssertion",
     "PelicanWireError",
     "RaceReport",
+    "SymbolicRaceReport",
     "check_memory",
     "dump",
     "expand_replication",
@@ -104,6 +115,7 @@ __all__ = [
     "pelican",
     "process_files",
     "racecheck",
+    "racecheck_symbolic",
     "run_pipeline",
     "sim",
     "split",
@@ -113,6 +125,7 @@ __all__ = [
     "verify_bir_serdes",
     "verify_concretized",
     "verify_symbolic",
+    "with_shard_bound",
     "explain",
     "diff",
 ]

@@ -309,6 +309,7 @@ def generate_module(
     ap_partitions: int | None = None,
     ap_columns: int | None = None,
     numeric: bool = False,
+    lnc_generic: bool = False,
 ) -> Module: ...
 def generate_corpus(
     dir: str | PathLike[str],
@@ -320,6 +321,7 @@ def generate_corpus(
     ap_partitions: int | None = None,
     ap_columns: int | None = None,
     numeric: bool = False,
+    lnc_generic: bool = False,
 ) -> list[Path]: ...
 def describe_module(module: Module) -> dict[str, Any]:
     """The ``lncsplit info`` description, read from the typed model."""
@@ -435,3 +437,10 @@ def extend_shared_lifetimes(cores: list[Module]) -> list[tuple[str, int, str, st
 def racecheck(cores: list[Module], mode: str = "exact", parallel: bool = True) -> str:
     """lnc_barriercheck over the N core modules of one kernel: the RaceReport as JSON text
     (``parallel=False``: the cores walked on the calling thread; the same report)."""
+
+def racecheck_symbolic_plan(module: Module, lnc: list[tuple[int, int | None]]) -> str:
+    """racecheck_symbolic's Rust sweep over the N in ``lnc`` (intervals, hi None: unbounded):
+    invalid N, proved pairs, unknowns and solver queries as JSON text."""
+
+def with_shard_bound(module: Module, n: int) -> Module:
+    """A copy of a symbolic module with every ShardId's ``ub`` set to ``n``."""

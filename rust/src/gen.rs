@@ -48,6 +48,10 @@
 //!   AllReduce over a dim whose extent is ≥ 4 and divisible by N (the AP's and
 //!   the set's), and — lnc == 2 — a SendRecv between SB sets moving ≤ 1024 bytes
 //!   per partition (the GPSIMDSB2SB path; other N: DRAM).
+//! - *Generic on request.* [`GenOptions::lnc_generic`] (`gen --lnc-generic
+//!   NMAX`) makes a module valid for every N ≤ NMAX at once (contract §3.11):
+//!   sets sized for NMAX cores, CoreBarriers over every core (`cores: []`), no
+//!   GPSIMDSB2SB and no collective (each fixes N).
 //! - *Racy on request.* [`GenOptions::racy`] plants known races: unpredicated
 //!   `racy_<n>` DMAs writing the same, shard-independent columns of a shared
 //!   set on every core (one right after the shared writers, more at random).
@@ -101,6 +105,13 @@ pub struct GenOptions {
     /// `--numeric`: a module whose compute computes values ([`numeric`]);
     /// `instructions` caps its random computing instructions.
     pub numeric: bool,
+    /// `gen --lnc-generic NMAX` (contract §3.11): a module for every N ≤
+    /// `lnc` at once. Its sets are sized for `lnc` cores (so every N ≤ `lnc`
+    /// keeps every footprint inside its location), its CoreBarriers order
+    /// every core (`cores: []`), and it has no instruction that fixes N — no
+    /// GPSIMDSB2SB (N == 2 only) and no collective (their ranks and replica
+    /// groups name `lnc` cores).
+    pub lnc_generic: bool,
 }
 
 /// The AP size caps of [`GenOptions`] (contract §3.8: "APs in the generator
@@ -144,6 +155,7 @@ impl Default for GenOptions {
             ap_partitions: None,
             numeric: false,
             ap_columns: None,
+            lnc_generic: false,
         }
     }
 }
@@ -216,6 +228,8 @@ struct Gen {
     cc_sb: Vec<SetInfo>,
     cc_counter: usize,
     racy: bool,
+    /// [`GenOptions::lnc_generic`].
+    generic: bool,
     /// Small SB set for GPSIMDSB2SB (≤ 1024 bytes per partition).
     sb2sb: Option<SetInfo>,
     /// Names of every instruction emitted so far in the current function.
@@ -271,6 +285,7 @@ impl Gen {
             cc_sb: Vec::new(),
             cc_counter: 0,
             racy: false,
+            generic: false,
             sb2sb: None,
             names: Vec::new(),
             counter: 0,
@@ -320,7 +335,7 @@ impl Gen {
             self.sb.push(info);
         }
         // A small set for GPSIMDSB2SB: [128, 256] bfloat16 = 512 B per partition.
-        if lnc == 2 {
+        if lnc == 2 && !self.generic {
             let info = SetInfo {
                 name: format!("{prefix}sb_peer").into(),
                 dtype: self.s.bf16.clone(),
@@ -406,7 +421,7 @@ impl Gen {
             self.cc_dram.push(info);
         }
         // SendRecv's SB pair at lnc 2 (the GPSIMDSB2SB path): 1 KiB per partition.
-        if lnc == 2 {
+        if lnc == 2 && !self.generic {
             for k in ["in", "out"] {
                 let info = SetInfo {
                     name: format!("{prefix}cc_sb_{k}").into(),
@@ -898,7 +913,12 @@ impl Gen {
         self.barrier_id += 1;
         i.op = OpFields::CoreBarrier {
             id: Some(id),
-            cores: Some((0..self.lnc).collect()),
+            // A generic module's barriers order every core, whatever N is.
+            cores: Some(if self.generic {
+                Vec::new()
+            } else {
+                (0..self.lnc).collect()
+            }),
             runtime_semaphore: Some(self.rng.random_range(0..16)),
             local_id: None,
         };
@@ -1079,8 +1099,8 @@ impl Gen {
                     self.matmult(Some(set))
                 }
                 72..=74 => self.core_barrier(),
-                75..=77 if self.lnc == 2 => self.sb2sb(),
-                78..=80 => self.collective(),
+                75..=77 if self.lnc == 2 && !self.generic => self.sb2sb(),
+                78..=80 if !self.generic => self.collective(),
                 81..=91 if left >= 3 => {
                     let sub = self.rng.random_range(2..=left.min(24));
                     self.loop_region(sub, 2)
@@ -1170,6 +1190,7 @@ pub fn generate_module(opts: &GenOptions) -> Result<Module> {
         g.psum_partitions = 64;
     }
     g.racy = opts.racy;
+    g.generic = opts.lnc_generic;
     g.ap = ApSize {
         partitions: opts.ap_partitions,
         columns: opts.ap_columns,

@@ -22,6 +22,14 @@ def add_parser(sub: Any) -> None:
     g.add_argument(
         "--lnc", type=positive, default=DEFAULT_LNC, help=f"ShardId bound (default {DEFAULT_LNC})"
     )
+    g.add_argument(
+        "--lnc-generic",
+        type=positive,
+        default=None,
+        metavar="NMAX",
+        help="modules for every N <= NMAX at once (sets sized for NMAX cores, barriers over "
+        "every core, no GPSIMDSB2SB or collective): for racecheck --symbolic",
+    )
     g.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     g.add_argument(
         "--racy",
@@ -63,7 +71,12 @@ def run(a: argparse.Namespace) -> int:
         given: dict[str, Any] = {k: v for k, v in caps.items() if v is not None}
         if a.numeric:
             given["numeric"] = True
-        paths = gen(a.dir, a.modules, a.instructions, a.lnc, a.seed, racy=a.racy, **given)
+        lnc = a.lnc
+        if a.lnc_generic is not None:
+            # --lnc-generic NMAX sizes the module for NMAX cores (its ShardId ub).
+            lnc = a.lnc_generic
+            given["lnc_generic"] = True
+        paths = gen(a.dir, a.modules, a.instructions, lnc, a.seed, racy=a.racy, **given)
     except Exception as e:  # noqa: BLE001
         return input_failed(a.dir, e)
     n = len(paths) if paths is not None else a.modules

@@ -19,6 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lncsplit.cli._common import (
+    UsageError,
     add_runner_options,
     check_outputs,
     discover,
@@ -40,7 +41,18 @@ def add_parser(sub: Any) -> None:
     r = sub.add_parser(
         "racecheck", help="lnc_barriercheck: races between the cores of split outputs"
     )
-    r.add_argument("inputs", nargs="+", metavar="DIR", help="split outputs (directories)")
+    r.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="DIR",
+        help="split outputs (directories); with --symbolic, symbolic module files",
+    )
+    r.add_argument(
+        "--symbolic",
+        action="store_true",
+        help="decide every N at once on symbolic module files (contract §3.11); "
+        "--lnc then takes N, LO-HI or all (default 2-64)",
+    )
     r.add_argument(
         "--mode",
         choices=("exact", "interval"),
@@ -49,7 +61,9 @@ def add_parser(sub: Any) -> None:
     )
     r.add_argument("--json", action="store_true", help="print JSON instead of text")
     r.add_argument(
-        "--lnc", type=positive, help="N for symbolic module files (default: their ShardIds, else 2)"
+        "--lnc",
+        help="N for symbolic module files (default: their ShardIds, else 2); "
+        "with --symbolic: N, LO-HI or all",
     )
     add_runner_options(r)
     r.set_defaults(run=run)
@@ -57,6 +71,15 @@ def add_parser(sub: Any) -> None:
 
 def run(a: argparse.Namespace) -> int:
     """Check every unit; print its races (or ``ok``) in input order, then the summary."""
+    if a.symbolic:
+        from lncsplit.cli.racecheck_symbolic import run as run_symbolic
+
+        return run_symbolic(a)
+    if a.lnc is not None:
+        try:
+            a.lnc = positive(a.lnc)
+        except argparse.ArgumentTypeError as e:
+            raise UsageError(f"--lnc: {e}") from None
     check_outputs(a)
     units = discover(a, core_sets=True)
     job = partial(racecheck_unit, mode=a.mode, lnc=a.lnc)

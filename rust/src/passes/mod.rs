@@ -4,7 +4,8 @@
 //! `bir_linker` (the linked program, contract §3.7); the LNC tail:
 //! `lower_local_collectives` (80), `extend_shared_lifetimes` (81), with
 //! `core_barriers` (renumbering) and `core_list` (the `cores` argument, 9006);
-//! `memory_clear`, the quick proof that the memory checks (15, 90) find nothing.
+//! `memory_clear`, the quick proof that the memory checks (15, 90) find nothing;
+//! `racecheck_symbolic`, one race proof for every N on the symbolic module.
 
 pub mod bir_linker;
 pub mod birverifier;
@@ -16,6 +17,7 @@ pub mod lnc_splitter;
 pub mod lnc_verifier;
 pub mod lower_local_collectives;
 pub mod memory_clear;
+pub mod racecheck_symbolic;
 
 #[cfg(test)]
 pub(crate) mod tail_testkit;

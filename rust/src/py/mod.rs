@@ -85,6 +85,9 @@ mod _core {
     // lnc_barriercheck (lncsplit.racecheck)
     #[pymodule_export]
     use super::racecheck::racecheck;
+    // racecheck_symbolic (one proof for every N, contract §3.11)
+    #[pymodule_export]
+    use super::racecheck::{racecheck_symbolic_plan, with_shard_bound};
     // bir_linker
     #[pymodule_export]
     use super::linker::{is_linked, link, tensor_map_json, unlink};

@@ -306,7 +306,7 @@ pub(crate) fn _load_traced(
 
 /// A seeded synthetic symbolic module (`lncsplit gen`).
 #[pyfunction]
-#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None, numeric = false))]
+#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None, numeric = false, lnc_generic = false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_module(
     py: Python<'_>,
@@ -319,6 +319,7 @@ pub(crate) fn generate_module(
     ap_partitions: Option<i64>,
     ap_columns: Option<i64>,
     numeric: bool,
+    lnc_generic: bool,
 ) -> PyResult<PyBirModule> {
     let opts = GenOptions {
         seed,
@@ -330,6 +331,7 @@ pub(crate) fn generate_module(
         ap_partitions,
         ap_columns,
         numeric,
+        lnc_generic,
     };
     let m = py.detach(|| crate::gen::generate_module(&opts))?;
     Ok(PyBirModule::new(m))
@@ -339,7 +341,7 @@ pub(crate) fn generate_module(
 /// module is generated with the GIL released and written through the one
 /// write policy (`lncsplit._atomic.write_module_atomic`).
 #[pyfunction]
-#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None, numeric = false))]
+#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None, numeric = false, lnc_generic = false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_corpus(
     py: Python<'_>,
@@ -352,6 +354,7 @@ pub(crate) fn generate_corpus(
     ap_partitions: Option<i64>,
     ap_columns: Option<i64>,
     numeric: bool,
+    lnc_generic: bool,
 ) -> PyResult<Vec<PathBuf>> {
     let opts = GenOptions {
         seed,
@@ -361,6 +364,7 @@ pub(crate) fn generate_corpus(
         ap_partitions,
         ap_columns,
         numeric,
+        lnc_generic,
         ..Default::default()
     };
     std::fs::create_dir_all(&dir).map_err(|e| crate::Error::io(&dir, e))?;

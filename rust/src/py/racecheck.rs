@@ -25,3 +25,30 @@ pub(crate) fn racecheck(
     let report = py.detach(|| lnc_barriercheck::racecheck_with(&refs, mode, parallel))?;
     Ok(report.to_value().to_string())
 }
+
+/// The symbolic checker's sweep (contract §3.11) over the N in `lnc`, given
+/// as intervals `(lo, hi)` (hi None: unbounded), as its JSON plan: invalid N,
+/// proved pairs, unknowns and the queries left for the solver.
+#[pyfunction]
+pub(crate) fn racecheck_symbolic_plan(
+    py: Python<'_>,
+    module: PyRef<'_, PyBirModule>,
+    lnc: Vec<(i64, Option<i64>)>,
+) -> PyResult<String> {
+    use crate::passes::racecheck_symbolic::{nset::ISet, plan};
+    let mut set = ISet::empty();
+    for (lo, hi) in lnc {
+        set = set.union(&ISet::interval(lo, hi));
+    }
+    let m = module.module();
+    let v = py.detach(|| plan(m, &set))?;
+    Ok(v.to_string())
+}
+
+/// `with_shard_bound(module, n)`: a copy with every ShardId's `ub` set to n.
+#[pyfunction]
+pub(crate) fn with_shard_bound(py: Python<'_>, module: PyRef<'_, PyBirModule>, n: i64) -> PyResult<PyBirModule> {
+    let m = module.module();
+    let out = py.detach(|| crate::passes::racecheck_symbolic::shard_bound::with_shard_bound(m, n))?;
+    Ok(PyBirModule::new(out))
+}

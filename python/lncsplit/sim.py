@@ -216,6 +216,17 @@ class Equivalence:
 # ----------------------------------------------------------------- running
 
 
+def _check_modules(x: object, name: str, *, result: bool = False) -> None:
+    """``TypeError`` naming the argument unless ``x`` is a Module or a list of Modules (or,
+    with ``result``, a :class:`SimResult`) — not an AttributeError deep in the run."""
+    if isinstance(x, Module) or (result and isinstance(x, SimResult)):
+        return
+    if isinstance(x, (list, tuple)) and x and all(isinstance(m, Module) for m in x):
+        return
+    what = "a lncsplit.Module, a list of them" + (", or a SimResult" if result else "")
+    raise TypeError(f"{name} must be {what}; got {type(x).__name__} {x!r:.40}")
+
+
 def _modules(modules: Modules) -> list[Module]:
     mods = [modules] if isinstance(modules, Module) else list(modules)
     if len(mods) == 1 and _core.is_linked(mods[0]):
@@ -324,6 +335,7 @@ def run(modules: Modules, inputs: Inputs | None = None, lnc: int | None = None) 
     simulator cannot run), 9402 (cores reach different sync points), 9403
     (wrong inputs).
     """
+    _check_modules(modules, "modules")
     return _run(modules, inputs, lnc, None)
 
 
@@ -425,6 +437,8 @@ def equivalent(
     Either side may be a :class:`SimResult` already computed. A symbolic side
     runs on as many cores as the other side has when ``lnc`` is not given.
     """
+    _check_modules(a, "a", result=True)
+    _check_modules(b, "b", result=True)
     ra = a if isinstance(a, SimResult) else None
     rb = b if isinstance(b, SimResult) else None
     n = lnc or _cores_of(b) or _cores_of(a)

@@ -77,7 +77,7 @@ def run(a: argparse.Namespace) -> int:
         raise UsageError("--report-detail adds to the --report file: give --report FILE too")
     executor = executor_of(a)
     check_outputs(a)
-    prepare_out(a)
+    prepare_out(a, create=False)  # made with the first output: an all-failed run creates none
     # Writing outputs creates each core's artifact directory (contract §3.1),
     # for modules that carry an artifact_path: under --out (§6).
     # --no-verify also skips lnc_barriercheck: its bands need the verifier's barrier match.

@@ -7,6 +7,7 @@
 //! (the contract fixes the code only), so the diagnosis reads the same
 //! everywhere.
 
+use crate::bir::describe::inferred_lnc;
 use crate::bir::Module;
 use crate::error::{Error, Result};
 
@@ -71,8 +72,23 @@ pub fn diagnose_ids(ids: &[Option<i64>], label: impl Fn(usize) -> String, rule: 
 }
 
 /// What is wrong with `cores` as cores 0…N−1 in order, or None (see
-/// [`diagnose_ids`]).
+/// [`diagnose_ids`]). One module without a core id is an N = 1 output — unless
+/// its ShardIds are for more cores: then it is a symbolic module given where
+/// split cores are expected, and the diagnosis says to split it first (it
+/// used to pass as N = 1 and fail later on something else, 9305 for a
+/// GPSIMDSB2SB).
 pub fn diagnose(cores: &[&Module]) -> Option<String> {
+    if let [m] = cores {
+        if let Some(n) = inferred_lnc(m).filter(|&n| n > 1 && m.neuron_core_id().is_none()) {
+            return Some(format!(
+                "cores[0] ({}) is a symbolic module (its ShardIds are for N = {n}), not split \
+                 cores: racecheck, link and the LNC tail passes take the N core modules of one \
+                 kernel that split makes; split it first (lncsplit.split([module], {n}), or \
+                 `lncsplit split` on the command line)",
+                m.name
+            ));
+        }
+    }
     let ids: Vec<Option<i64>> = cores.iter().map(|m| m.neuron_core_id()).collect();
     diagnose_ids(
         &ids,
@@ -112,4 +128,55 @@ fn set_problems(
     }
     parts.extend(outside);
     parts
+}
+
+/// A core's tag in names: `nc<cc>` (two digits, more past 99).
+pub fn core_tag(c: usize) -> String {
+    format!("nc{c:02}")
+}
+
+/// The kernel's name without core `c`'s tag: the first `nc<cc>` not followed
+/// by a digit is removed with one separator (`_`, `-`, `.`) before it; a name
+/// without the tag is kept whole.
+pub fn kernel_base(name: &str, c: usize) -> String {
+    let tag = core_tag(c);
+    let mut from = 0;
+    while let Some(p) = name[from..].find(&tag) {
+        let at = from + p;
+        let end = at + tag.len();
+        if !name[end..].starts_with(|ch: char| ch.is_ascii_digit()) {
+            let sep = at > 0 && matches!(name.as_bytes()[at - 1], b'_' | b'-' | b'.');
+            let start = if sep { at - 1 } else { at };
+            return format!("{}{}", &name[..start], &name[end..]);
+        }
+        // The tag is ASCII, so `at + 1` is a character boundary.
+        from = at + 1;
+    }
+    name.to_string()
+}
+
+/// The other half of the core-set rule: the cores are of **one** kernel — the
+/// same name once each core's own `nc<cc>` is taken out ([`kernel_base`]).
+/// 9006 with `message` at `location` otherwise, naming both kernels; the
+/// linker and the concretized verifier both check it, so cores of two
+/// kernels are said to be that, not a CoreBarrier count that differs (1187).
+pub fn check_one_kernel(cores: &[&Module], message: &str, location: &str) -> Result<()> {
+    let Some(first) = cores.first() else {
+        return Ok(());
+    };
+    let base0 = kernel_base(&first.name, 0);
+    for (c, m) in cores.iter().enumerate().skip(1) {
+        let base = kernel_base(&m.name, c);
+        if base != base0 {
+            return Err(bad_core_set(
+                message,
+                location,
+                format!(
+                    "cores of different kernels: cores[0] ({}) is kernel {base0:?}, cores[{c}] ({}) is kernel {base:?}",
+                    first.name, m.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -76,17 +76,12 @@ pub fn diagnose_ids(ids: &[Option<i64>], label: impl Fn(usize) -> String, rule: 
 /// its ShardIds are for more cores: then it is a symbolic module given where
 /// split cores are expected, and the diagnosis says to split it first (it
 /// used to pass as N = 1 and fail later on something else, 9305 for a
-/// GPSIMDSB2SB).
+/// GPSIMDSB2SB). An N = 1 split of such a module is that module unchanged,
+/// so it is refused the same way, and the wording says so.
 pub fn diagnose(cores: &[&Module]) -> Option<String> {
     if let [m] = cores {
         if let Some(n) = inferred_lnc(m).filter(|&n| n > 1 && m.neuron_core_id().is_none()) {
-            return Some(format!(
-                "cores[0] ({}) is a symbolic module (its ShardIds are for N = {n}), not split \
-                 cores: racecheck, link and the LNC tail passes take the N core modules of one \
-                 kernel that split makes; split it first (lncsplit.split([module], {n}), or \
-                 `lncsplit split` on the command line)",
-                m.name
-            ));
+            return Some(symbolic_not_cores(&m.name, n));
         }
     }
     let ids: Vec<Option<i64>> = cores.iter().map(|m| m.neuron_core_id()).collect();
@@ -94,6 +89,18 @@ pub fn diagnose(cores: &[&Module]) -> Option<String> {
         &ids,
         |i| format!("cores[{i}] ({})", cores[i].name),
         "cores[i] carries neuron_core_id i",
+    )
+}
+
+/// The diagnosis of one symbolic module (ShardIds for `n` cores) given as the
+/// cores of a split.
+fn symbolic_not_cores(name: &str, n: i64) -> String {
+    format!(
+        "cores[0] ({name}) is a symbolic module (its ShardIds are for N = {n}), not split \
+         cores: racecheck, link, verify_concretized and the LNC tail passes take the N core \
+         modules of one kernel that split makes; split it first (lncsplit.split([module], \
+         {n}), or `lncsplit split --lnc {n}` on the command line; a split with N = 1 leaves \
+         the module as it is)"
     )
 }
 
@@ -179,4 +186,69 @@ pub fn check_one_kernel(cores: &[&Module], message: &str, location: &str) -> Res
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::bir::module_from_value;
+
+    /// A one-instruction module named `name`, with `neuron_core_id` `core`
+    /// and (when given) a function whose ShardId bound is `shards`.
+    fn module(name: &str, core: Option<i64>, shards: Option<i64>) -> Module {
+        let mut f = json!({"name": "main", "allocations": [],
+            "basic_blocks": [{"name": "bb", "instructions": [{"name": "i", "opcode": "NoOp"}]}]});
+        if let Some(n) = shards {
+            f["shard_ids"] = json!([n]);
+        }
+        let mut m = json!({"version": 2, "name": name, "functions": [f]});
+        if let Some(c) = core {
+            m["neuron_core_id"] = json!(c);
+        }
+        module_from_value(m).unwrap()
+    }
+
+    fn detail(e: Error) -> (u32, String) {
+        match e {
+            Error::Neuron { code, .. } => (code, e.to_string()),
+            other => panic!("not a NeuronAssertion: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cores_of_one_kernel_pass_the_one_kernel_check() {
+        let (a, b) = (module("k_nc00", Some(0), None), module("k_nc01", Some(1), None));
+        check_one_kernel(&[&a, &b], CORES_MESSAGE, "here").unwrap();
+    }
+
+    #[test]
+    fn cores_of_different_kernels_are_said_to_be_that() {
+        let (a, b) = (module("a_nc00", Some(0), None), module("b_nc01", Some(1), None));
+        let (code, text) = detail(check_one_kernel(&[&a, &b], CORES_MESSAGE, "here").unwrap_err());
+        assert_eq!(code, BAD_CORE_SET);
+        assert!(text.contains("cores of different kernels"), "{text}");
+        assert!(text.contains("\"a\"") && text.contains("\"b\""), "{text}");
+    }
+
+    #[test]
+    fn a_symbolic_module_given_as_cores_is_told_to_be_split_first() {
+        let m = module("k_nc_symbolic", None, Some(2));
+        let (code, text) = detail(check_cores(&[&m], "lnc_barriercheck").unwrap_err());
+        assert_eq!(code, BAD_CORE_SET);
+        assert!(
+            text.contains("is a symbolic module (its ShardIds are for N = 2)"),
+            "{text}"
+        );
+        assert!(text.contains("split it first"), "{text}");
+    }
+
+    #[test]
+    fn one_module_without_a_core_id_for_one_core_is_an_n1_output() {
+        for shards in [None, Some(1)] {
+            let m = module("k", None, shards);
+            assert_eq!(diagnose(&[&m]), None);
+        }
+    }
 }

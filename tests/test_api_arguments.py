@@ -143,19 +143,22 @@ def test_run_pipeline_of_a_linked_module_is_9008(n: int) -> None:
 
 
 def test_racecheck_of_a_symbolic_module_says_it_takes_split_cores() -> None:
-    """The SB2SB example at N = 1 used to be 9305 about GPSIMDSB2SB needing 2 cores."""
+    """The SB2SB example given as one core was 9305 about GPSIMDSB2SB needing 2 cores, and
+    nothing more. One module without a core id is an N = 1 core set (contract §3.6), so the
+    code stays 9305; the error now says what was given and how to split it."""
     with pytest.raises(lncsplit.NeuronAssertion) as e:
         lncsplit.racecheck([_example("04_")])
-    assert e.value.code == 9006
+    assert e.value.code == 9305
     msg = str(e.value)
-    assert "symbolic module" in msg and "split cores" in msg and "lncsplit.split" in msg
-    assert "9305" not in msg and "GPSIMDSB2SB" not in msg
+    assert "racecheck takes split cores" in msg and "a symbolic module" in msg
+    assert "lncsplit.split([module], 2)" in msg and "lncsplit split --lnc 2" in msg
 
 
-def test_the_tail_passes_refuse_a_symbolic_module_as_cores() -> None:
-    with pytest.raises(lncsplit.NeuronAssertion, match="symbolic module") as e:
-        lncsplit.link([_example("03_")])
-    assert e.value.code == 9006
+def test_one_symbolic_module_is_still_an_n1_core_set_where_nothing_needs_more() -> None:
+    """Contract §3.6: one module without ``neuron_core_id`` is the N = 1 case."""
+    m = _example("01_")
+    assert lncsplit.racecheck([m]).ok
+    assert lncsplit.link([m]).name.endswith("/sgLnk")
 
 
 def test_verify_concretized_of_cores_of_two_kernels_says_so() -> None:
@@ -168,3 +171,25 @@ def test_verify_concretized_of_cores_of_two_kernels_says_so() -> None:
 
 def test_verify_concretized_accepts_one_kernels_cores() -> None:
     lncsplit.verify_concretized(_cores("03_"), 2)
+
+
+def test_explain_with_a_string_for_n_names_the_argument() -> None:
+    with pytest.raises(TypeError, match=r"lnc must be a positive integer, got str"):
+        lncsplit.explain(_example("01_"), "2", "x")  # type: ignore[arg-type]
+
+
+def test_diff_with_a_path_for_a_core_names_the_argument() -> None:
+    with pytest.raises(TypeError, match=r"cores\[0\] must be a lncsplit\.Module, got str"):
+        lncsplit.diff(["nc00.json"])  # type: ignore[list-item]
+
+
+def test_check_memory_with_a_path_for_a_module_names_the_argument() -> None:
+    with pytest.raises(TypeError, match=r"modules\[0\] must be a lncsplit\.Module, got str"):
+        lncsplit.check_memory(["nc00.json"])  # type: ignore[list-item]
+
+
+def test_sim_run_with_a_path_for_inputs_names_the_argument() -> None:
+    from lncsplit import sim
+
+    with pytest.raises(TypeError, match=r"inputs must be a mapping .*got str"):
+        sim.run(_example("01_"), "inputs.npz")  # type: ignore[arg-type]

@@ -308,6 +308,11 @@ def _input_bytes(
     wanted = {(s.core, s.function, s.set): s for s in specs if s.kind == "Input"}
     known = {(s.function, s.set): s for s in specs}
     given: dict[tuple[int, str, str], Any] = {}
+    if inputs is not None and not isinstance(inputs, Mapping):  # contract §4: a TypeError
+        raise TypeError(
+            "inputs must be a mapping {(function, set): array} (sim.load_inputs reads an "
+            f".npz), got {type(inputs).__name__}"
+        )
     for key, value in (inputs or {}).items():
         if not (isinstance(key, tuple) and len(key) == 2):
             raise _bad_input(("?", str(key)), "keys are (function, set)")

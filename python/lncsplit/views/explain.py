@@ -517,7 +517,9 @@ class _Explainer:
 def _prepare(module: Module, lnc: int, expand: bool) -> Module:
     if not isinstance(module, Module):
         raise TypeError(f"module must be a lncsplit.Module, got {type(module).__name__}")
-    if isinstance(lnc, bool) or not isinstance(lnc, int) or lnc < 1:
+    if isinstance(lnc, bool) or not isinstance(lnc, int):
+        raise TypeError(f"lnc must be a positive integer, got {type(lnc).__name__} {lnc!r}")
+    if lnc < 1:
         raise ValueError(f"lnc must be a positive integer, got {lnc!r}")
     if module.neuron_core_id is not None and lnc > 1:
         raise LncsplitError(

@@ -5,7 +5,10 @@
 //! `extend_shared_lifetimes`, `lnc_barriercheck`), the concretized verifier,
 //! the linker and the simulator — each with its own message and location
 //! (the contract fixes the code only), so the diagnosis reads the same
-//! everywhere.
+//! everywhere. The one-kernel half ([`check_one_kernel`]: the same name once
+//! each core's `nc<cc>` is taken out) is the linker's and the concretized
+//! verifier's; [`symbolic_as_one_core`] words an N error for a symbolic module
+//! given as one core.
 
 use crate::bir::describe::inferred_lnc;
 use crate::bir::Module;
@@ -72,18 +75,8 @@ pub fn diagnose_ids(ids: &[Option<i64>], label: impl Fn(usize) -> String, rule: 
 }
 
 /// What is wrong with `cores` as cores 0…N−1 in order, or None (see
-/// [`diagnose_ids`]). One module without a core id is an N = 1 output — unless
-/// its ShardIds are for more cores: then it is a symbolic module given where
-/// split cores are expected, and the diagnosis says to split it first (it
-/// used to pass as N = 1 and fail later on something else, 9305 for a
-/// GPSIMDSB2SB). An N = 1 split of such a module is that module unchanged,
-/// so it is refused the same way, and the wording says so.
+/// [`diagnose_ids`]).
 pub fn diagnose(cores: &[&Module]) -> Option<String> {
-    if let [m] = cores {
-        if let Some(n) = inferred_lnc(m).filter(|&n| n > 1 && m.neuron_core_id().is_none()) {
-            return Some(symbolic_not_cores(&m.name, n));
-        }
-    }
     let ids: Vec<Option<i64>> = cores.iter().map(|m| m.neuron_core_id()).collect();
     diagnose_ids(
         &ids,
@@ -92,16 +85,21 @@ pub fn diagnose(cores: &[&Module]) -> Option<String> {
     )
 }
 
-/// The diagnosis of one symbolic module (ShardIds for `n` cores) given as the
-/// cores of a split.
-fn symbolic_not_cores(name: &str, n: i64) -> String {
-    format!(
-        "cores[0] ({name}) is a symbolic module (its ShardIds are for N = {n}), not split \
-         cores: racecheck, link, verify_concretized and the LNC tail passes take the N core \
-         modules of one kernel that split makes; split it first (lncsplit.split([module], \
-         {n}), or `lncsplit split --lnc {n}` on the command line; a split with N = 1 leaves \
-         the module as it is)"
-    )
+/// When `cores` is one module without a core id whose ShardIds are for
+/// N > 1 — a symbolic module given as one core, or the N = 1 split of one
+/// (the same module) — what to say so the error a pass then raises about
+/// N (9305 for a GPSIMDSB2SB) names the cause: such cores are valid as
+/// N = 1 (contract §3.6), so this only words an error, never makes one.
+pub fn symbolic_as_one_core(cores: &[&Module], pass: &str) -> Option<String> {
+    let [m] = cores else { return None };
+    let n = inferred_lnc(m).filter(|&n| n > 1 && m.neuron_core_id().is_none())?;
+    Some(format!(
+        "{pass} takes split cores, and cores[0] ({}) is one module without neuron_core_id \
+         whose ShardIds are for N = {n}: a symbolic module (a split with N = 1 leaves it as it \
+         is); split it first (lncsplit.split([module], {n}), or `lncsplit split --lnc {n}` \
+         on the command line)",
+        m.name
+    ))
 }
 
 /// Missing and duplicated cores, and entries whose id is no core of N.
@@ -205,7 +203,7 @@ mod tests {
         }
         let mut m = json!({"version": 2, "name": name, "functions": [f]});
         if let Some(c) = core {
-            m["neuron_core_id"] = json!(c);
+            m["attributes"] = json!({"neuron_core_id": c});
         }
         module_from_value(m).unwrap()
     }
@@ -221,6 +219,7 @@ mod tests {
     fn cores_of_one_kernel_pass_the_one_kernel_check() {
         let (a, b) = (module("k_nc00", Some(0), None), module("k_nc01", Some(1), None));
         check_one_kernel(&[&a, &b], CORES_MESSAGE, "here").unwrap();
+        assert_eq!(diagnose(&[&a, &b]), None);
     }
 
     #[test]
@@ -233,22 +232,24 @@ mod tests {
     }
 
     #[test]
-    fn a_symbolic_module_given_as_cores_is_told_to_be_split_first() {
+    fn a_symbolic_module_given_as_one_core_is_named_with_how_to_split_it() {
         let m = module("k_nc_symbolic", None, Some(2));
-        let (code, text) = detail(check_cores(&[&m], "lnc_barriercheck").unwrap_err());
-        assert_eq!(code, BAD_CORE_SET);
+        let text = symbolic_as_one_core(&[&m], "racecheck").unwrap();
+        assert!(text.starts_with("racecheck takes split cores"), "{text}");
         assert!(
-            text.contains("is a symbolic module (its ShardIds are for N = 2)"),
+            text.contains("ShardIds are for N = 2") && text.contains("split it first"),
             "{text}"
         );
-        assert!(text.contains("split it first"), "{text}");
+        let core = module("k_nc00", Some(0), Some(2));
+        assert_eq!(symbolic_as_one_core(&[&core], "racecheck"), None);
     }
 
     #[test]
-    fn one_module_without_a_core_id_for_one_core_is_an_n1_output() {
-        for shards in [None, Some(1)] {
+    fn one_module_without_a_core_id_is_an_n1_output() {
+        for shards in [None, Some(1), Some(2)] {
             let m = module("k", None, shards);
             assert_eq!(diagnose(&[&m]), None);
         }
+        assert_eq!(symbolic_as_one_core(&[&module("k", None, Some(1))], "racecheck"), None);
     }
 }

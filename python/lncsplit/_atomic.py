@@ -246,7 +246,7 @@ def write_file_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 
 def write_module_atomic(
     module: Module,
-    path: str | os.PathLike[str],
+    path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
     version: int = 2,
     *,
     durable_now: bool | None = True,
@@ -263,12 +263,14 @@ def write_module_atomic(
     gen``'s corpus, like every CLI output, fsyncs only on request). Errors
     are :class:`~lncsplit.errors.LncsplitIOError` with the ``errno`` and the
     matching ``OSError`` subclass, naming the target (or its missing
-    directory), never the temporary; a failed write leaves no file.
+    directory), never the temporary; a failed write leaves no file. ``path``
+    is a ``str``, ``bytes`` or ``os.PathLike``, as for ``lncsplit.load``.
     """
     from lncsplit._core import write_module_file
+    from lncsplit._inputs import path_arg
     from lncsplit.errors import LncsplitIOError
 
-    final = os.fspath(path)
+    final = path_arg(path)
     d, base = os.path.split(final)
     if not base:
         raise LncsplitIOError(f"{final}: not a file path")

@@ -7,10 +7,14 @@ blocking. :func:`load_input` is how every command reads a module,
 :func:`with_input` hands a file's bytes to a parser without a fresh copy per
 file, :func:`read_input` returns them, and :func:`prefetch` asks the kernel
 to start reading the next one. The naming rules of inputs live here too:
-:func:`strip_json`, :func:`input_stem` and :data:`HLO_SUFFIXES`.
+:func:`strip_json`, :func:`input_stem`, :data:`HLO_SUFFIXES` and **the input
+rule** (contract §5): an explicitly named HLO file (:func:`is_hlo_input`) is
+lowered first (:func:`lower_input`) wherever a module is expected —
+:func:`load_input` applies it, so every command that reads a module through
+it takes the same inputs.
 
 A leaf module: it imports only :mod:`lncsplit.errors` (and, when it parses,
-the compiled model).
+the compiled model; when it lowers HLO, :mod:`lncsplit.frontend`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from lncsplit.errors import LncsplitError
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
+    from lncsplit.frontend.lowering import LoweredHlo
 
 T = TypeVar("T")
 
@@ -43,6 +48,9 @@ def strip_json(name: str) -> str:
 
 #: File names read as HLO text and lowered first (contract §5: explicitly named inputs only).
 HLO_SUFFIXES = (".hlo.txt", ".hlo")
+
+#: What the first line of a ``*.txt`` HLO file starts with (XLA's dumps are ``*.txt``).
+HLO_HEADER = b"HloModule"
 
 
 def input_stem(name: str) -> str:
@@ -204,7 +212,63 @@ def not_regular_message(path: str, mode: int) -> str:
     return f"{path} is {file_kind(mode)}, not a regular file: not read"
 
 
-def load(path: str | os.PathLike[str]) -> Module:
+def is_hlo_input(path: str | os.PathLike[str]) -> bool:
+    """The input rule (contract §5): whether an input named explicitly is HLO text, lowered
+    first wherever a module is expected — ``*.hlo`` or ``*.hlo.txt`` by name
+    (case-insensitive), or a ``*.txt`` regular file whose first line starts with
+    ``HloModule`` (how XLA names its dumps, ``module_0001.jit_f.….txt``). Directories are
+    never searched for HLO (discovery yields ``*.json``). Never blocks: a FIFO or a device
+    named ``*.txt`` is not opened for reading (it is not HLO; reading it as a module then
+    refuses it)."""
+    p = os.fspath(path)
+    low = p.lower()
+    if low.endswith(HLO_SUFFIXES):
+        return True
+    return low.endswith(".txt") and _first_line(p).startswith(HLO_HEADER)
+
+
+def _first_line(path: str) -> bytes:
+    """The first line of a regular file (without a UTF-8 byte-order mark and surrounding
+    blanks), at most 4 KiB; empty when it cannot be read or is no regular file."""
+    try:
+        fd, _size = _open_regular(path)
+    except (OSError, InputError):
+        return b""
+    try:
+        head = os.read(fd, 4096)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+    return head.split(b"\n", 1)[0].removeprefix(b"\xef\xbb\xbf").strip()
+
+
+def lower_input(
+    path: str | os.PathLike[str], lnc: int | None = None, arch: str | None = None
+) -> LoweredHlo:
+    """An HLO input lowered to one symbolic module: a module XLA partitioned whole (contract
+    §3.9; N its ``num_partitions`` unless ``lnc`` is given), any other by its LNC sharding
+    constraints (§3.5; N = ``lnc``, else the arch's ``logical_nc_config``, 2 on gen3). The one
+    place commands lower an input; ``LoweredHlo.notes`` say what was and was not lowered."""
+    from lncsplit.frontend import canonical_arch
+    from lncsplit.frontend.xla_dump import lower_hlo_input
+
+    return lower_hlo_input(path, lnc, arch=canonical_arch(arch or "gen3"))
+
+
+def path_arg(path: object, name: str = "path") -> str:
+    """A path argument as ``str``: a ``str``, ``bytes`` (decoded as the OS names it,
+    ``os.fsdecode``) or ``os.PathLike`` — what Python's own message for a wrong path says is
+    taken; anything else is a ``TypeError`` naming the argument (contract §4)."""
+    try:
+        return os.fsdecode(os.fspath(path))  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a str, bytes or os.PathLike (a file path), got {type(path).__name__}"
+        ) from None
+
+
+def load(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> Module:
     """``lncsplit.load``: read a module file (a regular file only, contract §6).
 
     Read through :func:`with_input` (``Module.from_json`` parses the bytes
@@ -213,12 +277,13 @@ def load(path: str | os.PathLike[str]) -> Module:
     with its ``errno``, also the matching ``OSError`` subclass
     (``FileNotFoundError``, ``IsADirectoryError``, …); a FIFO, socket or device
     is a ``LncsplitIOError`` saying it is not a regular file (never opened
-    for reading, never blocking); bad JSON is a ``BirJsonError``.
+    for reading, never blocking); bad JSON is a ``BirJsonError``. ``path`` is a
+    ``str``, ``bytes`` or ``os.PathLike`` (:func:`path_arg`).
     """
     from lncsplit._core import Module
     from lncsplit.errors import LncsplitIOError
 
-    p = os.fspath(path)
+    p = path_arg(path)
     try:
         return with_input(p, Module.from_json)[0]
     except InputError as e:
@@ -229,23 +294,31 @@ def load(path: str | os.PathLike[str]) -> Module:
         raise LncsplitIOError(e.errno, e.strerror, e.filename) from None
 
 
-def load_input(path: str) -> Module:
-    """``Module.from_json`` of an input file (regular files only, read into
-    the thread's reused buffer) — how every command reads an input."""
+def load_input(path: str, *, lnc: int | None = None, arch: str | None = None) -> Module:
+    """How every command reads a module: an HLO input (:func:`is_hlo_input`) is lowered first
+    (:func:`lower_input`, for N = ``lnc``, else the arch's default); any other file is
+    ``Module.from_json`` of its bytes (regular files only, read into the thread's reused
+    buffer)."""
+    if is_hlo_input(path):
+        return lower_input(path, lnc, arch).module()  # type: ignore[no-any-return]
     from lncsplit._core import Module
 
     return with_input(path, Module.from_json)[0]
 
 
 __all__ = [
+    "HLO_HEADER",
     "HLO_SUFFIXES",
     "KEEP_READ_BUFFER",
     "InputError",
     "file_kind",
     "input_stem",
+    "is_hlo_input",
     "load",
     "load_input",
+    "lower_input",
     "not_regular_message",
+    "path_arg",
     "prefetch",
     "read_input",
     "strip_json",

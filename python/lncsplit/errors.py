@@ -19,6 +19,8 @@ subclasses mirror the compiler's own failure kinds:
 
 from __future__ import annotations
 
+import os
+
 
 class LncsplitError(Exception):
     """Base class of every error lncsplit raises on bad input."""
@@ -127,6 +129,24 @@ class LncsplitTimeoutError(LncsplitIOError, TimeoutError):
     """``ETIMEDOUT``."""
 
 
+def os_error_message(e: OSError) -> str:
+    """The one wording of a file that could not be read or written: ``PATH: no such file or
+    directory`` (the path, then the system's reason in lower case, as ``cat`` and ``ls`` say
+    it); ``str(e)`` when the error names no path."""
+    if e.filename is None or not e.strerror:
+        return str(e)
+    reason = e.strerror[:1].lower() + e.strerror[1:]
+    return f"{os.fsdecode(e.filename)}: {reason}"
+
+
+def is_os_error_type(name: str) -> bool:
+    """Whether ``name`` (an error's class name, as reports carry it) is an ``OSError``."""
+    import builtins
+
+    cls = getattr(builtins, name, None) or globals().get(name)
+    return isinstance(cls, type) and issubclass(cls, OSError)
+
+
 #: The builtin ``OSError`` subclass of an errno → the lncsplit class that is also it.
 _IO_SUBCLASSES: dict[type[OSError], type[LncsplitIOError]] = {
     FileNotFoundError: LncsplitFileNotFoundError,
@@ -155,4 +175,6 @@ __all__ = [
     "NeuronAssertion",
     "PelicanAssertion",
     "PelicanWireError",
+    "is_os_error_type",
+    "os_error_message",
 ]

@@ -398,9 +398,22 @@ def run_pipeline(
     (with ``options.link``, one linked module per input module instead).
 
     ``hook`` (optional) is called after every pass with a :class:`PassEvent`
-    (name, order, seconds) — a progress and timing hook.
+    (name, order, seconds) — a progress and timing hook. The arguments are
+    checked before any pass (contract §4): ``options`` must be a
+    :class:`PassOptions` (``TypeError``), and ``modules`` as
+    :func:`lncsplit.passes.check_modules` says (one object twice: ``ValueError``;
+    a linked module: 9008, at every N).
     """
-    return Pipeline(options, hook).run(modules)
+    if not isinstance(options, PassOptions):
+        raise TypeError(
+            f"options must be a PassOptions, got {type(options).__name__} {options!r:.40}"
+            + (f" (for N = {options}: PassOptions(lnc_size={options}))" if _is_int(options) else "")
+        )
+    return Pipeline(options, hook).run(passes.check_modules(modules, "run_pipeline"))
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 __all__ = [

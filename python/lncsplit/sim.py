@@ -323,6 +323,17 @@ class Equivalence:
 # ----------------------------------------------------------------- running
 
 
+def _check_modules(x: object, name: str, *, result: bool = False) -> None:
+    """``TypeError`` naming the argument unless ``x`` is a Module or a list of Modules (or,
+    with ``result``, a :class:`SimResult`) — not an AttributeError deep in the run."""
+    if isinstance(x, Module) or (result and isinstance(x, SimResult)):
+        return
+    if isinstance(x, (list, tuple)) and x and all(isinstance(m, Module) for m in x):
+        return
+    what = "a lncsplit.Module, a list of them" + (", or a SimResult" if result else "")
+    raise TypeError(f"{name} must be {what}; got {type(x).__name__} {x!r:.40}")
+
+
 def _modules(modules: Modules) -> list[Module]:
     mods = [modules] if isinstance(modules, Module) else list(modules)
     if len(mods) == 1 and _core.is_linked(mods[0]):
@@ -424,6 +435,11 @@ def _input_bytes(
     wanted = {(s.core, s.function, s.set): s for s in specs if s.kind == "Input"}
     known = {(s.function, s.set): s for s in specs}
     given: dict[tuple[int, str, str], Any] = {}
+    if inputs is not None and not isinstance(inputs, Mapping):  # contract §4: a TypeError
+        raise TypeError(
+            "inputs must be a mapping {(function, set): array} (sim.load_inputs reads an "
+            f".npz), got {type(inputs).__name__}"
+        )
     for key, value in (inputs or {}).items():
         if not (isinstance(key, tuple) and len(key) == 2):
             raise _bad_input(("?", str(key)), "keys are (function, set)")
@@ -451,6 +467,7 @@ def run(modules: Modules, inputs: Inputs | None = None, lnc: int | None = None) 
     simulator cannot run), 9402 (cores reach different sync points), 9403
     (wrong inputs).
     """
+    _check_modules(modules, "modules")
     return _run(modules, inputs, lnc, None)
 
 
@@ -586,6 +603,8 @@ def equivalent(
     """
     if rtol < 0 or atol < 0:
         raise ValueError(f"rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
+    _check_modules(a, "a", result=True)
+    _check_modules(b, "b", result=True)
     ra = a if isinstance(a, SimResult) else None
     rb = b if isinstance(b, SimResult) else None
     n = lnc or _cores_of(b) or _cores_of(a)

@@ -57,7 +57,7 @@ def test_inputs_npz_keys_function_set_and_core(tmp_path: Path) -> None:
     zero = run_cli("sim", src, "--inputs", npz, "--json")
     np.savez(npz, **{f"main/{x['name']}/1": np.ones(shape, dtype=np.uint32)})
     one = run_cli("sim", src, "--inputs", npz, "--json")
-    a, b = json.loads(zero.stdout), json.loads(one.stdout)
+    (a,), (b,) = json.loads(zero.stdout), json.loads(one.stdout)  # one list, an entry per unit
     assert a["checksums"][0] != b["checksums"][0] or a["checksums"][1] != b["checksums"][1]
     np.savez(npz, **{"main/nothing": np.zeros((1,), dtype=np.uint8)})
     bad = run_cli("sim", src, "--inputs", npz)

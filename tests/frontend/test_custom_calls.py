@@ -241,13 +241,21 @@ def test_logical_nc_config_defaults_to_one_elsewhere(arch: str) -> None:
     assert logical_nc_config(arch, 1) == 1
 
 
-def test_logical_nc_config_explicit() -> None:
-    assert logical_nc_config("trn2", 1) == 1
-    assert logical_nc_config("trn2", 2) == 2
-    with pytest.raises(ValueError):
-        logical_nc_config("trn1", 2)
-    with pytest.raises(ValueError):
-        logical_nc_config("trn2", 3)
+@pytest.mark.parametrize("arch", ["inf1", "trn1", "gen3", "trn2", "core_v4"])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 64])
+def test_logical_nc_config_takes_any_explicit_n_on_every_arch(arch: str, n: int) -> None:
+    """Contract §3.5 (2026-12-02): any N >= 1 on every arch, as the split does (only
+    GPSIMDSB2SB is limited to N == 2)."""
+    assert logical_nc_config(arch, n) == n
+
+
+def test_logical_nc_config_refuses_what_is_no_n() -> None:
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match=">= 1"):
+            logical_nc_config("trn2", bad)
+    for wrong in (2.0, "2", True):
+        with pytest.raises(TypeError, match="lnc must be an integer"):
+            logical_nc_config("trn2", wrong)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         logical_nc_config("nonsense")
 
@@ -258,3 +266,13 @@ def test_logical_nc_config_equals_pass_options_lnc_size() -> None:
 
     assert make_pass_options("trn2").lnc_size == logical_nc_config("trn2") == 2
     assert make_pass_options("trn1").lnc_size == 1
+
+
+@pytest.mark.parametrize("arch", ["trn1", "trn2", "trn3"])
+def test_make_pass_options_takes_the_n_lower_takes(arch: str) -> None:
+    """One rule for N: ``make_pass_options(arch, 4)`` is accepted where ``lncsplit lower
+    --arch ARCH --lnc 4`` is (it used to refuse 4 on trn2 and anything but 1 elsewhere)."""
+    pytest.importorskip("lncsplit._core")
+    from lncsplit.frontend import make_pass_options
+
+    assert make_pass_options(arch, 4).lnc_size == 4

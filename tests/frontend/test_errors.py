@@ -57,3 +57,25 @@ BAD_INPUTS: dict[str, Callable[[], object]] = {
 def test_bad_front_end_input_raises_an_lncsplit_error(call: Callable[[], object]) -> None:
     with pytest.raises(lncsplit.LncsplitError):
         call()
+
+
+_NO_CONSTRAINT = (
+    "HloModule jit_f\n\n"
+    "ENTRY %main.3 (Arg_0.1: f32[4]) -> f32[4] {\n"
+    "  %Arg_0.1 = f32[4]{0} parameter(0)\n"
+    "  ROOT %negate.2 = f32[4]{0} negate(f32[4]{0} %Arg_0.1)\n"
+    "}\n"
+)
+
+
+def test_lower_to_symbolic_with_nothing_to_lower_raises_as_the_cli_says() -> None:
+    """Contract §3.5: text with no constraint raises ``NothingToLowerError`` (a
+    ``LoweringError``) from the API as from the CLI — not an empty module. The API's message
+    is the one ``lncsplit lower`` prints (it lowers through ``lower_hlo_text``)."""
+    with pytest.raises(frontend.NothingToLowerError, match="nothing to lower") as api:
+        frontend.lower_to_symbolic(HloModule.parse(_NO_CONSTRAINT), 2)
+    with pytest.raises(frontend.NothingToLowerError) as cli:
+        frontend.lower_hlo_text(_NO_CONSTRAINT, 2)
+    assert str(api.value) == str(cli.value)
+    with pytest.raises(frontend.NothingToLowerError):
+        frontend.lower_to_symbolic_json(HloModule.parse(_NO_CONSTRAINT), 2)

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lncsplit.errors import is_os_error_type
 from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
 
 if TYPE_CHECKING:
@@ -162,8 +163,8 @@ def format_error(info: dict[str, Any]) -> str:
             f"already split{which}: split takes symbolic modules; "
             "check a split output with `lncsplit verify` [NeuronAssertion 9005]"
         )
-    if typ == "InputError":
-        return msg
+    if typ == "InputError" or is_os_error_type(typ):
+        return msg  # names the path already (one wording: ``PATH: no such file or directory``)
     if msg.startswith(typ):
         return msg
     code = f" {info['code']}" if info.get("code") is not None else ""
@@ -186,8 +187,10 @@ def describe_error(e: BaseException) -> str:
 
 def input_failed(path: str, e: BaseException) -> int:
     """A one-input command's input failed: ``lncsplit: PATH: Type code: message`` on
-    stderr; returns :data:`EXIT_FAILED`."""
-    err(f"{path}: {describe_error(e)}")
+    stderr (the path once: a message that starts with it is not prefixed again); returns
+    :data:`EXIT_FAILED`."""
+    text = describe_error(e)
+    err(text if text.startswith(path) else f"{path}: {text}")
     return EXIT_FAILED
 
 
@@ -209,7 +212,7 @@ def check_paths(paths: Sequence[str]) -> None:
     """
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
-        raise UsageError("no such file or directory: " + ", ".join(missing))
+        raise UsageError("; ".join(f"{p}: no such file or directory" for p in missing))
 
 
 def check_outputs(a: argparse.Namespace, *options: str) -> None:
@@ -363,14 +366,32 @@ def finish(a: argparse.Namespace, report: CorpusReport) -> int:
     """
     status = report.exit_code
     if not report.files:
-        where = ", ".join(getattr(a, "inputs", []) or ["the inputs"])
+        inputs = list(getattr(a, "inputs", []) or [])
+        where = ", ".join(inputs or ["the inputs"])
         out = getattr(a, "out", None)
         excluded = f" (the output directory {out} is not an input)" if out else ""
-        err(f"no modules found in {where}{excluded}")
+        err(f"no modules found in {where}{excluded}{hlo_hint(inputs, report.command)}")
         status = EXIT_FAILED
     if not write_report(a, report):
         status = EXIT_FAILED
     return status
+
+
+def hlo_hint(inputs: Sequence[str], command: str) -> str:
+    """What "no modules found" adds when a directory INPUT holds HLO text: how HLO is taken
+    (contract §5: lowered first only when the file is named explicitly; a directory yields
+    ``*.json`` modules)."""
+    from lncsplit.corpus.discovery import find_hlo_files
+
+    found = [f for d in inputs if os.path.isdir(d) for f in find_hlo_files(d, limit=3)]
+    if not found:
+        return ""
+    shown = ", ".join(found[:2]) + (", …" if len(found) > 2 else "")
+    return (
+        f": it holds HLO text ({shown}), which is lowered only when the file is named "
+        "explicitly (*.hlo, *.hlo.txt, or *.txt starting with HloModule; a directory yields "
+        f"*.json modules): lncsplit {command} {found[0]} …"
+    )
 
 
 def write_report(a: argparse.Namespace, report: CorpusReport) -> bool:
@@ -422,18 +443,22 @@ def lnc_for(module: Any, lnc: int | None) -> int:
 
 
 def unit_modules(
-    unit: Unit, lnc: int | None, split: Callable[[Module, int], list[Module]]
+    unit: Unit,
+    lnc: int | None,
+    split: Callable[[Module, int], list[Module]],
+    arch: str | None = None,
 ) -> tuple[list[Module], int | None]:
     """The modules of one unit and their N: a split output's cores as they are (N = their
-    count); a symbolic file's module split by ``split(module, n)`` (N from :func:`lnc_for`);
-    a lone core file's module alone (N None)."""
+    count); a symbolic file's module split by ``split(module, n)`` (N from :func:`lnc_for`;
+    an HLO file is lowered first, for ``lnc`` on ``arch``: the input rule of
+    :func:`lncsplit._inputs.load_input`); a lone core file's module alone (N None)."""
     from lncsplit._inputs import load_input
     from lncsplit.corpus.discovery import load_core_set
 
     if unit.kind == "core_set":
         mods = load_core_set(unit)
         return mods, len(mods)
-    m = load_input(unit.path)
+    m = load_input(unit.path, lnc=lnc, arch=arch)
     if m.neuron_core_id is not None:
         return [m], None
     n = lnc_for(m, lnc)

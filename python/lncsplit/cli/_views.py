@@ -19,18 +19,17 @@ if TYPE_CHECKING:
 
 
 def load_source(path: str, lnc: int | None, arch: str | None) -> tuple[Module, int, list[str]]:
-    """The symbolic module in ``path``, its N and notes: HLO text (``*.hlo``, ``*.hlo.txt``) is
-    lowered first (N = ``lnc``, else the arch's ``logical_nc_config``); a BIR-JSON module's N is
-    ``lnc``, else its ShardId bound, else 2."""
-    import lncsplit
-    from lncsplit.frontend import canonical_arch, is_hlo_path, logical_nc_config, lower_hlo_file
+    """The symbolic module in ``path``, its N and notes: an HLO input (the input rule,
+    :func:`lncsplit._inputs.is_hlo_input`) is lowered first (N = ``lnc``, else the arch's
+    ``logical_nc_config``), with the front end's notes; a BIR-JSON module's N is ``lnc``, else
+    its ShardId bound, else 2."""
+    from lncsplit._inputs import is_hlo_input, load_input, lower_input
 
-    if is_hlo_path(path):
-        a = canonical_arch(arch or "gen3")
-        n = lnc if lnc is not None else logical_nc_config(a)
-        lowered = lower_hlo_file(path, n, arch=a)
-        return lowered.module(), n, lowered.notes
-    m = lncsplit.load(path)
+    if is_hlo_input(path):
+        lowered = lower_input(path, lnc, arch)
+        m = lowered.module()
+        return m, lnc_for(m, lnc), lowered.notes
+    m = load_input(path)
     return m, lnc_for(m, lnc), []
 
 

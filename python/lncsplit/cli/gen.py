@@ -1,8 +1,14 @@
-"""``lncsplit gen DIR``: a synthetic corpus of symbolic modules (deterministic per seed)."""
+"""``lncsplit gen DIR``: a synthetic corpus of symbolic modules (deterministic per seed).
+
+DIR is new, or an empty directory: a directory that holds anything is refused (writing into it
+would mix two corpora, and a later ``split DIR`` would split both) unless ``--force``. DIR that
+cannot be used (a file, not writable) is a usage error, exit 2, as every output path is.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from lncsplit.cli._common import DEFAULT_LNC, EXIT_OK, UsageError, input_failed, positive
@@ -11,7 +17,12 @@ from lncsplit.cli._common import DEFAULT_LNC, EXIT_OK, UsageError, input_failed,
 def add_parser(sub: Any) -> None:
     """Register ``gen`` on the subparsers ``sub``."""
     g = sub.add_parser("gen", help="generate a synthetic corpus of symbolic modules")
-    g.add_argument("dir", metavar="DIR")
+    g.add_argument("dir", metavar="DIR", help="a new or empty directory")
+    g.add_argument(
+        "--force",
+        action="store_true",
+        help="write into DIR even when it is not empty (files of the same names are replaced)",
+    )
     g.add_argument("--modules", type=positive, default=8, help="number of modules (default 8)")
     g.add_argument(
         "--instructions",
@@ -66,6 +77,7 @@ def run(a: argparse.Namespace) -> int:
     gen: Any = getattr(_core, "generate_corpus", None)
     if gen is None:
         raise UsageError("this build of lncsplit has no generator (_core.generate_corpus)")
+    check_dir(a.dir, force=a.force)
     try:
         caps = {"ap_partitions": a.ap_partitions, "ap_columns": a.ap_columns}
         given: dict[str, Any] = {k: v for k, v in caps.items() if v is not None}
@@ -82,3 +94,24 @@ def run(a: argparse.Namespace) -> int:
     n = len(paths) if paths is not None else a.modules
     print(f"wrote {n} modules to {a.dir}")
     return EXIT_OK
+
+
+def check_dir(path: str, *, force: bool) -> None:
+    """Before any work: DIR must be usable as an output directory (contract §5: else a usage
+    error, exit 2) and, without ``force``, hold nothing yet."""
+    from lncsplit._atomic import OutputPathError, prepare_output_dir
+
+    try:
+        prepare_output_dir(path, create=False)
+    except OutputPathError as e:
+        raise UsageError(f"gen DIR: {e}") from e
+    if force or not os.path.isdir(path):
+        return
+    with os.scandir(path) as entries:
+        held = sorted(e.name for e in entries)
+    if held:
+        shown = ", ".join(held[:3]) + (", …" if len(held) > 3 else "")
+        raise UsageError(
+            f"gen DIR: {path} is not empty ({shown}): generating into it would mix two corpora; "
+            "give a new or empty directory, or --force to write into it anyway"
+        )

@@ -11,7 +11,9 @@ from lncsplit.cli._common import EXIT_OK, input_failed, one_file
 def add_parser(sub: Any) -> None:
     """Register ``info`` on the subparsers ``sub``."""
     i = sub.add_parser("info", help="describe one module file")
-    i.add_argument("file", metavar="FILE")
+    i.add_argument(
+        "file", metavar="FILE", help="a module file (or an HLO file, described as lowered)"
+    )
     i.add_argument("--json", action="store_true", help="print the description as JSON")
     i.set_defaults(run=run)
 
@@ -38,7 +40,7 @@ def run(a: argparse.Namespace) -> int:
     from lncsplit.passes.linker import describe_linked, is_linked
 
     try:
-        m = load_input(a.file)  # a regular file only (contract §6)
+        m = load_input(a.file)  # a regular file only (§6); HLO lowered first (§5)
         d = describe_module(m)
         if is_linked(m):
             # Linked modules only (rare): the linker's summary reads the JSON.

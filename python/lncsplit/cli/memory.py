@@ -114,7 +114,7 @@ def _report(
 
 def _modules(unit: Unit, lnc: int | None, arch: str | None) -> tuple[list[Module], int | None]:
     """Per-core modules of one unit and their N (None for a lone core file)."""
-    return unit_modules(unit, lnc, partial(_split, arch=arch))
+    return unit_modules(unit, lnc, partial(_split, arch=arch), arch)
 
 
 def _split(m: Module, n: int, arch: str | None) -> list[Module]:

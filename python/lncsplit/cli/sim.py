@@ -30,6 +30,7 @@ from lncsplit.cli._common import (
     check_outputs,
     check_paths,
     discover,
+    failure_line,
     finish,
     positive,
     run_bulk,
@@ -71,7 +72,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="do not run expand_replication on symbolic modules first (split runs it by default)",
     )
-    p.add_argument("--json", action="store_true", help="print each unit's result as JSON")
+    p.add_argument("--json", action="store_true", help="print one JSON list, an entry per unit")
     add_runner_options(p)
     p.set_defaults(run=run)
 
@@ -98,12 +99,16 @@ def run(a: argparse.Namespace) -> int:
         tolerance=(a.rtol, a.atol),
         values=a.values,
     )
-    report = run_bulk(a, units, job, command="sim", lnc=a.lnc)
-    for f in report.files:
-        if a.json:
-            print(json.dumps({"input": f.input, "status": f.status, "error": f.error, **f.detail}))
-        else:
-            print(f.text if f.text else f"FAIL  {f.input}: {(f.error or {}).get('message')}")
+    report = run_bulk(a, units, job, command="sim", lnc=a.lnc, quiet=a.json)
+    if a.json:  # one JSON list, as every command's --json (it was one object per line)
+        docs = [
+            {"input": f.input, "status": f.status, "error": f.error, **f.detail}
+            for f in report.files
+        ]
+        print(json.dumps(docs, indent=2))
+    else:
+        for f in report.files:
+            print(f.text if f.text else f"FAIL  {failure_line(f)}")
     status = finish(a, report)
     if not a.json:
         print(report.table())
@@ -152,20 +157,21 @@ def _prepared(mods: list[Module], expand: bool) -> list[Module]:
     return mods
 
 
-def _load(unit: Unit) -> list[Module]:
+def _load(unit: Unit, lnc: int | None = None) -> list[Module]:
     from lncsplit._inputs import load_input
     from lncsplit.corpus.discovery import load_core_set
 
-    return load_core_set(unit) if unit.kind == "core_set" else [load_input(unit.path)]
+    return load_core_set(unit) if unit.kind == "core_set" else [load_input(unit.path, lnc=lnc)]
 
 
-def _load_path(path: str) -> list[Module]:
-    """A module file, or a split output directory (its cores in order)."""
-    import lncsplit
+def _load_path(path: str, lnc: int | None = None) -> list[Module]:
+    """A module file (HLO lowered first, for ``lnc``), or a split output directory (its cores
+    in order)."""
+    from lncsplit._inputs import load_input
     from lncsplit.corpus.discovery import discover_units
 
     if os.path.isfile(path):
-        return [lncsplit.load(path)]
+        return [load_input(path, lnc=lnc)]
     units = [
         u
         for u in discover_units([path], core_sets=True)
@@ -187,7 +193,7 @@ def counterpart(unit: Unit, other: str, single: bool) -> str:
 def _simulate(unit: Unit, o: _Options, res: FileResult) -> None:
     from lncsplit import sim
 
-    mods = _load(unit)
+    mods = _load(unit, o.lnc)
     res.instructions_in = sum(m.instruction_count() for m in mods)
     inputs = sim.load_inputs(o.npz) if o.npz else None
     result = sim.run(_prepared(mods, o.expand), inputs, o.lnc)
@@ -198,10 +204,9 @@ def _simulate(unit: Unit, o: _Options, res: FileResult) -> None:
         lines += _value_lines(result)
     if o.compare:
         other = counterpart(unit, o.compare, o.single)
+        theirs = _prepared(_load_path(other, result.lnc), o.expand)
         rtol, atol = o.tolerance
-        verdict = sim.equivalent(
-            result, _prepared(_load_path(other), o.expand), inputs, result.lnc, rtol=rtol, atol=atol
-        )
+        verdict = sim.equivalent(result, theirs, inputs, result.lnc, rtol=rtol, atol=atol)
         res.detail["compare"] = {
             "other": other,
             "equivalent": bool(verdict),

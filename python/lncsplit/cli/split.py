@@ -87,7 +87,7 @@ def run(a: argparse.Namespace) -> int:
         raise UsageError("--report-detail adds to the --report file: give --report FILE too")
     executor = executor_of(a)
     check_outputs(a)
-    prepare_out(a)
+    prepare_out(a, create=False)  # made with the first output: an all-failed run creates none
     groups = _lnc_groups(_hlo_inputs(a.inputs), a.lnc)
     # Writing outputs creates each core's artifact directory (contract §3.1),
     # for modules that carry an artifact_path: under --out (§6).

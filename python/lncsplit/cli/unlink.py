@@ -29,9 +29,10 @@ def run(a: argparse.Namespace) -> int:
     prepare_out(a, create=False)  # a file there, or not writable: a usage error (§6)
     import lncsplit
     from lncsplit._atomic import write_core_files
+    from lncsplit._inputs import load_input
 
     try:
-        cores = lncsplit.unlink(lncsplit.load(a.file))
+        cores = lncsplit.unlink(load_input(a.file))  # HLO lowered first: 9501, no JSON error
         written = write_core_files(a.out, [m.to_bytes() for m in cores])
     except Exception as e:  # noqa: BLE001 - reported, exit 1
         return input_failed(a.file, e)

@@ -1,7 +1,8 @@
 """``lncsplit verify``: the lnc_verifier on symbolic modules and on split outputs (contract §5).
 
-Units (see :mod:`lncsplit.corpus.discovery`): a file holding a symbolic module gets
-birverifier and the symbolic lnc_verifier; a split output (``nc00.json …
+Units (see :mod:`lncsplit.corpus.discovery`): a file holding a symbolic module (or HLO
+text named explicitly, lowered first for ``--lnc``: the input rule) gets birverifier and
+the symbolic lnc_verifier; a split output (``nc00.json …
 nc<N-1>.json`` in one directory) gets the core-set rules, birverifier per
 core and the concretized lnc_verifier; an ``nc00.json`` alone without
 ``neuron_core_id`` is an N = 1 output (birverifier only: the lnc_verifier
@@ -34,7 +35,13 @@ if TYPE_CHECKING:
 def add_parser(sub: Any) -> None:
     """Register ``verify`` on the subparsers ``sub``."""
     v = sub.add_parser("verify", help="run the lnc_verifier on symbolic modules or split outputs")
-    v.add_argument("inputs", nargs="+", metavar="INPUT")
+    v.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="symbolic modules, split outputs (directories, searched), or HLO files named "
+        "explicitly (lowered first)",
+    )
     v.add_argument(
         "--lnc", type=positive, help="N (default: from the ShardIds / the nc files found)"
     )
@@ -69,7 +76,7 @@ def _verify(unit: Unit, lnc: int | None, res: FileResult) -> None:
     if unit.kind == "core_set":
         n, checked = _verify_set(load_core_set(unit), lnc)
     else:
-        n, checked = _verify_file(load_input(unit.path), lnc)
+        n, checked = _verify_file(load_input(unit.path, lnc=lnc), lnc)
     res.detail = {"kind": unit.kind, "lnc": n, "checked": checked}
 
 

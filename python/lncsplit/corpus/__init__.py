@@ -133,7 +133,9 @@ def process_files(
     njobs = resolve_jobs(jobs)
     resolved = resolve_executor(executor, scheduler)
     opts = effective_options(options, njobs, len(units), resolved)
-    prepare_output_dir(out_s)
+    # Checked, not made: ``out`` is created with the first output written, so a run in
+    # which every file failed leaves no empty tree behind (contract §5/§6).
+    prepare_output_dir(out_s, create=False)
     if resolved == "dask":
         out_s = os.path.abspath(out_s)  # the workers write it
     return run_units(

@@ -46,7 +46,14 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from lncsplit._atomic import LINKED_FILE, core_file_name, core_index, is_within
-from lncsplit._inputs import InputError, input_stem, load_input, not_regular_message, strip_json
+from lncsplit._inputs import (
+    InputError,
+    input_stem,
+    is_hlo_input,
+    load_input,
+    not_regular_message,
+    strip_json,
+)
 from lncsplit.corpus.unit import ErrorInfo, Unit
 from lncsplit.errors import LncsplitError
 from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
@@ -135,7 +142,7 @@ class _Walker:
         try:
             st = os.stat(path)
         except FileNotFoundError:
-            return [error_unit(path, rel, f"no such file or directory: {path}")]
+            return [error_unit(path, rel, f"{path}: no such file or directory")]
         except OSError as e:
             return [error_unit(path, rel, f"{path}: {e.strerror or e}")]
         if stat.S_ISDIR(st.st_mode):
@@ -281,6 +288,26 @@ def core_set_unit(dirpath: str, rel: str, cores: dict[int, str]) -> Unit:
     return Unit(dirpath, rel, kind="core_set", files=files, error=error)
 
 
+def find_hlo_files(root: str, limit: int = 3, budget: int = 10_000) -> list[str]:
+    """Up to ``limit`` HLO files below ``root`` (:func:`lncsplit._inputs.is_hlo_input`), in
+    sorted order, for the message of a directory that yields no module (discovery reads
+    ``*.json`` only; contract §5). Hidden entries are skipped and links not followed, as the
+    walk does; at most ``budget`` entries are looked at, so a huge tree costs little."""
+    found: list[str] = []
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        budget -= len(dirs) + len(files)
+        for name in sorted(files):
+            path = os.path.join(dirpath, name)
+            if not name.startswith(".") and not os.path.islink(path) and is_hlo_input(path):
+                found.append(path)
+                if len(found) == limit:
+                    return found
+        if budget <= 0:
+            break
+    return found
+
+
 def _check_unique(units: Sequence[Unit]) -> None:
     seen: dict[str, str] = {}
     for u in units:
@@ -325,5 +352,6 @@ __all__ = [
     "core_set_unit",
     "discover_units",
     "error_unit",
+    "find_hlo_files",
     "load_core_set",
 ]

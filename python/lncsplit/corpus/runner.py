@@ -80,8 +80,9 @@ class CorpusReport:
     of the run), ``jobs``, ``executor`` and ``command``; with ``counts`` (the
     split) also ``instructions_in`` (total over successful files),
     ``instructions_out`` (total over every core), ``instructions_out_per_core``
-    (core 0 first), ``bytes_in``, ``bytes_out`` and ``throughput_mb_s`` (input
-    MB — 10^6 bytes — per wall second). ``lnc`` is None when each unit's N was
+    (core 0 first), ``bytes_in``, ``bytes_out`` (successful files only, like
+    the instruction counts) and ``throughput_mb_s`` (their input MB — 10^6
+    bytes — per wall second). ``lnc`` is None when each unit's N was
     inferred.
     """
 
@@ -118,13 +119,15 @@ class CorpusReport:
 
     def _count_summary(self) -> dict[str, Any]:
         per_core = self._per_core()
-        bytes_in = sum(f.bytes_in for f in self.files)
+        # Successful units only, as the outputs are: a failed file's bytes were read but
+        # not split, and counting them made an all-failed run report a throughput.
+        done = [f for f in self.files if f.ok]
         return {
-            "instructions_in": sum(f.instructions_in or 0 for f in self.files if f.ok),
+            "instructions_in": sum(f.instructions_in or 0 for f in done),
             "instructions_out": sum(per_core),
             "instructions_out_per_core": per_core,
-            "bytes_in": bytes_in,
-            "bytes_out": sum(f.bytes_out for f in self.files),
+            "bytes_in": sum(f.bytes_in for f in done),
+            "bytes_out": sum(f.bytes_out for f in done),
         }
 
     def summary(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from lncsplit._atomic import LINKED_FILE, remove_dirs, remove_outputs, write_core_files
-from lncsplit._inputs import HLO_SUFFIXES, input_stem, with_input
+from lncsplit._inputs import input_stem, is_hlo_input, lower_input, with_input
 from lncsplit.corpus.unit import FileResult, Unit, error_info
 
 if TYPE_CHECKING:
@@ -43,8 +43,9 @@ def process_file(
 ) -> FileResult:
     """The split job for one file: read → pipeline → artifact directories → every core.
 
-    A ``*.hlo``/``*.hlo.txt`` file is HLO text, lowered first (``lower_hlo_text`` with N =
-    ``options.lnc_size``). With ``detail`` the result's ``detail`` lists, per core, the
+    An HLO file (``*.hlo``, ``*.hlo.txt``, a ``*.txt`` starting with ``HloModule``: the input
+    rule, :func:`lncsplit._inputs.is_hlo_input`) is lowered first, with N =
+    ``options.lnc_size``. With ``detail`` the result's ``detail`` lists, per core, the
     instructions the split pruned and the dependency edges dropped with them
     (``--report-detail``). Never raises for a bad input: the error is returned in the result
     (``status="error"``) and no output of the file remains. Only
@@ -120,14 +121,9 @@ class _Phases:
 def _read_module(res: FileResult, path: str, options: PassOptions) -> Any:
     from lncsplit._core import Module
 
-    if path.lower().endswith((*HLO_SUFFIXES, ".txt")):
-        from lncsplit.frontend.xla_dump import is_hlo_text_file, lower_hlo_input
-
-        if is_hlo_text_file(path):
-            # HLO text (a partitioned module whole, else its constraints), contract §3.5, §3.9
-            res.bytes_in = os.path.getsize(path)
-            lowered = lower_hlo_input(path, options.lnc_size, arch=options.arch or "gen3")
-            return lowered.module()
+    if is_hlo_input(path):  # the input rule (contract §5), shared with every command
+        res.bytes_in = os.path.getsize(path)
+        return lower_input(path, options.lnc_size, options.arch).module()
     # A file split on one core (``parallel=False``: the corpus runs files side
     # by side, or --jobs 1) is read on that core too: the parallel loader's
     # pre-scan looks for big instruction arrays in every file over ~120 KB, and

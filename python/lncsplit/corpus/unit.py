@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from lncsplit.errors import os_error_message
+
 UnitKind = Literal["file", "core_set"]
 
 ErrorInfo = dict[str, Any]
@@ -123,14 +125,18 @@ def error_info(exc: BaseException) -> ErrorInfo:
     ``type`` is the class name (``NeuronAssertion``, ``BirJsonError``,
     ``OSError``, …); ``code`` is the error's ``.code`` (an int for
     NeuronAssertion, ``"CFP002"`` for CoreForkPass, the errno for OS errors)
-    or None; ``message`` is ``str(exc)``.
+    or None; ``message`` is ``str(exc)`` — for an OS error naming a file, the
+    one wording ``PATH: no such file or directory``
+    (:func:`lncsplit.errors.os_error_message`).
     """
     code = getattr(exc, "code", None)
-    if code is None and isinstance(exc, OSError):
-        code = exc.errno
+    message = str(exc)
+    if isinstance(exc, OSError):
+        code = exc.errno if code is None else code
+        message = os_error_message(exc)
     if code is not None and not isinstance(code, (int, str)):
         code = str(code)
-    return {"type": type(exc).__name__, "code": code, "message": str(exc) or repr(exc)}
+    return {"type": type(exc).__name__, "code": code, "message": message or repr(exc)}
 
 
 def failed_result(

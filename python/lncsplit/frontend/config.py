@@ -14,31 +14,25 @@ __all__ = ["ARCH_ALIASES", "ARCHS", "canonical_arch", "logical_nc_config", "make
 #: Canonical architecture names, ArchLevel 10/20/30/40.
 ARCHS: tuple[str, ...] = tuple(GEOMETRIES)
 
-#: The LNC values accepted on trn2 (gen3).
-TRN2_LNC_CHOICES: tuple[int, ...] = (1, 2)
-
 
 def logical_nc_config(arch: str = "gen3", lnc: int | None = None) -> int:
-    """The LNC count N for ``arch``: 2 by default on trn2 (gen3), 1 elsewhere.
+    """The LNC count N for ``arch``: by default 2 on trn2 (gen3), 1 elsewhere.
 
-    An explicit ``lnc`` must be 1 or 2 on gen3 and 1 on every other arch (the front end's
-    ``args.arch != trn2 or args.logical_nc_config == 1`` constraint); anything else raises
-    ``ValueError``. The result is the backend's ``PassOptions.lnc_size``.
+    An explicit ``lnc`` is taken as given on every arch, as the split takes it (contract §3.5,
+    2026-12-02: any N >= 1 on every arch; only GPSIMDSB2SB is limited to N == 2, which
+    racecheck and the simulator check, §3.6/§3.8). It must be an integer (``TypeError``
+    otherwise) >= 1 (``ValueError``). The result is the backend's ``PassOptions.lnc_size``.
+    (The compiler's front end accepts only 1 or 2 on trn2 and 1 elsewhere; lncsplit's split
+    has no such limit, and one rule for N holds for ``lower``, the pipeline and this.)
     """
     a = canonical_arch(arch)
     if lnc is None:
         return 2 if a == "gen3" else 1
     if isinstance(lnc, bool) or not isinstance(lnc, int):
-        raise ValueError(f"logical_nc_config must be an integer, got {lnc!r}")
-    if a == "gen3":
-        if lnc not in TRN2_LNC_CHOICES:
-            raise ValueError(f"logical_nc_config must be 1 or 2 on trn2 (gen3), got {lnc}")
-        return lnc
-    if lnc != 1:
-        raise ValueError(
-            f"logical_nc_config {lnc} is only supported on trn2 (gen3); arch {a} requires 1"
-        )
-    return 1
+        raise TypeError(f"lnc must be an integer, got {lnc!r}")
+    if lnc < 1:
+        raise ValueError(f"lnc must be an integer >= 1, got {lnc}")
+    return lnc
 
 
 def make_pass_options(arch: str = "gen3", lnc: int | None = None) -> Any:

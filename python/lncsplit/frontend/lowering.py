@@ -503,8 +503,15 @@ def lower_to_symbolic_json(hlo_module: HloModule, lnc: int, *, arch: str = "gen3
     named after it; each operand a set named after the operand (``Input`` for parameters).
     Raises :class:`LoweringError` for text that is not HLO, an ``AwsNeuron*`` custom call the
     checker does not know, and a constraint that cannot be lowered (with XLA's parse error for
-    a sharding it rejects).
+    a sharding it rejects), :class:`NothingToLowerError` when there is no constraint to lower
+    (contract §3.5: an empty module would split into nothing), and ``TypeError`` when
+    ``hlo_module`` is not an :class:`HloModule` (text is parsed first).
     """
+    if not isinstance(hlo_module, HloModule):
+        raise TypeError(
+            f"hlo_module must be an HloModule, got {type(hlo_module).__name__}: parse the text "
+            "first (lower_to_symbolic(HloModule.parse(text), lnc)), or call lower_hlo_text"
+        )
     if isinstance(lnc, bool) or not isinstance(lnc, int) or lnc < 1:
         raise LoweringError(f"lnc must be a positive integer, got {lnc!r}")
     _check_is_hlo(hlo_module)
@@ -533,6 +540,7 @@ def lower_to_symbolic_json(hlo_module: HloModule, lnc: int, *, arch: str = "gen3
 
 
 def _nothing_message(hlo: HloModule) -> str:
+    """Why there is nothing to lower: the one wording of the API and of ``lncsplit lower``."""
     instrs = hlo.instructions
     if not instrs:
         return (
@@ -548,7 +556,10 @@ def _nothing_message(hlo: HloModule) -> str:
 
 
 def lower_to_symbolic(hlo_module: HloModule, lnc: int, *, arch: str = "gen3") -> Any:
-    """:func:`lower_to_symbolic_json` loaded as an ``lncsplit.Module`` (imported lazily)."""
+    """:func:`lower_to_symbolic_json` loaded as an ``lncsplit.Module`` (imported lazily).
+
+    Raises :class:`NothingToLowerError` when nothing is pinned to a core (contract §3.5).
+    """
     lncsplit = importlib.import_module("lncsplit")
 
     d = lower_to_symbolic_json(hlo_module, lnc, arch=arch)
@@ -599,7 +610,7 @@ def lower_hlo_text(text: str, lnc: int, *, arch: str = "gen3") -> LoweredHlo:
         for i in instrs
         if i.opcode == "custom-call" and i.custom_call_target in CONSTRAINT_TARGETS
     ]
-    if not constraints:
+    if not constraints:  # before lower_to_symbolic_json: text that is not HLO at all too
         raise NothingToLowerError(_nothing_message(hlo))
     doc = lower_to_symbolic_json(hlo, lnc, arch=arch)
     made = sum(len(b["instructions"]) for f in doc["functions"] for b in f["basic_blocks"])

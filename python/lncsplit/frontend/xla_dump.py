@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from lncsplit._inputs import HLO_SUFFIXES, read_input
+from lncsplit._inputs import is_hlo_input, read_input
 
 from .hlo import HloModule
 from .lowering import LoweredHlo, LoweringError, lower_hlo_text
@@ -42,24 +42,10 @@ _HEADER_NAME = re.compile(r"^HloModule\s+([^\s,]+)")
 _SPMD_ENTRY = re.compile(r"^ENTRY\s+%?(\S+)_spmd\s", re.M)
 
 
-def _head(path: str) -> str:
-    """The first line of a file (empty when it cannot be read as text)."""
-    try:
-        with open(path, "rb") as f:
-            line = f.readline(4096)
-    except OSError:
-        return ""
-    return line.decode("utf-8", "replace").lstrip("\ufeff").strip()
-
-
 def is_hlo_text_file(path: str | os.PathLike[str]) -> bool:
     """``*.hlo``, ``*.hlo.txt``, or a regular ``*.txt`` file whose first line starts with
-    ``HloModule``."""
-    p = os.fspath(path)
-    low = p.lower()
-    if low.endswith(HLO_SUFFIXES):
-        return True
-    return low.endswith(".txt") and os.path.isfile(p) and _head(p).startswith("HloModule")
+    ``HloModule``: the input rule's test (:func:`lncsplit._inputs.is_hlo_input`, its one home)."""
+    return is_hlo_input(path)
 
 
 def is_dump_root(path: str | os.PathLike[str]) -> bool:

@@ -200,6 +200,9 @@ def _report(
     check: Callable[[Module, int, ArchGeometry, int, int], Usage],
 ) -> MemoryReport:
     mods: list[Module] = [modules] if isinstance(modules, Module) else list(modules)
+    for i, m in enumerate(mods):  # a TypeError naming the argument (contract §4)
+        if not isinstance(m, Module):
+            raise TypeError(f"modules[{i}] must be a lncsplit.Module, got {type(m).__name__}")
     override: ArchGeometry | None = geometry(arch) if arch is not None else None
     raw = [m.neuron_core_id for m in mods]
     if lnc is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from lncsplit import _core
@@ -40,6 +40,42 @@ def _check_lnc(lnc: int) -> int:
     return n
 
 
+#: The code of a linked module given where symbolic modules are expected (contract §4).
+LINKED_INPUT = 9008
+
+
+def check_modules(modules: object, what: str) -> list[Module]:
+    """The argument checks of ``split`` and ``run_pipeline`` (contract §4), before any work:
+    ``modules`` is a list (any iterable) of :class:`Module` (``TypeError`` naming ``modules[i]``
+    otherwise), no Module object appears twice (``ValueError`` naming both indices: the
+    split takes each module's object apart in place, so a second occurrence would be an
+    empty module), and none is a linked module (``NeuronAssertion`` 9008: ``link`` made it;
+    it is no symbolic module). Returns the modules as a list."""
+    if isinstance(modules, (str, bytes, os.PathLike)) or not isinstance(modules, Iterable):
+        raise TypeError(f"modules must be a list of lncsplit.Module, got {type(modules).__name__}")
+    mods = list(modules)
+    seen: dict[int, int] = {}
+    for i, m in enumerate(mods):
+        if not isinstance(m, Module):
+            how = " (read files with lncsplit.load)" if isinstance(m, (str, os.PathLike)) else ""
+            raise TypeError(f"modules[{i}] must be a lncsplit.Module, got {type(m).__name__}{how}")
+        if id(m) in seen:
+            raise ValueError(
+                f"modules[{seen[id(m)]}] and modules[{i}] are the same Module object "
+                f"({m.name}): {what} takes each module once (clone() it to give a copy)"
+            )
+        seen[id(m)] = i
+        if _core.is_linked(m):
+            raise NeuronAssertion(
+                LINKED_INPUT,
+                "a linked module (made by link): unlink it first",
+                f"lncsplit/{what}",
+                f"modules[{i}] ({m.name}) is a linked module; {what} takes symbolic modules "
+                "(lncsplit.unlink(module) gives its cores back)",
+            )
+    return mods
+
+
 def split(
     modules: Sequence[Module] | Module,
     lnc: int,
@@ -56,7 +92,9 @@ def split(
     ``split(mods, n)[n-1] is mods[0]``. With ``lnc == 1`` the modules pass
     through untouched. Passing a single :class:`Module` instead of a list is
     the compiler's abort shim: ``NeuronAssertion`` 738 at
-    ``lnc_splitter.cpp:162``.
+    ``lnc_splitter.cpp:162``. The arguments are checked first
+    (:func:`check_modules`: one object twice is a ``ValueError``, a linked
+    module 9008).
 
     ``clone="json"`` clones by serde JSON round trip, as the compiler does
     (same output bytes). ``parallel`` concretizes cores on a thread pool
@@ -73,8 +111,9 @@ def split(
             "lnc_splitter.cpp:162",
             "lnc_splitter must run on the module list, not on a single module",
         )
+    mods = check_modules(modules, "split")
     n = _check_lnc(lnc)
-    out = _core.split(list(modules), n, clone, parallel)
+    out = _core.split(mods, n, clone, parallel)
     if create_artifact_dirs and n > 1:
         create_artifact_dirs_under(out, artifact_root)
     return out
@@ -189,7 +228,9 @@ def verify_bir_serdes(module: Module) -> None:
 
 
 __all__ = [
+    "LINKED_INPUT",
     "artifact_dir",
+    "check_modules",
     "create_artifact_dir",
     "create_artifact_dirs_under",
     "expand_replication",

@@ -515,7 +515,11 @@ class _Explainer:
 
 
 def _prepare(module: Module, lnc: int, expand: bool) -> Module:
-    if isinstance(lnc, bool) or not isinstance(lnc, int) or lnc < 1:
+    if not isinstance(module, Module):
+        raise TypeError(f"module must be a lncsplit.Module, got {type(module).__name__}")
+    if isinstance(lnc, bool) or not isinstance(lnc, int):
+        raise TypeError(f"lnc must be a positive integer, got {type(lnc).__name__} {lnc!r}")
+    if lnc < 1:
         raise ValueError(f"lnc must be a positive integer, got {lnc!r}")
     if module.neuron_core_id is not None and lnc > 1:
         raise LncsplitError(
@@ -536,6 +540,11 @@ def explain(module: Module, lnc: int, instruction: str, *, expand: bool = False)
     ``expand=True`` the explanation is for the module after ``expand_replication`` (what the
     pipeline splits), so the ``<writer>_replicate`` copies can be explained too.
     """
+    if not isinstance(instruction, str):
+        raise TypeError(
+            f"instruction must be a str (a name, or function:name), got "
+            f"{type(instruction).__name__} {instruction!r:.40}"
+        )
     work = _prepare(module, lnc, expand)
     ref = find_instruction(work, instruction)
     return _Explainer(work, lnc).explain(ref)

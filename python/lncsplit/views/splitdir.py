@@ -61,6 +61,8 @@ def check_cores(cores: Sequence[Module], what: str = "cores") -> None:
         raise NotASplitOutputError(f"{what}: no core module")
     n = len(cores)
     for i, m in enumerate(cores):
+        if not isinstance(m, Module):  # a TypeError naming the argument (contract §4)
+            raise TypeError(f"{what}[{i}] must be a lncsplit.Module, got {type(m).__name__}")
         cid = m.neuron_core_id
         if (n == 1 and cid in (None, 0)) or cid == i:
             continue

@@ -5,8 +5,12 @@
 //! `extend_shared_lifetimes`, `lnc_barriercheck`), the concretized verifier,
 //! the linker and the simulator — each with its own message and location
 //! (the contract fixes the code only), so the diagnosis reads the same
-//! everywhere.
+//! everywhere. The one-kernel half ([`check_one_kernel`]: the same name once
+//! each core's `nc<cc>` is taken out) is the linker's and the concretized
+//! verifier's; [`symbolic_as_one_core`] words an N error for a symbolic module
+//! given as one core.
 
+use crate::bir::describe::inferred_lnc;
 use crate::bir::Module;
 use crate::error::{Error, Result};
 
@@ -81,6 +85,23 @@ pub fn diagnose(cores: &[&Module]) -> Option<String> {
     )
 }
 
+/// When `cores` is one module without a core id whose ShardIds are for
+/// N > 1 — a symbolic module given as one core, or the N = 1 split of one
+/// (the same module) — what to say so the error a pass then raises about
+/// N (9305 for a GPSIMDSB2SB) names the cause: such cores are valid as
+/// N = 1 (contract §3.6), so this only words an error, never makes one.
+pub fn symbolic_as_one_core(cores: &[&Module], pass: &str) -> Option<String> {
+    let [m] = cores else { return None };
+    let n = inferred_lnc(m).filter(|&n| n > 1 && m.neuron_core_id().is_none())?;
+    Some(format!(
+        "{pass} takes split cores, and cores[0] ({}) is one module without neuron_core_id \
+         whose ShardIds are for N = {n}: a symbolic module (a split with N = 1 leaves it as it \
+         is); split it first (lncsplit.split([module], {n}), or `lncsplit split --lnc {n}` \
+         on the command line)",
+        m.name
+    ))
+}
+
 /// Missing and duplicated cores, and entries whose id is no core of N.
 fn set_problems(
     ids: &[Option<i64>],
@@ -112,4 +133,123 @@ fn set_problems(
     }
     parts.extend(outside);
     parts
+}
+
+/// A core's tag in names: `nc<cc>` (two digits, more past 99).
+pub fn core_tag(c: usize) -> String {
+    format!("nc{c:02}")
+}
+
+/// The kernel's name without core `c`'s tag: the first `nc<cc>` not followed
+/// by a digit is removed with one separator (`_`, `-`, `.`) before it; a name
+/// without the tag is kept whole.
+pub fn kernel_base(name: &str, c: usize) -> String {
+    let tag = core_tag(c);
+    let mut from = 0;
+    while let Some(p) = name[from..].find(&tag) {
+        let at = from + p;
+        let end = at + tag.len();
+        if !name[end..].starts_with(|ch: char| ch.is_ascii_digit()) {
+            let sep = at > 0 && matches!(name.as_bytes()[at - 1], b'_' | b'-' | b'.');
+            let start = if sep { at - 1 } else { at };
+            return format!("{}{}", &name[..start], &name[end..]);
+        }
+        // The tag is ASCII, so `at + 1` is a character boundary.
+        from = at + 1;
+    }
+    name.to_string()
+}
+
+/// The other half of the core-set rule: the cores are of **one** kernel — the
+/// same name once each core's own `nc<cc>` is taken out ([`kernel_base`]).
+/// 9006 with `message` at `location` otherwise, naming both kernels; the
+/// linker and the concretized verifier both check it, so cores of two
+/// kernels are said to be that, not a CoreBarrier count that differs (1187).
+pub fn check_one_kernel(cores: &[&Module], message: &str, location: &str) -> Result<()> {
+    let Some(first) = cores.first() else {
+        return Ok(());
+    };
+    let base0 = kernel_base(&first.name, 0);
+    for (c, m) in cores.iter().enumerate().skip(1) {
+        let base = kernel_base(&m.name, c);
+        if base != base0 {
+            return Err(bad_core_set(
+                message,
+                location,
+                format!(
+                    "cores of different kernels: cores[0] ({}) is kernel {base0:?}, cores[{c}] ({}) is kernel {base:?}",
+                    first.name, m.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::bir::module_from_value;
+
+    /// A one-instruction module named `name`, with `neuron_core_id` `core`
+    /// and (when given) a function whose ShardId bound is `shards`.
+    fn module(name: &str, core: Option<i64>, shards: Option<i64>) -> Module {
+        let mut f = json!({"name": "main", "allocations": [],
+            "basic_blocks": [{"name": "bb", "instructions": [{"name": "i", "opcode": "NoOp"}]}]});
+        if let Some(n) = shards {
+            f["shard_ids"] = json!([n]);
+        }
+        let mut m = json!({"version": 2, "name": name, "functions": [f]});
+        if let Some(c) = core {
+            m["attributes"] = json!({"neuron_core_id": c});
+        }
+        module_from_value(m).unwrap()
+    }
+
+    fn detail(e: Error) -> (u32, String) {
+        match e {
+            Error::Neuron { code, .. } => (code, e.to_string()),
+            other => panic!("not a NeuronAssertion: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cores_of_one_kernel_pass_the_one_kernel_check() {
+        let (a, b) = (module("k_nc00", Some(0), None), module("k_nc01", Some(1), None));
+        check_one_kernel(&[&a, &b], CORES_MESSAGE, "here").unwrap();
+        assert_eq!(diagnose(&[&a, &b]), None);
+    }
+
+    #[test]
+    fn cores_of_different_kernels_are_said_to_be_that() {
+        let (a, b) = (module("a_nc00", Some(0), None), module("b_nc01", Some(1), None));
+        let (code, text) = detail(check_one_kernel(&[&a, &b], CORES_MESSAGE, "here").unwrap_err());
+        assert_eq!(code, BAD_CORE_SET);
+        assert!(text.contains("cores of different kernels"), "{text}");
+        assert!(text.contains("\"a\"") && text.contains("\"b\""), "{text}");
+    }
+
+    #[test]
+    fn a_symbolic_module_given_as_one_core_is_named_with_how_to_split_it() {
+        let m = module("k_nc_symbolic", None, Some(2));
+        let text = symbolic_as_one_core(&[&m], "racecheck").unwrap();
+        assert!(text.starts_with("racecheck takes split cores"), "{text}");
+        assert!(
+            text.contains("ShardIds are for N = 2") && text.contains("split it first"),
+            "{text}"
+        );
+        let core = module("k_nc00", Some(0), Some(2));
+        assert_eq!(symbolic_as_one_core(&[&core], "racecheck"), None);
+    }
+
+    #[test]
+    fn one_module_without_a_core_id_is_an_n1_output() {
+        for shards in [None, Some(1), Some(2)] {
+            let m = module("k", None, shards);
+            assert_eq!(diagnose(&[&m]), None);
+        }
+        assert_eq!(symbolic_as_one_core(&[&module("k", None, Some(1))], "racecheck"), None);
+    }
 }

@@ -83,10 +83,8 @@ fn not_linked(m: &Module, why: String) -> Error {
 
 // ------------------------------------------------------------------ names
 
-/// `nc<cc>`: a core's two-digit tag.
-pub fn core_tag(c: usize) -> String {
-    format!("nc{c:02}")
-}
+// `core_tag` and `kernel_base` are the core-set rule's (`analysis/cores.rs`).
+pub use crate::analysis::cores::{core_tag, kernel_base};
 
 fn sqi_name(c: usize) -> String {
     format!("I-SQI-{c}")
@@ -98,26 +96,6 @@ fn return_name(c: usize) -> String {
 
 fn call_name(c: usize) -> String {
     format!("call_def_{c}_instance_0")
-}
-
-/// The kernel's name without core `c`'s tag: the first `nc<cc>` not followed
-/// by a digit is removed with one separator (`_`, `-`, `.`) before it; a name
-/// without the tag is kept whole.
-pub fn kernel_base(name: &str, c: usize) -> String {
-    let tag = core_tag(c);
-    let mut from = 0;
-    while let Some(p) = name[from..].find(&tag) {
-        let at = from + p;
-        let end = at + tag.len();
-        if !name[end..].starts_with(|ch: char| ch.is_ascii_digit()) {
-            let sep = at > 0 && matches!(name.as_bytes()[at - 1], b'_' | b'-' | b'.');
-            let start = if sep { at - 1 } else { at };
-            return format!("{}{}", &name[..start], &name[end..]);
-        }
-        // The tag is ASCII, so `at + 1` is a character boundary.
-        from = at + 1;
-    }
-    name.to_string()
 }
 
 /// The linked module's name: `<base>/sgLnk` with core 0's base.
@@ -133,17 +111,7 @@ pub fn linked_name(core0: &str) -> String {
 /// Anything else is 9006, naming the cores.
 pub fn check_cores(cores: &[&Module]) -> Result<()> {
     core_set::check_core_order(cores, CORES_MESSAGE, LOCATION)?;
-    let base0 = kernel_base(&cores[0].name, 0);
-    for (c, m) in cores.iter().enumerate().skip(1) {
-        let base = kernel_base(&m.name, c);
-        if base != base0 {
-            return Err(bad_cores(format!(
-                "cores of different kernels: cores[0] ({}) is kernel {base0:?}, cores[{c}] ({}) is kernel {base:?}",
-                cores[0].name, m.name
-            )));
-        }
-    }
-    Ok(())
+    core_set::check_one_kernel(cores, CORES_MESSAGE, LOCATION)
 }
 
 // ------------------------------------------------------------------- link

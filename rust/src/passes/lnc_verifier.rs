@@ -410,8 +410,12 @@ fn verify_remote_targets(mods: &[&Module], nc: usize, index: &[LocIndex<'_>]) ->
     Ok(())
 }
 
-/// 9006: the N modules of one split are cores 0…N−1 in order (the check
-/// of `analysis::cores`, with the verifier's condition as message).
+/// 9006: the N modules of one split are cores 0…N−1 of one kernel, in order
+/// (the checks of `analysis::cores`, with the verifier's condition as
+/// message). Cores of two kernels are said to be that, before their
+/// CoreBarrier counts are compared (1187 would name a symptom).
 pub fn verify_core_set(mods: &[&Module]) -> Result<()> {
-    core_set::check_core_order(mods, "modules[ncId]->getNeuronCoreId() == ncId", "lnc_verifier.cpp")
+    let at = "lnc_verifier.cpp";
+    core_set::check_core_order(mods, "modules[ncId]->getNeuronCoreId() == ncId", at)?;
+    core_set::check_one_kernel(mods, core_set::CORES_MESSAGE, at)
 }

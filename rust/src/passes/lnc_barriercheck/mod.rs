@@ -49,6 +49,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::analysis::access::{footprint_error, Access, ArgList, FunctionIndex, Role, SetEntry};
+use crate::analysis::cores as core_set;
 use crate::analysis::footprint::{Layout, Progression};
 use crate::analysis::location::{locations_of, Cores, PhysLoc};
 use crate::analysis::walk::{prune_table, walk_function_pruned, Instance, Limit, Mask, Skip};
@@ -282,12 +283,24 @@ fn check_sb2sb(modules: &[&Module]) -> Result<()> {
                         modules.len()
                     ),
                     WHERE,
-                    format!("instruction {} in function {} of core {c}", i.name, f.name),
+                    sb2sb_detail(
+                        modules,
+                        &format!("instruction {} in function {} of core {c}", i.name, f.name),
+                    ),
                 ));
             }
         }
     }
     Ok(())
+}
+
+/// 9305's detail: the instruction, after the cause when the one core is a
+/// symbolic module (the new user's `racecheck([module])`).
+fn sb2sb_detail(modules: &[&Module], at: &str) -> String {
+    match core_set::symbolic_as_one_core(modules, "racecheck") {
+        Some(why) => format!("{why}; {at}"),
+        None => at.to_string(),
+    }
 }
 
 // ------------------------------------------------------------------ reach

@@ -406,6 +406,30 @@ fn gpsimd_sb2sb_with_other_than_two_cores_is_9305() {
 }
 
 #[test]
+fn gpsimd_sb2sb_in_a_symbolic_module_given_as_one_core_says_to_split_it() {
+    let mut v = module(
+        vec![sb("p", &[4, 8])],
+        vec![inst(
+            "x",
+            "GPSIMDSB2SB",
+            vec![rows("p", k(0), 1)],
+            vec![rows("p", k(0), 1)],
+            vec![],
+        )],
+    );
+    v["functions"][0]["shard_ids"] = json!([2]);
+    let m = load_module_str(&v.to_string()).unwrap();
+    match check(&[m], Mode::Exact) {
+        Err(e @ crate::Error::Neuron { code: 9305, .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("racecheck takes split cores"), "{text}");
+            assert!(text.contains("split it first (lncsplit.split([module], 2)"), "{text}");
+        }
+        other => panic!("expected 9305, got {other:?}"),
+    }
+}
+
+#[test]
 fn more_than_1e8_instances_is_9306() {
     let m = module(
         vec![],

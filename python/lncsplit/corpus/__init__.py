@@ -134,8 +134,6 @@ def process_files(
     resolved = resolve_executor(executor, scheduler)
     opts = effective_options(options, njobs, len(units), resolved)
     prepare_output_dir(out_s)
-    if resolved == "dask":
-        out_s = os.path.abspath(out_s)  # the workers write it
     return run_units(
         units,
         partial(process_file, out=out_s, options=opts, detail=detail),

@@ -36,6 +36,19 @@ def test_readme_python_snippet_runs_as_written(
     ]
 
 
+def test_the_readme_pipeline_call_gives_the_per_pass_timings_it_promises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # run_pipeline returns the cores; the timings come from its hook, as the README shows.
+    src = next(p for p in example_paths() if "replication" in p.name)
+    shutil.copy(src, tmp_path / "kernel.json")
+    monkeypatch.chdir(tmp_path)
+    for block in python_blocks():
+        exec(compile(block, str(README), "exec"), {"__name__": "__readme__"})
+    timed = re.findall(r"^ *(\d+) (\w+): [0-9.]+ ms$", capsys.readouterr().out, flags=re.M)
+    assert ("8", "lnc_splitter") in timed and ("92", "lnc_barriercheck") in timed
+
+
 def _walkthrough_extras(text: str) -> set[str]:
     """The optional extras the README's commands need (pyproject's names)."""
     needs = set()
@@ -64,4 +77,6 @@ def test_the_demo_environment_has_every_extra_the_readme_uses() -> None:
     extras = {e for e in m.group(1).split(",") if e}
     needs = _walkthrough_extras(text)
     assert needs >= {"plot", "report"}
-    assert needs <= extras, f"scripts/demo installs {sorted(extras)}; the README uses {sorted(needs)}"
+    assert needs <= extras, (
+        f"scripts/demo installs {sorted(extras)}; the README uses {sorted(needs)}"
+    )

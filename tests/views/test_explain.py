@@ -254,7 +254,10 @@ def test_a_lowered_collective_says_what_lower_local_collectives_made_of_it() -> 
                 n
                 for f, n in here
                 if f == ex.function
-                and (n == ex.instruction or (n.startswith(ex.instruction + "_") and (f, n) not in written))
+                and (
+                    n == ex.instruction
+                    or (n.startswith(ex.instruction + "_") and (f, n) not in written)
+                )
             ]
             assert c.kept and c.verdict == "lowered" and c.lowered_into == made
             assert c.reason == (

@@ -73,7 +73,9 @@ def test_the_counts_add_up_and_a_lowered_collective_is_not_kept(which: str) -> N
 
     # The generated module has collectives lower_local_collectives replaces (SendRecv,
     # AllReduce); 05's Permute is kept with a fence before it.
-    src = _core.generate_module(1, 300, 2) if which == "generated" else lncsplit.load(example(which))
+    src = (
+        _core.generate_module(1, 300, 2) if which == "generated" else lncsplit.load(example(which))
+    )
     cores = lncsplit.run_pipeline([src.clone()], lncsplit.PassOptions(lnc_size=2))
     data = report_data(cores, src, races=False, images=False)
     for i, c in enumerate(data["cores"]):

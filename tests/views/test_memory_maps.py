@@ -245,7 +245,9 @@ def _crowded_dram() -> list[dict[str, Any]]:
     for k in range(12):
         sets.append(mset(f"bias_{k}_dram", [1, 64], [loc(f"bias_{k}_loc", "DRAM", addr=addr)]))
         addr += 256
-    sets.append(mset("kv_cache_shared", [16, 16], [loc("kv_loc", "DRAM", addr=0)], addr_space="Shared"))
+    sets.append(
+        mset("kv_cache_shared", [16, 16], [loc("kv_loc", "DRAM", addr=0)], addr_space="Shared")
+    )
     sets.append(mset("ps", [128, 512], [loc("ps_loc", "PSUM", addr=0, bank=0, base=0)]))
     return sets
 

@@ -163,7 +163,10 @@ def _split_into(
 
         snapshot = SplitSnapshot.of(module, expand=options.expand)
     phases.enter("passes")
-    cores = run_pipeline([module], replace(options, link=False, create_artifact_dirs=False))
+    big = res.bytes_in >= STREAM_WRITE_FROM
+    cores = run_pipeline(
+        [module], replace(options, link=False, create_artifact_dirs=False), _trim if big else None
+    )
     if snapshot is not None:
         from lncsplit.views.detail import split_detail
 
@@ -179,7 +182,7 @@ def _split_into(
         root = options.artifact_root if options.artifact_root is not None else dest.out
         dest.created.extend(create_artifact_dirs_under(cores, root))
     del module
-    if res.bytes_in >= STREAM_WRITE_FROM:
+    if big:
         res.outputs = write_core_files(dest.dir, [_streamed(m) for m in cores], extra)
         res.bytes_out = sum(os.path.getsize(f) for f in res.outputs[: len(counts)])
     else:
@@ -195,6 +198,15 @@ def _split_into(
 #: are serialized together into reused buffers, in parallel when the split was (faster on a
 #: corpus of small files).
 STREAM_WRITE_FROM = 8 << 20
+
+
+def _trim(_event: Any) -> None:
+    """After each pass of a big file's pipeline: the memory the pass freed goes back to the
+    kernel now, not after the allocator's purge delay (a second), so the next pass's working
+    memory does not add to it in the peak (docs/performance.md, ``cli_split_peak_memory``)."""
+    from lncsplit import _core
+
+    _core.trim_memory()
 
 
 def _streamed(core: Any) -> Callable[[str, str, bool], None]:

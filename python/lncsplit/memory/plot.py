@@ -65,7 +65,9 @@ def require_matplotlib(what: str = "plotting the memory report") -> Any:
     try:
         from matplotlib.figure import Figure
     except ImportError as e:
-        raise PlotUnavailableError(f"{what} needs matplotlib, which is not installed: {INSTALL_HINT}") from e
+        raise PlotUnavailableError(
+            f"{what} needs matplotlib, which is not installed: {INSTALL_HINT}"
+        ) from e
     return Figure
 
 
@@ -176,7 +178,11 @@ def _fit_axes(ax: Any, renderer: Any) -> list[Any]:
 
     def area(t: Any) -> float:
         patch = patches.get(t.get_gid().removeprefix("label:"))
-        return 0.0 if patch is None else patch.get_window_extent(renderer).width * patch.get_window_extent(renderer).height
+        return (
+            0.0
+            if patch is None
+            else patch.get_window_extent(renderer).width * patch.get_window_extent(renderer).height
+        )
 
     placed: list[Any] = []
     hidden: list[Any] = []
@@ -188,7 +194,11 @@ def _fit_axes(ax: Any, renderer: Any) -> list[Any]:
         for rotation in (t.get_rotation(), 90 - t.get_rotation()):
             t.set_rotation(rotation)
             ext = t.get_window_extent(renderer)
-            if inside is not None and _within(ext, inside) and not any(ext.overlaps(b) for b in placed):
+            if (
+                inside is not None
+                and _within(ext, inside)
+                and not any(ext.overlaps(b) for b in placed)
+            ):
                 fits = ext
                 break
         if fits is None:
@@ -207,12 +217,17 @@ def _clip(box: Any, panel: Any) -> Any | None:
     x1, y1 = min(box.x1, panel.x1), min(box.y1, panel.y1)
     if x1 - x0 <= 2 * _LABEL_MARGIN or y1 - y0 <= 2 * _LABEL_MARGIN:
         return None
-    return Bbox.from_extents(x0 + _LABEL_MARGIN, y0 + _LABEL_MARGIN, x1 - _LABEL_MARGIN, y1 - _LABEL_MARGIN)
+    return Bbox.from_extents(
+        x0 + _LABEL_MARGIN, y0 + _LABEL_MARGIN, x1 - _LABEL_MARGIN, y1 - _LABEL_MARGIN
+    )
 
 
 def _within(inner: Any, outer: Any) -> bool:
     return bool(
-        inner.x0 >= outer.x0 and inner.x1 <= outer.x1 and inner.y0 >= outer.y0 and inner.y1 <= outer.y1
+        inner.x0 >= outer.x0
+        and inner.x1 <= outer.x1
+        and inner.y0 >= outer.y0
+        and inner.y1 <= outer.y1
     )
 
 

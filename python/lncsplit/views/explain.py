@@ -527,7 +527,9 @@ def lowerings(module: Module, lnc: int) -> dict[Key, list[list[str]]]:
     out: dict[Key, list[list[str]]] = {}
     for c, core in enumerate(cores):
         after = _opcodes(core)
-        gone = [k for k, op in before[c].items() if op == "CollectiveCompute" and after.get(k) != op]
+        gone = [
+            k for k, op in before[c].items() if op == "CollectiveCompute" and after.get(k) != op
+        ]
         by_fn: dict[str, list[str]] = {}
         for fn, name in gone:
             by_fn.setdefault(fn, []).append(name)

@@ -38,6 +38,7 @@ imported lazily, on first use). Design:
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections import deque
@@ -147,8 +148,14 @@ def run_dask(
         client = scheduler
     else:
         if scheduler is None:
+            # No dashboard (no "Port 8787 is already in use"), and Dask's own log lines
+            # (a worker slow to stop, "killing") stay off the user's terminal: errors only.
             cluster = distributed.LocalCluster(
-                n_workers=max(1, jobs), threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=max(1, jobs),
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
             )
             client = distributed.Client(cluster)
         else:
@@ -207,9 +214,7 @@ class _DaskRun:
         self.cwd = os.getcwd()
 
     def _submit(self, batch: Batch, retry: bool) -> Any:
-        f = self.client.submit(
-            process_batch, batch, self.job, durable(), self.cwd, pure=False
-        )
+        f = self.client.submit(process_batch, batch, self.job, durable(), self.cwd, pure=False)
         self.meta[f] = (batch, retry)
         return f
 

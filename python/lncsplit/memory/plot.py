@@ -149,7 +149,7 @@ def _fit_labels(fig: Any, maps: Sequence[CoreMap]) -> None:
     keyed: dict[Any, list[Any]] = {}
     for _round in range(6):
         fig.draw_without_rendering()
-        renderer = canvas.get_renderer()
+        renderer = canvas.get_renderer()  # type: ignore[no-untyped-call]
         changed = False
         for ax in fig.axes:
             hidden = _fit_axes(ax, renderer)

@@ -148,14 +148,16 @@ def run_dask(
         client = scheduler
     else:
         if scheduler is None:
-            # No dashboard (no "Port 8787 is already in use"), and Dask's own log lines
-            # (a worker slow to stop, "killing") stay off the user's terminal: errors only.
+            # No dashboard (no "Port 8787 is already in use"), and Dask's own log lines stay
+            # off the user's terminal: a worker slow to stop ("killing", a WARNING) or a
+            # heartbeat that meets the closing scheduler (an ERROR with a traceback) are
+            # teardown noise; what happens to each unit lncsplit reports itself (WorkerDied…).
             cluster = distributed.LocalCluster(
                 n_workers=max(1, jobs),
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
-                silence_logs=logging.ERROR,
+                silence_logs=logging.CRITICAL,
             )
             client = distributed.Client(cluster)
         else:

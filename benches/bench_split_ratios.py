@@ -11,6 +11,10 @@ Figures (each a :class:`benchutil.Figure`):
   against instructions and against N; target ≈ 1 (linear).
 - ``split_peak_memory``: peak RSS growth of loading + splitting a ~100 MB module
   into 2 cores, ÷ the file size; target ≤ 3.2 (issue 17).
+- ``cli_split_peak_memory``: peak RSS growth of ``lncsplit split FILE`` (the whole
+  pipeline and the write, in one process) ÷ the file size; target ≤ 3.5 (issue 40).
+  ``--max-file-size``'s default divides the machine's memory by the measured factor
+  (``lncsplit.limits.CLI_SPLIT_PEAK_FACTOR``).
 - ``info_vs_load``: ``lncsplit info`` on that module file ÷ ``lncsplit.load`` of
   it; target ≤ 1.3 (issue 17: info costs no more than loading).
 
@@ -137,6 +141,22 @@ print(hwm() - before)
 """
 
 
+# The same for the command line: ``lncsplit split FILE --out DIR`` in process (the whole
+# pipeline: verifiers, the LNC tail, memory checks, race check, then the write), the modules
+# imported before the first reading so the import is not counted.
+_CLI_PEAK_SCRIPT = r"""
+import sys
+import lncsplit.cli, lncsplit.corpus.split_job, lncsplit.pipeline
+def hwm():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmHWM:"))
+before = hwm()
+rc = lncsplit.cli.main(["split", sys.argv[1], "--out", sys.argv[2], "--lnc", "2", "-q"])
+assert rc == 0, rc
+print(hwm() - before)
+"""
+
+
 def _info_vs_load(path: str, rounds: int = 2) -> tuple[float, float]:
     """``lncsplit info FILE`` (in process, output discarded) and ``lncsplit.load``."""
     import contextlib
@@ -164,6 +184,13 @@ def peak_memory_figure(size_mb: int = 100) -> list[Figure]:
             [sys.executable, "-c", _PEAK_SCRIPT, path], capture_output=True, text=True, check=True
         )
         grown = int(out.stdout.strip())
+        cli = subprocess.run(
+            [sys.executable, "-c", _CLI_PEAK_SCRIPT, path, os.path.join(d, "out")],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        cli_grown = int(cli.stdout.strip())
         t_info, t_load = _info_vs_load(path)
     return [
         Figure(
@@ -173,6 +200,15 @@ def peak_memory_figure(size_mb: int = 100) -> list[Figure]:
             "lower",
             "x input",
             f"peak RSS growth {grown / 1e6:.0f} MB for a {size / 1e6:.0f} MB module split into 2",
+        ),
+        Figure(
+            "cli_split_peak_memory",
+            cli_grown / size,
+            3.5,
+            "lower",
+            "x input",
+            f"peak RSS growth {cli_grown / 1e6:.0f} MB of `lncsplit split` (whole pipeline and "
+            f"write, default jobs) of that {size / 1e6:.0f} MB module into 2",
         ),
         Figure(
             "info_vs_load",

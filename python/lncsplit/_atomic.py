@@ -34,7 +34,7 @@ import os
 import re
 import socket
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -330,12 +330,20 @@ def _core_files(dirpath: str, names: Sequence[str] | None = None) -> list[str]:
     return [os.path.join(dirpath, n) for n in names if _CORE_FILE.match(n) or n == LINKED_FILE]
 
 
+FileWriter = Callable[[str, str, bool], None]
+"""``writer(tmp, final, fsync)``: streams one file's content into the new file ``tmp``
+(``final`` names it in errors; ``fsync``: make it durable) — for content too big to hold."""
+
+
 def write_core_files(
     out_dir: str,
-    blobs: Sequence[bytes | memoryview],
+    blobs: Sequence[bytes | memoryview | FileWriter],
     extra: Mapping[str, bytes | memoryview] | None = None,
 ) -> list[str]:
     """Write ``blobs[c]`` to ``out_dir/ncCC.json`` for every core, all or nothing.
+
+    A blob is the file's bytes, or a :data:`FileWriter` that streams them into the
+    temporary (the split of a big module: each core written, then freed).
 
     Under the directory's lock (:func:`locked_dir`): stale temporaries are
     swept, every core is written to a temporary file (fsynced when
@@ -362,7 +370,10 @@ def write_core_files(
             for final, data in zip(finals, datas, strict=True):
                 tmp = tmp_name(final)
                 temps.append(tmp)
-                write_fsync(tmp, data, fsync)
+                if callable(data):
+                    data(tmp, final, fsync)
+                else:
+                    write_fsync(tmp, data, fsync)
             for tmp, final in zip(temps, finals, strict=True):
                 os.replace(tmp, final)
             keep = set(finals)
@@ -580,6 +591,7 @@ __all__ = [
     "core_file_name",
     "core_index",
     "FSYNC_ENV",
+    "FileWriter",
     "durable",
     "durable_in_this_thread",
     "fsync_dir",

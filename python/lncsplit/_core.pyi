@@ -374,6 +374,9 @@ def to_buffers_all(
 def release(modules: list[Module]) -> None:
     """Free the modules' contents now, with the GIL released (they become empty)."""
 
+def trim_memory() -> None:
+    """Hand the memory this thread has freed back to the kernel now (``mi_collect``)."""
+
 def has_shard_ids(module: Module) -> bool:
     """True when any expression of the module still contains a ShardId."""
 

@@ -106,8 +106,11 @@ class _ReadBuffer(threading.local):
 
 _buffer = _ReadBuffer()
 
-#: A buffer grown past this for one big input is not kept for the next one.
-KEEP_READ_BUFFER = 64 << 20
+#: Inputs of at least this size are read into one fresh ``bytes``, freed as soon as the
+#: module is parsed; smaller ones into the thread's reused buffer, never grown past it. A
+#: big module's bytes thus never stay in memory for the rest of its split (they were 1× the
+#: file of the CLI's peak when the reused buffer kept them; docs/performance.md).
+KEEP_READ_BUFFER = 8 << 20
 
 
 def _read_into(fd: int, size: int, buf: bytearray) -> int:

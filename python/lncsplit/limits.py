@@ -5,9 +5,10 @@ Each such case is refused with an error naming the file (and, for JSON, the
 path in it), never an out-of-memory kill. The limits, where each is enforced,
 and its error (docs/cli.md, "Resource limits", has the table):
 
-- input size — ``--max-file-size`` (default :data:`DEFAULT_MAX_FILE_SIZE`,
-  4 GiB), checked with ``stat`` before reading (discovery); peak memory is
-  linear in the file size;
+- input size — ``--max-file-size`` (default :data:`DEFAULT_MAX_FILE_SIZE`:
+  the machine's physical memory ÷ :data:`CLI_SPLIT_PEAK_FACTOR`, so a file the
+  default admits can be split in memory), checked with ``stat`` before reading
+  (discovery); peak memory is linear in the file size;
 - JSON nesting — 128 levels inside one value (serde_json's recursion
   limit), 256 overall (``MAX_NESTING``, ``rust/src/bir/load.rs``); numbers
   must fit 64 bits ("number out of range"): ``BirJsonError`` with the JSON
@@ -40,10 +41,42 @@ and its error (docs/cli.md, "Resource limits", has the table):
 
 from __future__ import annotations
 
+import os
+
 from lncsplit.errors import LncsplitError
 
+#: Peak memory (RSS growth) of ``lncsplit split`` of one big file into 2 cores, as a multiple
+#: of the file's size: ``cli_split_peak_memory`` of ``benches/report.py`` measured 4.5× with
+#: ``--jobs 1`` and 5.1× with the default jobs (30 MB generated module, 2026-12-02; the race
+#: check's working memory is the largest part, docs/performance.md). Each further core adds
+#: about 1.5× the file.
+CLI_SPLIT_PEAK_FACTOR = 5.5
+
+#: ``--max-file-size`` when the machine's memory cannot be read.
+FALLBACK_MAX_FILE_SIZE = 4 << 30
+
+
+def physical_memory() -> int | None:
+    """The machine's physical memory in bytes (None when the OS does not say)."""
+    try:
+        pages, page = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+    return pages * page if pages > 0 and page > 0 else None
+
+
+def default_max_file_size(memory: int | None = None) -> int:
+    """The default ``--max-file-size``: ``memory`` (default: :func:`physical_memory`) ÷
+    :data:`CLI_SPLIT_PEAK_FACTOR`, rounded down to a MiB — the largest file whose split fits
+    in memory; :data:`FALLBACK_MAX_FILE_SIZE` when the memory is unknown."""
+    mem = physical_memory() if memory is None else memory
+    if mem is None:
+        return FALLBACK_MAX_FILE_SIZE
+    return max(1 << 20, int(mem / CLI_SPLIT_PEAK_FACTOR) >> 20 << 20)
+
+
 #: Default ``--max-file-size``: a larger input is refused before it is read.
-DEFAULT_MAX_FILE_SIZE = 4 << 30
+DEFAULT_MAX_FILE_SIZE = default_max_file_size()
 
 #: Largest N a command infers from a module's ShardId bounds (every split
 #: makes N copies of the module: a bound of 10^9 would be 10^9 modules).
@@ -65,8 +98,12 @@ def check_inferred_lnc(n: int, what: str) -> int:
 
 
 __all__ = [
+    "CLI_SPLIT_PEAK_FACTOR",
     "DEFAULT_MAX_FILE_SIZE",
+    "FALLBACK_MAX_FILE_SIZE",
     "MAX_INFERRED_LNC",
     "ResourceLimitError",
     "check_inferred_lnc",
+    "default_max_file_size",
+    "physical_memory",
 ]

@@ -122,6 +122,33 @@ def test_memory_plot_writes_a_png(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def _without(tmp_path: Path, *packages: str) -> dict[str, str]:
+    """An environment in which importing ``packages`` fails, as when they are not installed."""
+    import os
+
+    shadow = tmp_path / "not-installed"
+    for name in packages:
+        (shadow / name).mkdir(parents=True)
+        (shadow / name / "__init__.py").write_text(f"raise ImportError('no module named {name}')\n")
+    return {"PYTHONPATH": os.pathsep.join([str(shadow), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_memory_plot_without_matplotlib_says_why_and_how_to_install(tmp_path: Path) -> None:
+    png = tmp_path / "m.png"
+    r = run_cli("memory", example_paths()[0], "--plot", png, env=_without(tmp_path, "matplotlib"))
+    assert r.returncode == 2 and r.stdout == "" and not png.exists()
+    (line,) = r.stderr.splitlines()
+    assert "--plot needs matplotlib" in line and "pip install 'lncsplit[plot]'" in line
+
+
+def test_report_without_jinja2_says_why_and_how_to_install(tmp_path: Path) -> None:
+    page = tmp_path / "r.html"
+    r = run_cli("report", example_paths()[0], "--html", page, env=_without(tmp_path, "jinja2"))
+    assert r.returncode == 2 and r.stdout == "" and not page.exists()
+    (line,) = r.stderr.splitlines()
+    assert "--html needs jinja2" in line and "pip install 'lncsplit[report]'" in line
+
+
 def test_memory_exits_1_on_a_violation(tmp_path: Path) -> None:
     doc = json.loads(example_paths()[0].read_text())
     for s in doc["functions"][0]["allocations"]:

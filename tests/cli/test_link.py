@@ -41,12 +41,25 @@ def test_link_one_split_output_writes_file_and_tensor_map_beside(
     dest.parent.mkdir()
     r = run_cli("link", d, "--out", dest)
     assert r.returncode == 0, r.stderr
-    assert sorted(p.name for p in dest.parent.iterdir()) == ["prog.json", "tensor-map.json"]
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["prog.json", "prog.tensor-map.json"]
     linked = lncsplit.load(dest)
     cores = [lncsplit.load(d / f"nc{c:02d}.json") for c in range(2)]
     assert linked.to_bytes() == lncsplit.link(cores).to_bytes()
-    tmap = json.loads((dest.parent / "tensor-map.json").read_text())
+    tmap = json.loads((dest.parent / "prog.tensor-map.json").read_text())
     assert tmap == lncsplit.tensor_map(linked)
+
+
+def test_two_links_into_one_directory_keep_both_tensor_maps(outputs: Path, tmp_path: Path) -> None:
+    # The map of FILE is <stem>.tensor-map.json beside it: a second link into the same
+    # directory does not overwrite the first one's map.
+    first, second = split_dirs(outputs)
+    assert run_cli("link", first, "--out", tmp_path / "a.json").returncode == 0
+    assert run_cli("link", second, "--out", tmp_path / "b.json").returncode == 0
+    names = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
+    assert names == ["a.json", "a.tensor-map.json", "b.json", "b.tensor-map.json"]
+    for stem in ("a", "b"):
+        tmap = json.loads((tmp_path / f"{stem}.tensor-map.json").read_text())
+        assert tmap == lncsplit.tensor_map(lncsplit.load(tmp_path / f"{stem}.json"))
 
 
 def test_unlink_gives_the_split_output_back_byte_for_byte(outputs: Path, tmp_path: Path) -> None:
@@ -62,7 +75,7 @@ def test_link_several_split_outputs_writes_name_linked_json(outputs: Path, tmp_p
     r = run_cli("link", *dirs, "--out", tmp_path / "many", "--report", tmp_path / "r.json")
     assert r.returncode == 0, r.stderr
     assert sorted(tree_bytes(tmp_path / "many")) == sorted(
-        f"{d.name}/{f}" for d in dirs for f in ("linked.json", "tensor-map.json")
+        f"{d.name}/{f}" for d in dirs for f in ("linked.json", "linked.tensor-map.json")
     )
     report = json.loads((tmp_path / "r.json").read_text())
     assert [f["input"] for f in report["files"]] == [str(d) for d in dirs]
@@ -107,7 +120,7 @@ def test_a_core_set_with_a_gap_fails_naming_the_files(outputs: Path, tmp_path: P
     r = run_cli("link", d, "--out", tmp_path / "x.json")
     assert r.returncode == 1
     assert "nc01.json" in r.stdout and "nc02.json" in r.stdout
-    assert not (tmp_path / "x.json").exists() and not (tmp_path / "tensor-map.json").exists()
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "x.tensor-map.json").exists()
 
 
 def test_duplicate_cores_fail_naming_the_files(outputs: Path, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from cli_helpers import run_cli, tree_bytes
 from lncsplit.examples import example_paths
 
@@ -232,3 +233,31 @@ def test_split_creates_each_cores_artifact_directory_under_out(tmp_path: Path) -
     assert not (tmp_path / "art").exists()
     out1 = json.loads((tmp_path / "out" / "m" / "nc01.json").read_text())
     assert out1["artifact_path"] == str(tmp_path / "art" / "nc01")
+
+
+@pytest.mark.parametrize("link", [False, True])
+def test_a_big_file_is_written_core_by_core_with_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, link: bool
+) -> None:
+    # Past STREAM_WRITE_FROM each core is streamed into its file and freed (the CLI's peak
+    # memory, issue 40): the files are the ones the buffered write gives, byte for byte.
+    from lncsplit.corpus import split_job
+    from lncsplit.pipeline import PassOptions
+
+    src = next(p for p in example_paths() if "collective" in p.name)
+    options = PassOptions(lnc_size=2, link=link)
+    trims: list[int] = []
+    monkeypatch.setattr(split_job, "STREAM_WRITE_FROM", 10**12)
+    buffered = split_job.process_file(src, tmp_path / "buffered", options)
+    monkeypatch.setattr(split_job, "STREAM_WRITE_FROM", 1)
+    import lncsplit._core as core
+
+    monkeypatch.setattr(core, "trim_memory", lambda: trims.append(1))
+    streamed = split_job.process_file(src, tmp_path / "streamed", options)
+    assert buffered.status == streamed.status == "ok", (buffered.error, streamed.error)
+    assert tree_bytes(tmp_path / "buffered") == tree_bytes(tmp_path / "streamed")
+    assert (
+        streamed.bytes_out == buffered.bytes_out
+        and streamed.instructions_out == buffered.instructions_out
+    )
+    assert trims, "a big file's pipeline hands freed memory back between passes"

@@ -118,6 +118,18 @@ def test_diff_over_several_outputs_through_the_runner(out: Path, tmp_path: Path)
     assert all("diff" in f["detail"] for f in files)
 
 
+@pytest.mark.parametrize("command", ["diff", "report"])
+def test_a_wrong_source_is_refused_naming_both(out: Path, tmp_path: Path, command: str) -> None:
+    extra = ["--html", str(tmp_path / "r.html")] if command == "report" else []
+    r = run_cli(command, out / "02_loop_region", "--source", ex("01_shard"), *extra)
+    assert r.returncode == 1, r.stdout + r.stderr
+    said = r.stdout + r.stderr
+    assert "is not the module" in said and str(ex("01_shard")) in said
+    assert str(out / "02_loop_region") in said
+    assert "unknown without the symbolic module" not in said
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_diff_source_with_several_outputs_is_a_usage_error(out: Path) -> None:
     r = run_cli("diff", out, "--source", ex("01_shard"))
     assert r.returncode == 2 and "one split output" in r.stderr

@@ -130,3 +130,31 @@ def test_an_instruction_pruned_on_every_core_is_not_a_difference() -> None:
     d = lncsplit.diff(lncsplit.split([src.clone()], 2), src)
     assert "never" not in {x.instruction for x in d.differences}
     assert len(d.presence) == 2
+
+
+def test_a_source_the_cores_did_not_come_from_is_refused_naming_both() -> None:
+    from lncsplit.views.splitdir import SourceMismatchError
+
+    cores = split_example(example("02_loop"))
+    wrong = lncsplit.load(example("01_shard"))
+    with pytest.raises(SourceMismatchError) as e:
+        lncsplit.diff(cores, wrong)
+    msg = str(e.value)
+    assert "shard_predicated_nc_symbolic" in msg and "loop_region_nc00" in msg
+
+
+def test_a_source_with_other_functions_or_blocks_is_refused() -> None:
+    from lncsplit.views.splitdir import SourceMismatchError, check_source
+
+    src = lncsplit.load(example("02_loop"))
+    cores = split_example(example("02_loop"))
+    check_source(cores, src)  # the module the cores came from
+    doc = json.loads(src.to_json())
+    renamed = json.loads(json.dumps(doc))
+    renamed["functions"][0]["name"] = "other"
+    with pytest.raises(SourceMismatchError, match="functions"):
+        check_source(cores, lncsplit.Module.from_json(json.dumps(renamed)))
+    reblocked = json.loads(json.dumps(doc))
+    reblocked["functions"][0]["basic_blocks"][0]["name"] = "elsewhere"
+    with pytest.raises(SourceMismatchError, match="blocks"):
+        check_source(cores, lncsplit.Module.from_json(json.dumps(reblocked)))

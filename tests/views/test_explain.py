@@ -235,6 +235,43 @@ def test_json_has_the_contract_shape() -> None:
     }
 
 
+def test_a_lowered_collective_says_what_lower_local_collectives_made_of_it() -> None:
+    # A generated module has SendRecv, SendRecvCCE and AllReduce (lowered into copies and
+    # barriers) and ReduceScatter (kept, a fence before it).
+    m = _core.generate_module(1, 300, 2)
+    cores = lncsplit.run_pipeline([m.clone()], lncsplit.PassOptions(lnc_size=2))
+    written = {(r.function, r.name) for r in walk_instructions(m)}
+    verdicts = set()
+    for ex in explain_all(m, 2, expand=True):
+        if ex.opcode != "CollectiveCompute":
+            continue
+        for c in ex.cores:
+            here = {(r.function, r.name): r.view.opcode for r in walk_instructions(cores[c.core])}
+            if here.get((ex.function, ex.instruction)) == "CollectiveCompute":
+                assert c.verdict == "kept" and not c.lowered_into
+                continue
+            made = [
+                n
+                for f, n in here
+                if f == ex.function
+                and (
+                    n == ex.instruction
+                    or (n.startswith(ex.instruction + "_") and (f, n) not in written)
+                )
+            ]
+            assert c.kept and c.verdict == "lowered" and c.lowered_into == made
+            assert c.reason == (
+                f"lowered by lower_local_collectives into {', '.join(made)} (the split keeps it: "
+                + c.reason.partition("(the split keeps it: ")[2]
+            )
+            assert c.to_dict()["lowered_into"] == made
+            text = str(ex)
+            assert f"core {c.core}: LOWERED by lower_local_collectives into " in text
+            assert f"core {c.core}: KEPT" not in text
+        verdicts |= {c.verdict for c in ex.cores}
+    assert verdicts == {"kept", "lowered"}
+
+
 # -- the answer is the splitter's decision --------------------------------------------------------
 
 

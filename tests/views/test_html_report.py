@@ -66,6 +66,36 @@ def test_rows_links_and_race_section_from_the_documented_race_shape(loop_split: 
     assert race["location_href"] is not None
 
 
+@pytest.mark.parametrize("which", ["generated", "05_collective", "04_sb2sb", "02_loop"])
+def test_the_counts_add_up_and_a_lowered_collective_is_not_kept(which: str) -> None:
+    from lncsplit import _core
+    from lncsplit.views.explain import walk_instructions
+
+    # The generated module has collectives lower_local_collectives replaces (SendRecv,
+    # AllReduce); 05's Permute is kept with a fence before it.
+    src = (
+        _core.generate_module(1, 300, 2) if which == "generated" else lncsplit.load(example(which))
+    )
+    cores = lncsplit.run_pipeline([src.clone()], lncsplit.PassOptions(lnc_size=2))
+    data = report_data(cores, src, races=False, images=False)
+    for i, c in enumerate(data["cores"]):
+        here = {(r.function, r.name) for r in walk_instructions(cores[i])}
+        # A lowered collective's row is its lowered form when a copy took its name.
+        lowered_here = sum(
+            1
+            for r in data["rows"]
+            if r["cells"][i]["state"] == "lowered" and (r["function"], r["name"]) in here
+        )
+        assert c["kept"] + lowered_here == len(here) == c["instructions"], (which, i)
+        assert c["kept"] + c["pruned"] + c["lowered"] == data["rows_total"], (which, i)
+        assert (c["lowered"] > 0) == (which == "generated"), (which, i)
+    lowered = [cell for r in data["rows"] for cell in r["cells"] if cell["state"] == "lowered"]
+    assert all(
+        cell["reason"].startswith("lowered by lower_local_collectives into ") and not cell["kept"]
+        for cell in lowered
+    )
+
+
 def test_page_is_self_contained(loop_split: Path) -> None:
     from lncsplit.views.splitdir import load_split_dir
 

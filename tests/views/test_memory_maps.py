@@ -199,3 +199,96 @@ def test_format_bytes() -> None:
         "1.5 MiB",
         "24 GiB",
     ]
+
+
+def _drawn(fig: Any) -> tuple[Any, dict[str, Any]]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer(), axes_by_label(fig)
+
+
+def test_psum_patches_sit_in_the_banks_the_report_counts() -> None:
+    # ps_t1 is in bank 1 at offset 0 of its bank: drawn in bank 1, not at byte 0 under ps_t0.
+    allocs = [
+        mset("ps_t0", [128, 512], [loc("ps_t0_loc", "PSUM", addr=0, bank=0, base=0)]),
+        mset("ps_t1", [128, 512], [loc("ps_t1_loc", "PSUM", addr=0, bank=1, base=0)]),
+        mset("ps_t3", [128, 256], [loc("ps_t3_loc", "PSUM", addr=6144 + 512, base=0)]),
+    ]
+    cores = [core_module(0, allocs)]
+    report = memory.check_memory(cores)
+    fig = memory_figure(memory.memory_maps(cores, report), report, summary=False)
+    try:
+        ax = axes_by_label(fig)["psum-core0"]
+        patches = {p.get_gid(): p for p in ax.patches if (p.get_gid() or "").startswith("psum:")}
+        banks = {gid: int(p.get_x() // 2048) for gid, p in patches.items()}
+        assert banks == {
+            "psum:main/ps_t0/ps_t0_loc": 0,
+            "psum:main/ps_t1/ps_t1_loc": 1,
+            "psum:main/ps_t3/ps_t3_loc": 3,
+        }
+        assert patches["psum:main/ps_t3/ps_t3_loc"].get_x() == 6144 + 512
+        (usage,) = report.cores
+        assert len(set(banks.values())) == usage.psum_banks_used
+        assert max(banks.values()) + 1 == usage.psum_bank_high_water
+        xs = sorted((p.get_x(), p.get_x() + p.get_width()) for p in patches.values())
+        assert all(a[1] <= b[0] for a, b in zip(xs, xs[1:], strict=False)), "patches overlap"
+    finally:
+        plt.close(fig)
+
+
+def _crowded_dram() -> list[dict[str, Any]]:
+    """One big tensor and many small ones right after it: the labels cannot all sit inside."""
+    sets = [mset("activations_dram", [128, 256], [loc("act_loc", "DRAM", addr=0)])]
+    addr = 128 * 256 * 4
+    for k in range(12):
+        sets.append(mset(f"bias_{k}_dram", [1, 64], [loc(f"bias_{k}_loc", "DRAM", addr=addr)]))
+        addr += 256
+    sets.append(
+        mset("kv_cache_shared", [16, 16], [loc("kv_loc", "DRAM", addr=0)], addr_space="Shared")
+    )
+    sets.append(mset("ps", [128, 512], [loc("ps_loc", "PSUM", addr=0, bank=0, base=0)]))
+    return sets
+
+
+@pytest.mark.parametrize("which", ["crowded", "08_shared_handoff", "07_shared_dram"])
+def test_labels_neither_overlap_nor_leave_their_panel(which: str) -> None:
+    cores = (
+        [core_module(0, _crowded_dram())]
+        if which == "crowded"
+        else split_example(example(which[:3]))
+    )
+    report = memory.check_memory(cores)
+    fig = memory_figure(memory.memory_maps(cores, report), report, summary=False)
+    try:
+        r, axes = _drawn(fig)
+        for name, ax in axes.items():
+            panel = ax.get_window_extent(r)
+            labels = [
+                t for t in ax.texts if (t.get_gid() or "").startswith("label:") and t.get_visible()
+            ]
+            boxes = [(t.get_gid(), t.get_window_extent(r)) for t in labels]
+            for gid, b in boxes:
+                assert (
+                    b.x0 >= panel.x0 - 1 and b.x1 <= panel.x1 + 1
+                    and b.y0 >= panel.y0 - 1 and b.y1 <= panel.y1 + 1
+                ), f"{name}: {gid} leaves its panel"  # fmt: skip
+            for k, (ga, a) in enumerate(boxes):
+                for gb, b in boxes[k + 1 :]:
+                    assert not a.overlaps(b), f"{name}: {ga} and {gb} overlap"
+            # Every drawn allocation is named: on the panel, or in the panel's key (its legend).
+            named = {t.get_gid().removeprefix("label:") for t in labels}
+            legend = ax.get_legend()
+            keyed = {t.get_text().split()[0] for t in legend.get_texts()} if legend else set()
+            for p in ax.patches:
+                gid = p.get_gid() or ""
+                if ":" in gid and gid != "sbuf:reserved":
+                    set_name = gid.split("/")[1]
+                    assert gid in named or set_name in keyed, f"{name}: {gid} is not named"
+            if legend is not None:
+                box = legend.get_window_extent(r)
+                for gid, b in boxes:
+                    assert not box.overlaps(b), f"{name}: the key covers {gid}"
+    finally:
+        plt.close(fig)

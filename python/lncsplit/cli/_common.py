@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lncsplit.errors import is_os_error_type
-from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
+from lncsplit.limits import CLI_SPLIT_PEAK_FACTOR, DEFAULT_MAX_FILE_SIZE
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
@@ -85,6 +85,14 @@ def byte_size(text: str) -> int:
     return v
 
 
+def format_size(n: int) -> str:
+    """A byte count as :func:`byte_size` reads it back: ``6G``, ``1536M``, ``100k``."""
+    for unit in ("T", "G", "M", "K"):
+        if n >= _SIZE_UNITS[unit] and n % _SIZE_UNITS[unit] == 0:
+            return f"{n // _SIZE_UNITS[unit]}{unit}"
+    return str(n)
+
+
 def seconds(text: str) -> float:
     """argparse type: a positive number of seconds."""
     try:
@@ -131,7 +139,9 @@ def add_runner_options(p: argparse.ArgumentParser, what: str = "inputs") -> None
         type=byte_size,
         default=DEFAULT_MAX_FILE_SIZE,
         metavar="SIZE",
-        help="a larger input file is an error, never read (default 4G)",
+        help="a larger input file is an error, never read (default: this machine's memory "
+        f"÷ {CLI_SPLIT_PEAK_FACTOR}, here {format_size(DEFAULT_MAX_FILE_SIZE)}: the largest "
+        "file whose split fits in memory)",
     )
     p.add_argument(
         "--fsync",

@@ -70,9 +70,13 @@ def unit_views(
     unit: Unit, source_path: str | None, *, lnc: int | None, arch: str | None, expand: bool
 ) -> tuple[list[Module], Module | None, list[str]]:
     """:func:`unit_cores`, with ``--source`` (when given) as the symbolic module the views
-    explain from (its N is the unit's core count)."""
+    explain from (its N is the unit's core count); a ``--source`` the cores were not split
+    from is refused, naming both (:func:`~lncsplit.views.splitdir.check_source`)."""
+    from lncsplit.views.splitdir import check_source
+
     cores, source, notes = unit_cores(unit, lnc=lnc, arch=arch, expand=expand)
     if source_path:
         source, _n, more = load_source(source_path, len(cores), arch)
+        check_source(cores, source, source_label=f"--source {source_path}", cores_label=unit.path)
         notes = notes + more
     return cores, source, notes

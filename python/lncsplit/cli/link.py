@@ -3,11 +3,13 @@
 Each DIR is searched like ``verify`` does: every directory holding
 ``nc00.json … nc<N-1>.json`` is one split output (a unit); other files are
 not link's business. One split output: ``--out`` is the linked module's file
-and ``tensor-map.json`` is written beside it. Several (several DIRs, or one
-DIR holding several split outputs), or ``--out`` an existing directory:
-``--out`` is a directory and each split output goes to
-``<out>/<rel>/linked.json`` with its ``tensor-map.json``, ``rel`` being the
-DIR's name (or the split output's path under it). The core files of a unit
+and its tensor map ``<stem>.tensor-map.json`` is written beside it (``--out
+DIR/a.json`` → ``DIR/a.tensor-map.json``, so two links into one directory keep
+both maps). Several (several DIRs, or one DIR holding several split outputs),
+or ``--out`` an existing directory: ``--out`` is a directory and each split
+output goes to ``<out>/<rel>/linked.json`` with its map
+``linked.tensor-map.json``, ``rel`` being the DIR's name (or the split output's
+path under it). The core files of a unit
 must be ``nc00 … nc<N-1>``, each with its own ``neuron_core_id``, of one
 kernel: anything else fails that unit with an error naming the files. Both
 files of a unit are written atomically together; a failed unit leaves
@@ -27,7 +29,6 @@ from lncsplit.cli._common import (
     UsageError,
     add_runner_options,
     discover,
-    executor_of,
     finish_with_table,
     print_units,
     run_bulk,
@@ -37,8 +38,8 @@ if TYPE_CHECKING:
     from lncsplit._core import Module
     from lncsplit.corpus.unit import FileResult, Unit
 
-#: The tensor map written beside every linked module.
-TENSOR_MAP = "tensor-map.json"
+#: The suffix of the tensor map written beside every linked module: ``<stem>.tensor-map.json``.
+TENSOR_MAP_SUFFIX = ".tensor-map.json"
 
 
 def add_parser(sub: Any) -> None:
@@ -49,8 +50,9 @@ def add_parser(sub: Any) -> None:
         "--out",
         required=True,
         metavar="FILE",
-        help="the linked module (tensor-map.json is written beside it); with several "
-        "split outputs, a directory receiving <name>/linked.json and <name>/tensor-map.json",
+        help="the linked module (its map <stem>.tensor-map.json is written beside it); with "
+        "several split outputs, a directory receiving <name>/linked.json and "
+        "<name>/linked.tensor-map.json",
     )
     add_runner_options(p, "split outputs")
     p.add_argument("--quiet", "-q", action="store_true", help="print failures only")
@@ -66,7 +68,7 @@ def run(a: argparse.Namespace) -> int:
     units = [u for u in discover(a, core_sets=True) if u.kind == "core_set" or u.error]
     into_dir = len(a.inputs) > 1 or len(units) > 1 or os.path.isdir(a.out)
     check_out(a.out, into_dir)
-    out = os.path.abspath(a.out) if executor_of(a) == "dask" else a.out  # Dask workers write it
+    out = a.out
     job = partial(link_unit, out=out, into_dir=into_dir)
     cleanup = partial(remove_unit_outputs, out=out, into_dir=into_dir)
     report = run_bulk(a, units, job, command="link", lnc=None, cleanup=cleanup, quiet=a.quiet)
@@ -85,12 +87,18 @@ def check_out(out: str, into_dir: bool) -> None:
         raise UsageError(f"--out {e}") from e
 
 
+def tensor_map_path(linked: str) -> str:
+    """The tensor map beside the linked module ``linked``: ``<stem>.tensor-map.json``."""
+    from lncsplit._inputs import strip_json
+
+    d, name = os.path.split(linked)
+    return os.path.join(d, strip_json(name) + TENSOR_MAP_SUFFIX)
+
+
 def destinations(unit: Unit, out: str, into_dir: bool) -> tuple[str, str]:
     """Where a unit's linked module and tensor map go."""
-    if into_dir:
-        base = os.path.join(out, *unit.rel.split("/"))
-        return os.path.join(base, LINKED_FILE), os.path.join(base, TENSOR_MAP)
-    return out, os.path.join(os.path.dirname(out), TENSOR_MAP)
+    dest = os.path.join(out, *unit.rel.split("/"), LINKED_FILE) if into_dir else out
+    return dest, tensor_map_path(dest)
 
 
 def remove_unit_outputs(unit: Unit, out: str, into_dir: bool) -> None:

@@ -69,6 +69,8 @@ def plot_paths(units: list[Unit], plot: str | None) -> dict[str, str]:
 def run(a: argparse.Namespace) -> int:
     """Report every unit in input order (tables, or one JSON list with ``--json``)."""
     check_outputs(a, "plot")
+    if a.plot:
+        require_plot("--plot")
     units = discover(a, core_sets=True)
     job = partial(memory_unit, lnc=a.lnc, arch=a.arch, plots=plot_paths(units, a.plot))
     report = run_bulk(a, units, job, command="memory", lnc=a.lnc, quiet=a.json)
@@ -77,6 +79,18 @@ def run(a: argparse.Namespace) -> int:
     else:
         print(json.dumps(unit_docs(report), indent=2))
     return finish(a, report)
+
+
+def require_plot(option: str) -> None:
+    """Before any work: ``option`` draws with matplotlib; without it, a usage error saying
+    so and how to install it (exit 2, one line)."""
+    from lncsplit.cli._common import UsageError
+    from lncsplit.memory.plot import PlotUnavailableError, require_matplotlib
+
+    try:
+        require_matplotlib(option)
+    except PlotUnavailableError as e:
+        raise UsageError(str(e)) from None
 
 
 def memory_unit(unit: Unit, lnc: int | None, arch: str | None, plots: dict[str, str]) -> FileResult:
@@ -103,13 +117,17 @@ def _report(
     if plot:
         # The figure is titled with the input and the table says where it went: with several
         # inputs, out-0.png, out-1.png, … each say which input they draw.
-        with _PLOT_LOCK:
-            memory.plot_memory(mods, plot, report, title=unit.path)
+        try:
+            with _PLOT_LOCK:
+                memory.plot_memory(mods, plot, report, title=unit.path)
+        except memory.PlotUnavailableError as e:  # a worker without matplotlib: say why
+            res.text += f"\nmemory map of {unit.path}: not drawn: {e}"
+            res.fail(error_info(e))
+            return
         res.text += f"\nmemory map of {unit.path}: {plot}"
+        res.outputs = [plot]
     if not report.ok:
         res.fail(error_info(memory.MemoryCheckError(report)))
-    if plot:
-        res.outputs = [plot]
 
 
 def _modules(unit: Unit, lnc: int | None, arch: str | None) -> tuple[list[Module], int | None]:

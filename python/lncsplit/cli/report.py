@@ -69,6 +69,13 @@ def page_paths(units: list[Unit], html: str) -> dict[str, str]:
 
 def run(a: argparse.Namespace) -> int:
     """Write one page per unit, in input order."""
+    from lncsplit.cli._common import UsageError
+    from lncsplit.views.html import ReportUnavailableError, require_report_extra
+
+    try:  # before any work: the page needs the report extra
+        require_report_extra("--html")
+    except ReportUnavailableError as e:
+        raise UsageError(str(e)) from None
     units = discover(a)
     check_html(a.html, several=len(units) > 1)
     job = partial(

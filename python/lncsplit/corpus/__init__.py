@@ -136,8 +136,6 @@ def process_files(
     # Checked, not made: ``out`` is created with the first output written, so a run in
     # which every file failed leaves no empty tree behind (contract §5/§6).
     prepare_output_dir(out_s, create=False)
-    if resolved == "dask":
-        out_s = os.path.abspath(out_s)  # the workers write it
     return run_units(
         units,
         partial(process_file, out=out_s, options=opts, detail=detail),

@@ -160,16 +160,15 @@ def _split_into(
 
         snapshot = SplitSnapshot.of(module, expand=options.expand)
     phases.enter("passes")
-    cores = run_pipeline([module], replace(options, link=False, create_artifact_dirs=False))
+    big = res.bytes_in >= STREAM_WRITE_FROM
+    cores = run_pipeline(
+        [module], replace(options, link=False, create_artifact_dirs=False), _trim if big else None
+    )
     if snapshot is not None:
         from lncsplit.views.detail import split_detail
 
         res.detail = {"cores": split_detail(snapshot, cores)}
     phases.enter("write")
-    # The N cores written at once, with the GIL released (same bytes as
-    # ``m.to_bytes()`` one after the other); in parallel when the split was.
-    # They stay in the writer's buffers (no ``bytes`` copy) until written out.
-    blobs = [memoryview(b) for b in _core.to_buffers_all(cores, 2, options.parallel)]
     counts = [m.instruction_count() for m in cores]
     # ``split --link``: the linked module goes beside the cores, in the same write.
     extra: dict[str, bytes | memoryview] = {}
@@ -179,19 +178,66 @@ def _split_into(
         # Only now that the pipeline succeeded, and under --out (contract §6).
         root = options.artifact_root if options.artifact_root is not None else dest.out
         dest.created.extend(create_artifact_dirs_under(cores, root))
+    del module
+    if big:
+        res.outputs = write_core_files(dest.dir, [_streamed(m) for m in cores], extra)
+        res.bytes_out = sum(os.path.getsize(f) for f in res.outputs[: len(counts)])
+    else:
+        res.outputs, res.bytes_out = _write_buffered(dest.dir, cores, extra, options.parallel)
+    del cores
+    res.instructions_out = counts
+    phases.finish(res)
+
+
+#: Inputs of at least this size are written core by core, each core streamed into its file
+#: (``_core.write_module_file``, ~1 MB chunks) and freed once written: never all N cores'
+#: JSON in memory beside their modules (2× the file at N = 2, the CLI's peak). Smaller ones
+#: are serialized together into reused buffers, in parallel when the split was (faster on a
+#: corpus of small files).
+STREAM_WRITE_FROM = 8 << 20
+
+
+def _trim(_event: Any) -> None:
+    """After each pass of a big file's pipeline: the memory the pass freed goes back to the
+    kernel now, not after the allocator's purge delay (a second), so the next pass's working
+    memory does not add to it in the peak (docs/performance.md, ``cli_split_peak_memory``)."""
+    from lncsplit import _core
+
+    _core.trim_memory()
+
+
+def _streamed(core: Any) -> Callable[[str, str, bool], None]:
+    """A :data:`lncsplit._atomic.FileWriter` streaming ``core`` into its file, then freeing it."""
+    from lncsplit import _core
+
+    def write(tmp: str, final: str, fsync: bool) -> None:
+        _core.write_module_file(core, tmp, final, 2, fsync)
+        _core.release([core])  # written: its memory is not needed for the next core
+
+    return write
+
+
+def _write_buffered(
+    out_dir: str, cores: list[Any], extra: dict[str, bytes | memoryview], parallel: bool
+) -> tuple[list[str], int]:
+    """The N cores serialized at once with the GIL released (the bytes of ``m.to_bytes()``),
+    left in the writer's buffers (no ``bytes`` copy) until written out: ``(outputs, their
+    size)``."""
+    from lncsplit import _core
+
+    blobs = [memoryview(b) for b in _core.to_buffers_all(cores, 2, parallel)]
     # Free the per-core modules outside the GIL so worker threads overlap.
     _core.release(cores)
-    del cores, module
-    res.outputs = write_core_files(dest.dir, blobs, extra)
-    res.instructions_out = counts
-    res.bytes_out = sum(b.nbytes for b in blobs)
+    outputs = write_core_files(out_dir, blobs, extra)
+    size = sum(b.nbytes for b in blobs)
     for b in blobs:
         b.release()
-    phases.finish(res)
+    return outputs, size
 
 
 __all__ = [
     "PHASE_REPORT_AFTER",
+    "STREAM_WRITE_FROM",
     "PhaseHook",
     "output_dir",
     "process_file",

@@ -15,7 +15,7 @@ preserved through the split) explaining what happens on each core:
 ``08_shared_handoff``       core 0 writes a shared tensor, a barrier, core 1 reads it
 ==========================  ===================================================
 
-``jax_lnc_constraints.hlo.txt`` is HLO text in the form JAX prints
+``jax_lnc_constraints.hlo.txt`` is HLO text written by hand in the form JAX prints
 (``jax.jit(f).lower(...).compiler_ir("hlo").as_hlo_text()``) with three
 ``AwsNeuronLNCShardingConstraint`` custom calls: ``lncsplit lower`` turns it into a
 symbolic module, ``lncsplit split`` lowers it itself when named explicitly.

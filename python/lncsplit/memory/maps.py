@@ -6,7 +6,8 @@ One :class:`CoreMap` per checked module (core), built from the modules themselve
 - **SBUF**: partitions × bytes per partition; each placed SB location is a rectangle at
   (``addr``, ``base``) of ``bytes_per_partition`` × ``partitions``.
 - **PSUM**: partitions × bytes across the banks (bank ``b`` covers bytes ``[b·2048, (b+1)·2048)``);
-  a location starts at its ``addr`` (else at its first bank).
+  a location sits in the bank the checks count (``bank``, else ``addr`` ÷ 2048), at ``addr``
+  mod 2048 within it.
 - **DRAM**: one linear byte axis with two lanes: the core's private window (``Local`` locations)
   and the shared region (shared tensors: placed once on core 0, reached through
   ``remote_local_target`` elsewhere, contract §3.4).
@@ -102,12 +103,14 @@ def _remote(loc: MemoryLocationView) -> str | None:
 
 
 def _psum_start(loc: MemoryLocationView, bank_size: int) -> tuple[int | None, int | None]:
-    """(first byte, first bank): ``addr`` when set; else the first byte of ``bank``."""
+    """(first byte, first bank), in the bank the checks count (``memory.checks``): ``bank``
+    when set (≥ 0), at ``addr`` mod the bank size within it (an ``addr`` of 0 in bank 1 is
+    the bank's first byte, not bank 0's); without a bank, ``addr`` and its bank."""
     bank = loc.bank if loc.bank is not None and loc.bank >= 0 else None
-    if loc.addr is not None:
-        return loc.addr, bank if bank is not None else loc.addr // bank_size
     if bank is not None:
-        return bank * bank_size, bank
+        return bank * bank_size + (loc.addr or 0) % bank_size, bank
+    if loc.addr is not None:
+        return loc.addr, loc.addr // bank_size
     return None, None
 
 

@@ -14,6 +14,12 @@ figures are made without pyplot (no global state), so several threads may draw a
 
 Every drawn allocation carries a ``gid`` (``sbuf:<function>/<set>/<location>``, ``psum:…``,
 ``dram:…``, ``shared:…``; its label ``label:<same>``) so tests and tools can find it.
+
+**Labels never overlap or leave their panel.** Once the figure is laid out, each label is
+measured (largest allocations first): it stays when it fits inside its own rectangle (turned
+90° if that is what fits) without touching a label already placed; otherwise it is hidden and
+the allocation is listed in the panel's key (a legend beside the panel: colour, name, address
+and size), so every drawn allocation is named on the map or in its key.
 """
 
 from __future__ import annotations
@@ -30,12 +36,15 @@ from lncsplit.memory.maps import CoreMap, Placement, memory_maps
 from lncsplit.memory.report import MemoryReport, check_memory
 
 __all__ = [
+    "INSTALL_HINT",
+    "KEY_ENTRIES",
     "PlotUnavailableError",
     "format_bytes",
     "memory_figure",
     "memory_png",
     "plot_memory",
     "plot_report",
+    "require_matplotlib",
 ]
 
 _MEMORY_COLUMNS = ("SBUF", "PSUM", "DRAM")
@@ -46,16 +55,25 @@ class PlotUnavailableError(LncsplitError, ImportError):
     """matplotlib is not installed."""
 
 
-def _figure(width: float, height: float) -> Any:
-    """A new Figure, without pyplot: no global state, so threads can draw at the same time."""
+#: How to get matplotlib, said wherever it is missing.
+INSTALL_HINT = "pip install 'lncsplit[plot]' (or pip install matplotlib)"
+
+
+def require_matplotlib(what: str = "plotting the memory report") -> Any:
+    """matplotlib's ``Figure``, or :class:`PlotUnavailableError` saying ``what`` needs it
+    and how to install it (the one reason, one line)."""
     try:
         from matplotlib.figure import Figure
-    except ImportError as e:  # pragma: no cover - exercised only without matplotlib
+    except ImportError as e:
         raise PlotUnavailableError(
-            "plotting the memory report needs matplotlib: pip install 'lncsplit[plot]' "
-            "(or pip install matplotlib)"
+            f"{what} needs matplotlib, which is not installed: {INSTALL_HINT}"
         ) from e
-    return Figure(figsize=(width, height), layout="constrained")
+    return Figure
+
+
+def _figure(width: float, height: float) -> Any:
+    """A new Figure, without pyplot: no global state, so threads can draw at the same time."""
+    return require_matplotlib()(figsize=(width, height), layout="constrained")
 
 
 def format_bytes(n: float) -> str:
@@ -103,12 +121,140 @@ def _rect(
             gid=f"{kind}:{p.anchor}",
         )
     )  # fmt: skip
-    text = p.set_name if not p.remote else f"{p.set_name} -> {p.remote}"
     narrow = w < 0.08 * span
     ax.text(
-        x + w / 2, y + h / 2, text,
+        x + w / 2, y + h / 2, _label(p),
         ha="center", va="center", fontsize=7, rotation=90 if narrow else 0,
         clip_on=True, in_layout=False, gid=f"label:{kind}:{p.anchor}",
+    )  # fmt: skip
+
+
+def _label(p: Placement) -> str:
+    return p.set_name if not p.remote else f"{p.set_name} -> {p.remote}"
+
+
+#: Most allocations one panel's key lists (the rest are counted).
+KEY_ENTRIES = 20
+#: Pixels kept between a label and its rectangle's edge, or another label.
+_LABEL_MARGIN = 2.0
+
+
+def _fit_labels(fig: Any, maps: Sequence[CoreMap]) -> None:
+    """Hide every label that does not fit inside its own rectangle or would touch another,
+    and list those allocations in the panel's key; repeat while a key changes the layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    placements = {f"{k}:{p.anchor}": p for cm in maps for k, p in _kinds(cm)}
+    canvas = FigureCanvasAgg(fig)
+    keyed: dict[Any, list[Any]] = {}
+    for _round in range(6):
+        fig.draw_without_rendering()
+        renderer = canvas.get_renderer()  # type: ignore[no-untyped-call]
+        changed = False
+        for ax in fig.axes:
+            hidden = _fit_axes(ax, renderer)
+            if hidden:
+                keyed.setdefault(ax, []).extend(hidden)
+                _key(ax, keyed[ax], placements)
+                changed = True
+        if not changed:
+            return
+
+
+def _kinds(cm: CoreMap) -> list[tuple[str, Placement]]:
+    return [
+        *(("sbuf", p) for p in cm.sbuf),
+        *(("psum", p) for p in cm.psum),
+        *(("dram", p) for p in cm.dram),
+        *(("shared", p) for p in cm.shared),
+    ]
+
+
+def _fit_axes(ax: Any, renderer: Any) -> list[Any]:
+    """The patches of ``ax`` whose labels are hidden now (they did not fit)."""
+    patches = {p.get_gid(): p for p in ax.patches if p.get_gid()}
+    labels = [t for t in ax.texts if (t.get_gid() or "").startswith("label:") and t.get_visible()]
+    panel = ax.get_window_extent(renderer)
+
+    def area(t: Any) -> float:
+        patch = patches.get(t.get_gid().removeprefix("label:"))
+        return (
+            0.0
+            if patch is None
+            else patch.get_window_extent(renderer).width * patch.get_window_extent(renderer).height
+        )
+
+    placed: list[Any] = []
+    hidden: list[Any] = []
+    for t in sorted(labels, key=area, reverse=True):
+        patch = patches.get(t.get_gid().removeprefix("label:"))
+        box = None if patch is None else patch.get_window_extent(renderer)
+        inside = None if box is None else _clip(box, panel)
+        fits = None
+        for rotation in (t.get_rotation(), 90 - t.get_rotation()):
+            t.set_rotation(rotation)
+            ext = t.get_window_extent(renderer)
+            if (
+                inside is not None
+                and _within(ext, inside)
+                and not any(ext.overlaps(b) for b in placed)
+            ):
+                fits = ext
+                break
+        if fits is None:
+            t.set_visible(False)
+            if patch is not None and patch.get_gid() != "sbuf:reserved":
+                hidden.append(patch)
+        else:
+            placed.append(fits.expanded(1.0, 1.0).padded(_LABEL_MARGIN))
+    return hidden
+
+
+def _clip(box: Any, panel: Any) -> Any | None:
+    from matplotlib.transforms import Bbox
+
+    x0, y0 = max(box.x0, panel.x0), max(box.y0, panel.y0)
+    x1, y1 = min(box.x1, panel.x1), min(box.y1, panel.y1)
+    if x1 - x0 <= 2 * _LABEL_MARGIN or y1 - y0 <= 2 * _LABEL_MARGIN:
+        return None
+    return Bbox.from_extents(
+        x0 + _LABEL_MARGIN, y0 + _LABEL_MARGIN, x1 - _LABEL_MARGIN, y1 - _LABEL_MARGIN
+    )
+
+
+def _within(inner: Any, outer: Any) -> bool:
+    return bool(
+        inner.x0 >= outer.x0
+        and inner.x1 <= outer.x1
+        and inner.y0 >= outer.y0
+        and inner.y1 <= outer.y1
+    )
+
+
+def _key(ax: Any, patches: list[Any], placements: dict[str, Placement]) -> None:
+    """The panel's key: the allocations whose labels could not be drawn on it, by address."""
+    from matplotlib.patches import Patch
+
+    items = sorted(
+        (placements[p.get_gid()] for p in patches if p.get_gid() in placements),
+        key=lambda q: (q.start or 0, q.set_name),
+    )
+    handles = [
+        Patch(
+            facecolor=_color(q.set_name),
+            edgecolor=_VIOLATION if q.violations else "black",
+            linewidth=0.6,
+            label=f"{_label(q)}  @{q.start or 0:#x}, {format_bytes(q.size)}",
+        )
+        for q in items[:KEY_ENTRIES]
+    ]
+    if len(items) > KEY_ENTRIES:
+        handles.append(Patch(facecolor="none", edgecolor="none",
+                             label=f"… and {len(items) - KEY_ENTRIES} more"))  # fmt: skip
+    ax.legend(
+        handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=6,
+        frameon=False, title="too small to label", title_fontsize=6, borderaxespad=0.0,
+        ncols=1 if len(handles) <= 10 else 2, handlelength=1.0,
     )  # fmt: skip
 
 
@@ -283,6 +429,8 @@ def memory_figure(
     status = "ok" if report.ok else f"{len(report.violations)} violation(s)"
     head = f"{title}: " if title else ""
     fig.suptitle(f"{head}LNC memory, lnc {report.lnc}, {len(report.cores)} core(s): {status}")
+    if maps:
+        _fit_labels(fig, maps)
     return fig
 
 

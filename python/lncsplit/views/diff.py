@@ -29,7 +29,7 @@ from lncsplit.views.explain import (
     expr_text,
     walk_instructions,
 )
-from lncsplit.views.splitdir import check_cores
+from lncsplit.views.splitdir import check_cores, check_source
 
 __all__ = ["CoreDiff", "Difference", "diff", "merged_order"]
 
@@ -342,7 +342,8 @@ def diff(
 ) -> CoreDiff:
     """What differs between ``cores`` (the N core modules of one split, in core order).
 
-    With ``source`` (the symbolic module the split started from) each presence difference
+    With ``source`` (the symbolic module the split started from; another module is a
+    :class:`~lncsplit.views.splitdir.SourceMismatchError`) each presence difference
     names the predicate that decided it; ``expand`` explains ``source`` after
     ``expand_replication`` as the pipeline does (a module without replication is unchanged).
     ``explanations`` (``explain_all(source, N, expand=expand)``, when the caller already has
@@ -350,6 +351,8 @@ def diff(
     """
     cores = list(cores)
     check_cores(cores)
+    if source is not None:
+        check_source(cores, source)
     explained: dict[tuple[str, str], Explanation] = {}
     order: list[tuple[str, str]] = []
     if explanations is None and source is not None and len(cores) > 1:

@@ -7,6 +7,11 @@ a ``Loop`` is pruned iff it has children and every child is pruned (its own pred
 prune it); on a kept instruction the predicates that became constant-true are dropped. A property
 test checks that this is exactly what ``lncsplit.split`` does.
 
+A collective the split keeps may not survive the LNC tail: lower_local_collectives (order 80)
+replaces it by DMA copies, GPSIMDSB2SB exchanges and barriers. The explanation then says
+"lowered by lower_local_collectives into …" with the names it became on that core
+(``CoreExplanation.lowered_into``), found by running the split and that pass on a clone.
+
 Nothing here mutates the caller's module: the work happens on a clone (binding interns new
 expressions into the module's arena).
 """
@@ -35,6 +40,7 @@ __all__ = [
     "explain",
     "explain_all",
     "find_instruction",
+    "lowerings",
     "walk_instructions",
 ]
 
@@ -257,7 +263,10 @@ class ChildVerdict:
 
 @dataclass
 class CoreExplanation:
-    """The decision for one core: ``kept``, a one-line ``reason`` and the evidence."""
+    """The decision for one core: ``kept`` (by the split), a one-line ``reason`` and the
+    evidence. ``lowered_into`` names what lower_local_collectives made of a collective the
+    split keeps (empty when it stays as it is): then the instruction itself is not in the
+    core's output, and the reason says so."""
 
     core: int
     kept: bool
@@ -265,6 +274,14 @@ class CoreExplanation:
     predicates: list[PredicateVerdict] = field(default_factory=list)
     children: list[ChildVerdict] = field(default_factory=list)
     addresses: list[AddressBinding] = field(default_factory=list)
+    lowered_into: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        """``kept``, ``pruned`` or ``lowered`` (kept by the split, replaced by the tail)."""
+        if self.lowered_into:
+            return "lowered"
+        return "kept" if self.kept else "pruned"
 
     @property
     def dropped_predicates(self) -> list[str]:
@@ -292,6 +309,7 @@ class CoreExplanation:
             "children": [c.to_dict() for c in self.children],
             "pruned_children": self.pruned_children,
             "addresses": [a.to_dict() for a in self.addresses],
+            "lowered_into": list(self.lowered_into),
         }
 
 
@@ -309,8 +327,13 @@ class Explanation:
 
     @property
     def kept_on(self) -> list[int]:
-        """The cores that keep the instruction."""
+        """The cores whose split keeps the instruction."""
         return [c.core for c in self.cores if c.kept]
+
+    @property
+    def lowered_on(self) -> list[int]:
+        """The cores where lower_local_collectives replaces it."""
+        return [c.core for c in self.cores if c.lowered_into]
 
     def to_dict(self) -> dict[str, Any]:
         """The ``explain --json`` document (contract §5 shape, more keys allowed)."""
@@ -470,12 +493,62 @@ def _leaf_reason(core: int, preds: list[PredicateVerdict]) -> str:
     )
 
 
+Key = tuple[str, str]
+"""``(function, instruction name)``."""
+
+
+def _opcodes(module: Module) -> dict[Key, str]:
+    return {(r.function, r.name): r.view.opcode for r in walk_instructions(module)}
+
+
+def _owner(name: str, lowered: Sequence[str]) -> str | None:
+    """The collective a created instruction belongs to: its name starts with the
+    collective's (``<x>_send``, ``<x>_fence``…; the longest such name wins)."""
+    hits = [x for x in lowered if name == x or name.startswith(x + "_")]
+    return max(hits, key=len) if hits else None
+
+
+def lowerings(module: Module, lnc: int) -> dict[Key, list[list[str]]]:
+    """What lower_local_collectives (order 80) makes of each collective of ``module`` (the
+    symbolic module as the split takes it; not modified): ``(function, name)`` → per core,
+    the names of the instructions it became, in program order (empty on a core where it
+    is pruned). A module the pass refuses gets no entry: the pipeline stops there."""
+    if lnc < 2 or "CollectiveCompute" not in _opcodes(module).values():
+        return {}
+    from lncsplit.passes import split
+    from lncsplit.passes.tail import lower_local_collectives
+
+    cores = split([module.clone()], lnc)
+    before = [_opcodes(c) for c in cores]
+    try:
+        lower_local_collectives(cores)
+    except LncsplitError:
+        return {}
+    out: dict[Key, list[list[str]]] = {}
+    for c, core in enumerate(cores):
+        after = _opcodes(core)
+        gone = [
+            k for k, op in before[c].items() if op == "CollectiveCompute" and after.get(k) != op
+        ]
+        by_fn: dict[str, list[str]] = {}
+        for fn, name in gone:
+            by_fn.setdefault(fn, []).append(name)
+        for fn, name in after:
+            if (fn, name) in before[c] and (fn, name) not in gone:
+                continue  # there before the pass, and not a collective it replaced
+            owner = _owner(name, by_fn.get(fn, []))
+            if owner is not None:
+                out.setdefault((fn, owner), [[] for _ in range(lnc)])[c].append(name)
+    return out
+
+
 class _Explainer:
     """Explains instructions of one (cloned) symbolic module."""
 
     def __init__(self, module: Module, lnc: int) -> None:
         self.module = module
         self.lnc = lnc
+        self.lowered = lowerings(module, lnc)
 
     def core(self, inst: InstructionView, core: int, exprs: list[AddressExpr]) -> CoreExplanation:
         preds = [_predicate_verdict(p, core) for p in inst.predicates]
@@ -509,6 +582,14 @@ class _Explainer:
         else:
             exprs = _address_exprs(inst)
             cores = [self.core(inst, c, exprs) for c in range(self.lnc)]
+            for c, names in enumerate(self.lowered.get((ref.function, inst.name), [])):
+                if names and cores[c].kept:
+                    why = cores[c].reason.partition(": ")[2]
+                    cores[c].lowered_into = names
+                    cores[c].reason = (
+                        f"lowered by lower_local_collectives into {', '.join(names)} "
+                        f"(the split keeps it: {why})"
+                    )
         return Explanation(
             inst.name, ref.function, ref.block, inst.opcode, self.module.name, self.lnc, cores
         )

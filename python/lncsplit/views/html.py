@@ -26,13 +26,14 @@ from lncsplit.errors import LncsplitError
 from lncsplit.views.diff import CoreDiff, diff, merged_order
 from lncsplit.views.explain import Explanation, explain_all, walk_instructions
 from lncsplit.views.races import RaceSection, race_section
-from lncsplit.views.splitdir import check_cores, load_split_dir
+from lncsplit.views.splitdir import check_cores, check_source, load_split_dir
 
 __all__ = [
     "DEFAULT_MAX_ROWS",
     "ReportUnavailableError",
     "html_report",
     "report_data",
+    "require_report_extra",
     "write_html_report",
 ]
 
@@ -46,14 +47,28 @@ class ReportUnavailableError(LncsplitError, ImportError):
     """jinja2 (or matplotlib) is not installed."""
 
 
-def _jinja() -> Any:
-    try:
-        import jinja2
-    except ImportError as e:
+def require_report_extra(what: str = "the HTML report") -> Any:
+    """jinja2, after checking that matplotlib (the memory maps) is there too; else
+    :class:`ReportUnavailableError` naming what is missing and how to install it."""
+    import importlib
+
+    found: dict[str, Any] = {}
+    missing = []
+    for name in ("jinja2", "matplotlib"):
+        try:
+            found[name] = importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
         raise ReportUnavailableError(
-            "the HTML report needs jinja2 and matplotlib: pip install 'lncsplit[report]'"
-        ) from e
-    return jinja2
+            f"{what} needs jinja2 and matplotlib ({' and '.join(missing)} not installed): "
+            "pip install 'lncsplit[report]'"
+        )
+    return found["jinja2"]
+
+
+def _jinja() -> Any:
+    return require_report_extra()
 
 
 # --------------------------------------------------------------------------- data
@@ -71,15 +86,24 @@ class _Ids:
         return self.inst.setdefault(key, f"i{len(self.inst)}")
 
 
-def _core_cells(present: list[bool], ex: Explanation | None) -> list[dict[str, Any]]:
+def _core_cells(
+    present: list[bool], ex: Explanation | None, explained: bool
+) -> list[dict[str, Any]]:
+    """One cell per core: ``state`` (``kept``, ``pruned`` or ``lowered``: kept by the split,
+    replaced by lower_local_collectives), ``kept`` (the instruction is in this core's output), the
+    reason and the evidence. ``explained``: the page has the symbolic module."""
     cells = []
     for c, here in enumerate(present):
         if ex is not None:
             ce = ex.cores[c]
+            state = ce.verdict
             cells.append(
                 {
-                    "kept": ce.kept,
-                    "reason": ce.reason.partition(": ")[2] or ce.reason,
+                    "state": state,
+                    "kept": state == "kept",
+                    "reason": ce.reason
+                    if state == "lowered"
+                    else (ce.reason.partition(": ")[2] or ce.reason),
                     "predicates": [
                         f"{p.text}  ->  {p.bound_text}: {p.value_text}"
                         + ("  (dropped)" if p.dropped else "")
@@ -89,12 +113,22 @@ def _core_cells(present: list[bool], ex: Explanation | None) -> list[dict[str, A
                 }
             )
         else:
-            reason = (
-                "present on this core"
-                if here
-                else "absent (give --source for the deciding predicate)"
+            if explained:  # not in the symbolic module: made after the split
+                reason = (
+                    "made after the split (by the LNC tail)"
+                    if here
+                    else "not on this core (made after the split on others)"
+                )
+            else:
+                reason = (
+                    "present on this core"
+                    if here
+                    else "absent (give --source for the deciding predicate)"
+                )
+            state = "kept" if here else "pruned"
+            cells.append(
+                {"state": state, "kept": here, "reason": reason, "predicates": [], "children": []}
             )
-            cells.append({"kept": here, "reason": reason, "predicates": [], "children": []})
     return cells
 
 
@@ -133,7 +167,7 @@ def _instruction_rows(
                 "name": key[1],
                 "block": first.block if first is not None else (ex.block if ex else ""),
                 "opcode": first.view.opcode if first is not None else (ex.opcode if ex else ""),
-                "cells": _core_cells([r is not None for r in refs], ex),
+                "cells": _core_cells([r is not None for r in refs], ex, bool(explained)),
                 "differs": key in differing,
                 "memory": [
                     {"core": c, "set": s, "href": "#" + ids.sets[(c, key[0], s)]}
@@ -234,6 +268,8 @@ def report_data(
 
     cores = list(cores)
     check_cores(cores)
+    if source is not None:
+        check_source(cores, source)
     n = len(cores)
     title = title or cores[0].name
     explanations = None
@@ -262,8 +298,9 @@ def report_data(
                 "core": cm.core,
                 "module": cm.module,
                 "instructions": cores[i].instruction_count(),
-                "kept": sum(1 for r in rows if r["cells"][i]["kept"]),
-                "pruned": sum(1 for r in rows if not r["cells"][i]["kept"]),
+                "kept": sum(1 for r in rows if r["cells"][i]["state"] == "kept"),
+                "pruned": sum(1 for r in rows if r["cells"][i]["state"] == "pruned"),
+                "lowered": sum(1 for r in rows if r["cells"][i]["state"] == "lowered"),
                 "violations": [v.message for v in cm.violations],
                 "memory_rows": memory_rows[i],
                 "image": images_per_core[i] if images_per_core else None,

@@ -23,8 +23,11 @@ def _table(rows: Sequence[tuple[str, ...]], indent: str) -> list[str]:
 
 
 def _core_lines(c: CoreExplanation) -> list[str]:
-    verdict, _, why = c.reason.partition(": ")
-    lines = [f"core {c.core}: {verdict.upper()} - {why}"]
+    if c.lowered_into:  # "lowered by lower_local_collectives into …"
+        lines = [f"core {c.core}: LOWERED {c.reason.removeprefix('lowered ')}"]
+    else:
+        verdict, _, why = c.reason.partition(": ")
+        lines = [f"core {c.core}: {verdict.upper()} - {why}"]
     if c.predicates:
         lines.append("  predicates (shard bound):")
         rows = [
@@ -53,9 +56,11 @@ def _address_lines(ex: Explanation) -> list[str]:
 def render_explanation(ex: Explanation) -> str:
     """``lncsplit explain``'s text output."""
     kept = ", ".join(map(str, ex.kept_on)) or "none"
+    lowered = ", ".join(map(str, ex.lowered_on))
+    tail = f"; lowered by lower_local_collectives on core(s) {lowered}" if lowered else ""
     lines = [
         f"{ex.function}:{ex.instruction} ({ex.opcode}) in block {ex.block} of {ex.module}",
-        f"lnc {ex.lnc}: kept on core(s) {kept}",
+        f"lnc {ex.lnc}: kept on core(s) {kept}{' by the split' if lowered else ''}{tail}",
     ]
     for c in ex.cores:
         lines += _core_lines(c)

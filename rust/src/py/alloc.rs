@@ -38,3 +38,14 @@ pub fn tune() {
         unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
     }
 }
+
+/// Hand the memory this thread's heap has freed back to the kernel now,
+/// whatever the purge delay (`mi_collect(true)`). The split of one big file
+/// calls it between its heavy phases: each phase's freed working memory
+/// would otherwise still count in the process's peak when the next phase
+/// allocates its own (docs/performance.md, `cli_split_peak_memory`).
+#[pyo3::pyfunction]
+pub(crate) fn trim_memory(py: pyo3::Python<'_>) {
+    // SAFETY: `mi_collect` only walks and frees mimalloc's own free pages.
+    py.detach(|| unsafe { libmimalloc_sys::mi_collect(true) });
+}

@@ -41,6 +41,10 @@ mod _core {
         Ok(())
     }
 
+    // the allocator
+    #[pymodule_export]
+    use super::alloc::trim_memory;
+
     // pelican
     #[pymodule_export]
     use super::pelican::{eval_mask, eval_mask_batch, Context, Expr, Predicate};

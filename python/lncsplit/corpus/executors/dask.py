@@ -9,9 +9,17 @@ imported lazily, on first use). Design:
   would dominate on small modules.
 - Each task runs :func:`process_batch` on a worker: the job reads the inputs
   and writes the outputs itself, so the inputs and any output directory must
-  be on a filesystem every worker sees (unit paths are made absolute before
-  submission). Only the small per-unit results travel back. The job is
-  pickled with each task (a module-level function or a ``functools.partial``).
+  be on a filesystem every worker sees. Only the small per-unit results travel
+  back. The job is pickled with each task (a module-level function or a
+  ``functools.partial``).
+- **Paths stay as the user named them**: units and the job's paths are not
+  rewritten, so every executor writes the same files and prints the same
+  text. They are resolved in the client's working directory, so the workers
+  must run in it (every ``LocalCluster`` does): a run checks each worker's
+  directory first (``client.run(os.getcwd)``) and a worker elsewhere is a
+  :class:`SchedulerError` naming both directories; a worker that joins later
+  in another directory fails its batch's units with that message
+  (``WrongDirectory``) instead of reading or writing other files.
 - Results are **streamed** into the report with ``as_completed`` as batches
   finish (the progress callback fires per unit of each finished batch).
 - **A worker that dies mid-run**: every unit of the lost batch is retried
@@ -30,15 +38,15 @@ imported lazily, on first use). Design:
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections import deque
-from dataclasses import replace
 from typing import Any
 
 from lncsplit._atomic import durable, durable_in_this_thread
 from lncsplit.corpus.executors import OnLost, OnResult
-from lncsplit.corpus.unit import FileResult, Job, Unit, call_job
+from lncsplit.corpus.unit import FileResult, Job, Unit, call_job, failed_result
 from lncsplit.errors import LncsplitError
 
 #: Default maximum number of files per Dask task.
@@ -70,12 +78,31 @@ def _import_distributed() -> Any:
 Batch = list[tuple[int, Unit]]
 
 
-def process_batch(batch: Batch, job: Job, fsync: bool = False) -> list[tuple[int, FileResult]]:
+def process_batch(
+    batch: Batch, job: Job, fsync: bool = False, cwd: str | None = None
+) -> list[tuple[int, FileResult]]:
     """Run ``job`` on ``(index, unit)`` items: the function every Dask task executes.
     ``fsync``: the client's ``--fsync`` (workers do not share its environment); it holds
-    for this batch's thread only, so other runs' tasks on a long-lived worker keep theirs."""
+    for this batch's thread only, so other runs' tasks on a long-lived worker keep theirs.
+    ``cwd``: the client's working directory, where the units' paths are resolved; a worker
+    running elsewhere fails every unit of the batch (``WrongDirectory``) without running it."""
+    wrong = None if cwd is None else wrong_directory(cwd)
+    if wrong is not None:
+        return [(i, failed_result(unit, "WrongDirectory", wrong)) for i, unit in batch]
     with durable_in_this_thread(fsync):
         return [(i, call_job(job, unit)) for i, unit in batch]
+
+
+def wrong_directory(cwd: str, worker: str = "this Dask worker") -> str | None:
+    """Why a worker running here cannot run the units of a client running in ``cwd``
+    (None when this is that directory)."""
+    here = os.getcwd()
+    if here == cwd or os.path.realpath(here) == os.path.realpath(cwd):
+        return None
+    return (
+        f"{worker} runs in {here}, not in {cwd}, where lncsplit runs: paths are resolved in "
+        f"that directory, so start the workers in {cwd} (on a filesystem they share)"
+    )
 
 
 def batch_items(units: list[Unit], batch_size: int | None, workers: int) -> list[Batch]:
@@ -88,14 +115,6 @@ def batch_items(units: list[Unit], batch_size: int | None, workers: int) -> list
         size = batch_size
     flat = list(enumerate(units))
     return [flat[k : k + size] for k in range(0, len(flat), size)]
-
-
-def _absolute(unit: Unit) -> Unit:
-    return replace(
-        unit,
-        path=os.path.abspath(unit.path),
-        files=tuple(os.path.abspath(f) for f in unit.files),
-    )
 
 
 #: How long a run waits for the first Dask worker before giving up.
@@ -123,15 +142,22 @@ def run_dask(
     or none) and ``KeyboardInterrupt`` is re-raised.
     """
     distributed = _import_distributed()
-    units = [_absolute(u) for u in units]
     cluster = None
     own_client = False
     if isinstance(scheduler, distributed.Client):
         client = scheduler
     else:
         if scheduler is None:
+            # No dashboard (no "Port 8787 is already in use"), and Dask's own log lines stay
+            # off the user's terminal: a worker slow to stop ("killing", a WARNING) or a
+            # heartbeat that meets the closing scheduler (an ERROR with a traceback) are
+            # teardown noise; what happens to each unit lncsplit reports itself (WorkerDied…).
             cluster = distributed.LocalCluster(
-                n_workers=max(1, jobs), threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=max(1, jobs),
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.CRITICAL,
             )
             client = distributed.Client(cluster)
         else:
@@ -141,6 +167,7 @@ def run_dask(
         # A cluster whose workers cannot start would otherwise leave the run
         # waiting forever: fail clearly instead.
         client.wait_for_workers(1, timeout=WORKER_START_TIMEOUT_S)
+        _check_directories(client)
         nthreads = sum(client.nthreads().values()) or 1
         batches = batch_items(units, batch_size, nthreads)
         _DaskRun(distributed, client, job, on_result, on_lost).run(batches)
@@ -149,6 +176,15 @@ def run_dask(
             client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _check_directories(client: Any) -> None:
+    """Every worker runs in this client's working directory, or the run is a usage error."""
+    here = os.getcwd()
+    answers = client.run(wrong_directory, here)  # worker address -> reason or None
+    for worker, reason in sorted(answers.items()):
+        if reason is not None:
+            raise SchedulerError(reason.replace("this Dask worker", f"the Dask worker {worker}", 1))
 
 
 def _connect(distributed: Any, address: Any, timeout: float | None) -> Any:
@@ -177,9 +213,10 @@ class _DaskRun:
         self.retry_queue: deque[tuple[int, Unit]] = deque()
         self.retry_in_flight = False
         self.ac: Any = None
+        self.cwd = os.getcwd()
 
     def _submit(self, batch: Batch, retry: bool) -> Any:
-        f = self.client.submit(process_batch, batch, self.job, durable(), pure=False)
+        f = self.client.submit(process_batch, batch, self.job, durable(), self.cwd, pure=False)
         self.meta[f] = (batch, retry)
         return f
 
@@ -237,4 +274,5 @@ __all__ = [
     "batch_items",
     "process_batch",
     "run_dask",
+    "wrong_directory",
 ]

@@ -135,6 +135,21 @@ impl Layout {
         })
     }
 
+    /// A location of `partitions` partitions of `free` elements of `esize`
+    /// bytes, laid out as a rank-2 tensor `[partitions, free]`: the geometry
+    /// of a location's own `dims` (contract §1.7, §3.10).
+    pub fn flat(partitions: i64, free: i64, esize: i64, on_chip: bool) -> FResult<Layout> {
+        let (partitions, free) = (partitions.max(0), free.max(0));
+        mul(mul(partitions, free)?, esize)?;
+        Ok(Layout {
+            partitions,
+            free,
+            esize,
+            on_chip,
+            strides: smallvec::smallvec![free, 1],
+        })
+    }
+
     /// P·F, the number of elements of the location.
     pub fn elements(&self) -> i64 {
         self.partitions * self.free
@@ -425,6 +440,27 @@ impl RunSet {
             set.explicit = Some(set.enumerate_runs()?);
         }
         Ok(set)
+    }
+
+    /// The bytes of explicit runs `[start, end)`, in any order, overlapping
+    /// or not (empty runs are dropped): sorted and merged.
+    pub fn from_runs(mut runs: Vec<(i64, i64)>) -> RunSet {
+        runs.retain(|r| r.0 < r.1);
+        runs.sort_unstable();
+        let mut merged: Vec<(i64, i64)> = Vec::with_capacity(runs.len());
+        for (s, e) in runs {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        RunSet {
+            base: 0,
+            dims: SmallVec::new(),
+            run: 0,
+            empty: merged.is_empty(),
+            explicit: Some(merged),
+        }
     }
 
     fn is_mixed_radix(&self) -> FResult<bool> {

@@ -76,6 +76,8 @@ use crate::bir::{Arch, Extra};
 use crate::error::{Error, Result};
 use crate::pelican::{AffinePredicate, AxisId, Context, ExprId};
 
+pub mod scheduled;
+
 /// Generator options. `instructions` counts every instruction, Loop
 /// instructions and loop bodies included.
 #[derive(Clone, Debug)]
@@ -96,6 +98,9 @@ pub struct GenOptions {
     /// At most this many elements per partition (columns) per AP. None: the
     /// default (columns / (2·lnc)).
     pub ap_columns: Option<i64>,
+    /// A one-core scheduled module instead ([`scheduled`]: engines, DMA
+    /// queues, `sync_info` semaphores; `racy` then drops waits).
+    pub scheduled: bool,
 }
 
 /// The AP size caps of [`GenOptions`] (contract §3.8: "APs in the generator
@@ -138,6 +143,7 @@ impl Default for GenOptions {
             racy: false,
             ap_partitions: None,
             ap_columns: None,
+            scheduled: false,
         }
     }
 }
@@ -1141,6 +1147,9 @@ impl Gen {
 
 /// Generate one module.
 pub fn generate_module(opts: &GenOptions) -> Result<Module> {
+    if opts.scheduled {
+        return scheduled::generate(opts);
+    }
     if opts.lnc < 1 {
         return Err(Error::bir(format!("lnc must be ≥ 1, got {}", opts.lnc), "$"));
     }

@@ -12,6 +12,7 @@
 mod alloc;
 pub(crate) mod convert;
 pub(crate) mod describe;
+pub(crate) mod enginecheck;
 pub(crate) mod errors;
 pub(crate) mod inspect;
 pub(crate) mod linker;
@@ -85,6 +86,9 @@ mod _core {
     // lnc_barriercheck (lncsplit.racecheck)
     #[pymodule_export]
     use super::racecheck::racecheck;
+    // enginecheck (lncsplit.enginecheck)
+    #[pymodule_export]
+    use super::enginecheck::{enginecheck, enginecheck_why};
     // bir_linker
     #[pymodule_export]
     use super::linker::{is_linked, link, tensor_map_json, unlink};

@@ -304,9 +304,10 @@ pub(crate) fn _load_traced(
     Ok((out, path))
 }
 
-/// A seeded synthetic symbolic module (`lncsplit gen`).
+/// A seeded synthetic symbolic module (`lncsplit gen`); `scheduled=True`: a
+/// one-core scheduled module (`gen --scheduled`, contract §3.10).
 #[pyfunction]
-#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None))]
+#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None, *, scheduled = false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_module(
     py: Python<'_>,
@@ -318,6 +319,7 @@ pub(crate) fn generate_module(
     racy: bool,
     ap_partitions: Option<i64>,
     ap_columns: Option<i64>,
+    scheduled: bool,
 ) -> PyResult<PyBirModule> {
     let opts = GenOptions {
         seed,
@@ -328,6 +330,7 @@ pub(crate) fn generate_module(
         racy,
         ap_partitions,
         ap_columns,
+        scheduled,
     };
     let m = py.detach(|| crate::gen::generate_module(&opts))?;
     Ok(PyBirModule::new(m))
@@ -337,7 +340,7 @@ pub(crate) fn generate_module(
 /// module is generated with the GIL released and written through the one
 /// write policy (`lncsplit._atomic.write_module_atomic`).
 #[pyfunction]
-#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None))]
+#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None, *, scheduled = false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_corpus(
     py: Python<'_>,
@@ -349,6 +352,7 @@ pub(crate) fn generate_corpus(
     racy: bool,
     ap_partitions: Option<i64>,
     ap_columns: Option<i64>,
+    scheduled: bool,
 ) -> PyResult<Vec<PathBuf>> {
     let opts = GenOptions {
         seed,
@@ -357,6 +361,7 @@ pub(crate) fn generate_corpus(
         racy,
         ap_partitions,
         ap_columns,
+        scheduled,
         ..Default::default()
     };
     std::fs::create_dir_all(&dir).map_err(|e| crate::Error::io(&dir, e))?;

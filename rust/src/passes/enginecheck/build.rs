@@ -84,6 +84,19 @@ impl Uncertain {
     }
 }
 
+/// What a node stands for (explanations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeRole {
+    /// An instruction executing (or a DMA being issued) on its engine.
+    Issue,
+    /// A DMA's (or DMABlock's) transfer completing.
+    Completion,
+    /// A DMABlock starting once its waits are satisfied.
+    BlockStart,
+    /// A trigger's transfers all complete.
+    End,
+}
+
 /// A raw undecided finding: reason, site.
 #[derive(Clone, Debug)]
 pub struct RawUndecided {
@@ -137,6 +150,8 @@ pub struct Built<'m> {
     pub instances: Vec<Vec<(u32, u32)>>,
     /// DMABlock start nodes that wait, with their trigger's issue node.
     pub block_starts: Vec<(u32, u32)>,
+    /// Per node: its site and what it stands for.
+    pub node_info: Vec<(u32, NodeRole)>,
     pub sync: bool,
 }
 
@@ -163,12 +178,7 @@ fn path_of(f: usize, trail: &[(usize, usize)]) -> String {
 type Flat<'m> = (&'m Instruction, Vec<(usize, usize)>, u32);
 
 /// The function's instructions in depth-first order, with their paths' trails.
-fn depth_first<'m>(
-    blocks: &'m [Block],
-    trail: &mut Vec<(usize, usize)>,
-    out: &mut Vec<Flat<'m>>,
-    top: Option<u32>,
-) {
+fn depth_first<'m>(blocks: &'m [Block], trail: &mut Vec<(usize, usize)>, out: &mut Vec<Flat<'m>>, top: Option<u32>) {
     for (b, block) in blocks.iter().enumerate() {
         for (i, inst) in block.instructions.iter().enumerate() {
             trail.push((b, i));
@@ -603,6 +613,7 @@ pub fn build<'m>(m: &'m Module, fidx: usize, queues: &'m [DmaBlock], sync: bool)
         instances: vec![Vec::new(); pos_info.len()],
         undecided_masks: Vec::new(),
         block_starts: Vec::new(),
+        info: Vec::new(),
         scratch: Vec::new(),
         sync,
     };
@@ -639,6 +650,7 @@ pub fn build<'m>(m: &'m Module, fidx: usize, queues: &'m [DmaBlock], sync: bool)
         barriers: w.barriers,
         instances: w.instances,
         block_starts: w.block_starts,
+        node_info: w.info,
         sync,
     })
 }
@@ -656,11 +668,21 @@ struct Walk {
     instances: Vec<Vec<(u32, u32)>>,
     undecided_masks: Vec<u32>,
     block_starts: Vec<(u32, u32)>,
+    info: Vec<(u32, NodeRole)>,
     scratch: Vec<(Role, u32)>,
     sync: bool,
 }
 
 impl Walk {
+    fn note(&mut self, n: u32, site: u32, role: NodeRole) {
+        if self.info.len() <= n as usize {
+            self.info.resize(n as usize + 1, (site, role));
+        }
+        if self.info[n as usize].1 != NodeRole::Issue || role == NodeRole::Issue {
+            self.info[n as usize] = (site, role);
+        }
+    }
+
     /// The node an instruction of `class` starts at, after `extra` preds.
     fn issue(&mut self, class: Class) -> u32 {
         if !self.sync {
@@ -809,6 +831,7 @@ impl Walk {
         let feet = std::mem::take(&mut self.scratch);
         let engine_stream = || Stream::Engine(Arc::from(engine_name(inst)));
         let start = self.issue(p.class);
+        self.note(start, p.site, NodeRole::Issue);
         self.waits(&p.sync, start, wseq, p.site);
         if inst.opcode == GROUP_RESET {
             self.sems.resets.push(ResetEv {
@@ -827,6 +850,7 @@ impl Walk {
         let seq32 = seq.min(u32::MAX as u64) as u32;
         let end = if inst.opcode == Opcode::DMA_COPY {
             let c = self.complete(start, own_queue());
+            self.note(c, p.site, NodeRole::Completion);
             self.updates(&p.sync, c, &own_queue(), useq, &inst.name, p.site, undecided_mask);
             self.accesses(&feet, start, c, c, p.site, seq32);
             c
@@ -838,12 +862,14 @@ impl Walk {
                 let s = if self.sync && !blk.sync.waits.is_empty() {
                     let s = self.graph.free_node(&[start]);
                     self.block_starts.push((s, start));
+                    self.note(s, site, NodeRole::BlockStart);
                     self.waits(&blk.sync, s, wseq, site);
                     s
                 } else {
                     start
                 };
                 let c = self.complete(s, Stream::Queue(blk.queue.clone()));
+                self.note(c, site, NodeRole::Completion);
                 self.updates(
                     &blk.sync,
                     c,
@@ -865,6 +891,7 @@ impl Walk {
             } else {
                 start
             };
+            self.note(end, p.site, NodeRole::End);
             self.updates(&p.sync, end, &own_queue(), useq, &inst.name, p.site, undecided_mask);
             self.accesses(&feet, start, end, end, p.site, seq32);
             end

@@ -35,11 +35,12 @@
 pub mod build;
 pub mod graph;
 pub mod physical;
-mod report;
+pub mod report;
 pub mod semaphores;
 pub mod sweep;
 pub mod sync_keys;
 mod unchecked;
+pub mod why;
 
 #[cfg(test)]
 mod tests;

@@ -29,7 +29,8 @@ pub struct Side {
 }
 
 impl Side {
-    fn of(function: &Arc<str>, s: &Site) -> Side {
+    /// The side of site `s` of `function`.
+    pub fn of_site(function: &Arc<str>, s: &Site) -> Side {
         Side {
             function: function.clone(),
             instruction: s.instruction.clone(),
@@ -240,11 +241,24 @@ impl EngineReport {
     }
 }
 
-/// Check one built function and add its findings to `out`.
-pub fn check_function(mut b: Built<'_>, fidx: usize, out: &mut EngineReport) -> Result<()> {
-    let function = b.function.name.clone();
+/// The graph of a built function ordered: its waits bound and credited,
+/// the cycles broken, and which waiters can never run.
+pub struct Ordered {
+    /// Per wait: its status and the update that satisfies it.
+    pub statuses: Vec<(Status, Option<u32>)>,
+    pub blocked: Vec<bool>,
+    /// Sites of the waits whose edges closed a cycle through another wait.
+    pub cycle_sites: Vec<u32>,
+    pub two_streams: Vec<(i64, u32)>,
+    pub groupless: Vec<u32>,
+}
+
+/// Bind the waits of `b`, credit the satisfied ones as edges and order the
+/// graph (its clocks and frontiers built).
+pub fn order(b: &mut Built<'_>) -> Result<Ordered> {
     let names = std::mem::take(&mut b.names);
     let resolved = b.sems.resolve(&|n| names.contains(n));
+    b.names = names;
     let mut statuses: Vec<(Status, Option<u32>)> = resolved.waits;
     let mut edges = Vec::new();
     for (i, &(st, u)) in statuses.iter().enumerate() {
@@ -271,6 +285,25 @@ pub fn check_function(mut b: Built<'_>, fidx: usize, out: &mut EngineReport) -> 
             blocked[s as usize] = true;
         }
     }
+    Ok(Ordered {
+        statuses,
+        blocked,
+        cycle_sites,
+        two_streams: resolved.two_streams,
+        groupless: resolved.groupless,
+    })
+}
+
+/// Check one built function and add its findings to `out`.
+pub fn check_function(mut b: Built<'_>, fidx: usize, out: &mut EngineReport) -> Result<()> {
+    let function = b.function.name.clone();
+    let Ordered {
+        statuses,
+        blocked,
+        cycle_sites,
+        two_streams,
+        groupless,
+    } = order(&mut b)?;
     let site = |s: u32| &b.sites[s as usize];
     let undecided = |reason: String, s: u32| Undecided {
         function: function.clone(),
@@ -289,7 +322,7 @@ pub fn check_function(mut b: Built<'_>, fidx: usize, out: &mut EngineReport) -> 
             cycle_sites[0],
         ));
     }
-    for &(id, u) in &resolved.two_streams {
+    for &(id, u) in &two_streams {
         let up = &b.sems.updates[u as usize];
         let first = b.sems.updates.iter().find(|x| x.id == id).map_or(String::new(), |x| {
             format!("{} ({})", x.stream.describe(), b.sites[x.site as usize].instruction)
@@ -303,7 +336,7 @@ pub fn check_function(mut b: Built<'_>, fidx: usize, out: &mut EngineReport) -> 
             up.site,
         ));
     }
-    for &r in &resolved.groupless {
+    for &r in &groupless {
         let s = b.sems.resets[r as usize].site;
         out.undecided.push(undecided(
             format!(
@@ -364,8 +397,8 @@ pub fn check_function(mut b: Built<'_>, fidx: usize, out: &mut EngineReport) -> 
                 _ => None,
             },
         };
-        let a = Side::of(&function, site(sa));
-        let bs = Side::of(&function, site(sb));
+        let a = Side::of_site(&function, site(sa));
+        let bs = Side::of_site(&function, site(sb));
         let fix = fix_line(&a, &bs, by_node.get(&xa.end).map(Vec::as_slice).unwrap_or(&[]), next_id);
         out.races.push(EngineRace {
             kind: hit.kind.name(),
@@ -397,7 +430,7 @@ pub fn check_function(mut b: Built<'_>, fidx: usize, out: &mut EngineReport) -> 
 }
 
 /// The wait that would order `a` before `b`.
-fn fix_line(a: &Side, b: &Side, updates: &[&UpdateEv], next_id: i64) -> String {
+pub fn fix_line(a: &Side, b: &Side, updates: &[&UpdateEv], next_id: i64) -> String {
     let target = match &b.dma_block {
         Some(blk) => format!("{} (the trigger of DMABlock {blk})", b.instruction),
         None => b.instruction.to_string(),

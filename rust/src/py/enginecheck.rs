@@ -6,13 +6,13 @@
 use pyo3::prelude::*;
 
 use super::module::PyBirModule;
-use crate::passes::enginecheck;
+use crate::passes::enginecheck as check;
 
 /// The engine report of one core module, as JSON.
 #[pyfunction]
 pub(crate) fn enginecheck(py: Python<'_>, module: PyRef<'_, PyBirModule>) -> PyResult<String> {
     let m = module.module();
-    let report = py.detach(|| enginecheck::enginecheck(m))?;
+    let report = py.detach(|| check::enginecheck(m))?;
     Ok(report.to_value().to_string())
 }
 
@@ -21,6 +21,6 @@ pub(crate) fn enginecheck(py: Python<'_>, module: PyRef<'_, PyBirModule>) -> PyR
 #[pyfunction]
 pub(crate) fn enginecheck_why(py: Python<'_>, module: PyRef<'_, PyBirModule>, a: &str, b: &str) -> PyResult<String> {
     let m = module.module();
-    let why = py.detach(|| enginecheck::why::why(m, a, b))?;
+    let why = py.detach(|| check::why::why(m, a, b))?;
     Ok(why.to_string())
 }

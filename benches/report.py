@@ -7,7 +7,8 @@ data, interleaved): ``pelican`` (interning, eval_mask), ``bir`` (load, dump,
 clone), ``split`` (split vs clone, vs a pure-Python peer, scaling exponents,
 peak memory), ``corpus`` (jobs 2 vs 1, end-to-end vs orjson), ``sim`` (BirSim
 instructions per second, simulation vs split), ``link`` (link + unlink vs
-clone), ``racecheck`` (lnc_barriercheck vs the split it checks, size exponent).
+clone), ``racecheck`` (lnc_barriercheck vs the split it checks, size exponent),
+``enginecheck`` (the intra-core check vs loading the module, size exponent).
 Prints one table
 and one ``name: <ratio>x (target <target>x)`` line per figure; ``--json``
 writes ``{"figures": {name: {value, target, better, unit, peer}}, "machine":
@@ -142,6 +143,12 @@ def racecheck_figures(quick: bool) -> list[Figure]:
     return br.figures(quick)
 
 
+def enginecheck_figures(quick: bool) -> list[Figure]:
+    import bench_enginecheck_ratios as be
+
+    return be.figures(quick)
+
+
 SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "pelican": pelican_figures,
     "bir": bir_figures,
@@ -150,6 +157,7 @@ SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "link": link_figures,
     "sim": sim_figures,
     "racecheck": racecheck_figures,
+    "enginecheck": enginecheck_figures,
 }
 
 

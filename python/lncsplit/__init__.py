@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from lncsplit import frontend, memory, sim
     from lncsplit.corpus import CorpusReport, process_files
     from lncsplit.memory import MemoryReport, check_memory
+    from lncsplit.passes.enginecheck import EngineReport, enginecheck
     from lncsplit.passes.racecheck import RaceReport, racecheck
     from lncsplit.views.diff import diff
     from lncsplit.views.explain import explain
@@ -59,6 +60,8 @@ _LAZY = {
     "sim": ("lncsplit.sim", None),
     "racecheck": ("lncsplit.passes.racecheck", "racecheck"),
     "RaceReport": ("lncsplit.passes.racecheck", "RaceReport"),
+    "enginecheck": ("lncsplit.passes.enginecheck", "enginecheck"),
+    "EngineReport": ("lncsplit.passes.enginecheck", "EngineReport"),
     "explain": ("lncsplit.views.explain", "explain"),
     "diff": ("lncsplit.views.diff", "diff"),
     # Kept for this turn: the former homes of the tail passes and the linker, which
@@ -83,6 +86,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "BirJsonError",
     "CorpusReport",
+    "EngineReport",
     "LncsplitError",
     "LncsplitIOError",
     "MemoryReport",
@@ -94,6 +98,7 @@ __all__ = [
     "RaceReport",
     "check_memory",
     "dump",
+    "enginecheck",
     "expand_replication",
     "extend_shared_lifetimes",
     "frontend",

@@ -308,6 +308,8 @@ def generate_module(
     racy: bool = False,
     ap_partitions: int | None = None,
     ap_columns: int | None = None,
+    *,
+    scheduled: bool = False,
 ) -> Module: ...
 def generate_corpus(
     dir: str | PathLike[str],
@@ -318,6 +320,8 @@ def generate_corpus(
     racy: bool = False,
     ap_partitions: int | None = None,
     ap_columns: int | None = None,
+    *,
+    scheduled: bool = False,
 ) -> list[Path]: ...
 def describe_module(module: Module) -> dict[str, Any]:
     """The ``lncsplit info`` description, read from the typed model."""
@@ -421,6 +425,14 @@ def lower_local_collectives(
 
 def extend_shared_lifetimes(cores: list[Module]) -> list[tuple[str, int, str, str, str]]:
     """extend_shared_lifetimes in place; (function, k, location, start, end) per location."""
+
+def enginecheck(module: Module) -> str:
+    """enginecheck (contract §3.10) of one core module: the EngineReport as JSON text
+    (the detailed form; ``lncsplit.passes.enginecheck`` keeps §3.10's keys)."""
+
+def enginecheck_why(module: Module, a: str, b: str) -> str:
+    """The chain of orderings between instructions ``a`` and ``b`` (or where it
+    breaks) as JSON text; ``{"not_found": spec}`` when one names nothing."""
 
 def racecheck(cores: list[Module], mode: str = "exact", parallel: bool = True) -> str:
     """lnc_barriercheck over the N core modules of one kernel: the RaceReport as JSON text

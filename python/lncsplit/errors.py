@@ -19,6 +19,8 @@ subclasses mirror the compiler's own failure kinds:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class LncsplitError(Exception):
     """Base class of every error lncsplit raises on bad input."""
@@ -127,6 +129,23 @@ class LncsplitTimeoutError(LncsplitIOError, TimeoutError):
     """``ETIMEDOUT``."""
 
 
+class InstructionNotFoundError(LncsplitError, LookupError):
+    """No instruction of that name; ``.close`` lists close names (difflib).
+
+    Raised by :func:`lncsplit.explain` and by the engine check's ``why``
+    (:mod:`lncsplit.passes.enginecheck`)."""
+
+    def __init__(self, name: str, module: str, close: Sequence[str]) -> None:
+        self.name = name
+        self.module = module
+        self.close = list(close)
+        hint = f"; close names: {', '.join(self.close)}" if self.close else "; no close name"
+        super().__init__(f"no instruction named {name!r} in module {module}{hint}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 #: The builtin ``OSError`` subclass of an errno → the lncsplit class that is also it.
 _IO_SUBCLASSES: dict[type[OSError], type[LncsplitIOError]] = {
     FileNotFoundError: LncsplitFileNotFoundError,
@@ -142,6 +161,7 @@ _IO_SUBCLASSES: dict[type[OSError], type[LncsplitIOError]] = {
 
 __all__ = [
     "BirJsonError",
+    "InstructionNotFoundError",
     "LncsplitBlockingIOError",
     "LncsplitError",
     "LncsplitFileExistsError",

@@ -1,4 +1,12 @@
-"""``lncsplit gen DIR``: a synthetic corpus of symbolic modules (deterministic per seed)."""
+"""``lncsplit gen DIR``: a synthetic corpus of symbolic modules (deterministic per seed).
+
+``--scheduled`` writes one-core modules as a scheduler would emit them instead
+(contract §3.10): placed SB/PSUM/DRAM memory with allocator reuse, every
+engine, DMA queues (``DMACopy`` and ``DMATrigger`` → ``DMABlock`` in the
+module's ``queues``) and ``sync_info`` semaphores; ``enginecheck`` finds them
+race-free. With ``--racy`` a quarter of the waits are dropped (the module is
+otherwise the same): the races are the pairs those waits ordered.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +34,14 @@ def add_parser(sub: Any) -> None:
     g.add_argument(
         "--racy",
         action="store_true",
-        help="plant known races (racy_<n> instructions) for tests of lncsplit racecheck",
+        help="plant known races (racy_<n> instructions) for tests of lncsplit racecheck; "
+        "with --scheduled: drop a quarter of the waits",
+    )
+    g.add_argument(
+        "--scheduled",
+        action="store_true",
+        help="one-core scheduled modules (engines, DMA queues, sync_info semaphores) "
+        "for lncsplit racecheck --engines",
     )
     g.add_argument(
         "--ap-partitions",
@@ -54,7 +69,9 @@ def run(a: argparse.Namespace) -> int:
         raise UsageError("this build of lncsplit has no generator (_core.generate_corpus)")
     try:
         caps = {"ap_partitions": a.ap_partitions, "ap_columns": a.ap_columns}
-        given = {k: v for k, v in caps.items() if v is not None}
+        given: dict[str, Any] = {k: v for k, v in caps.items() if v is not None}
+        if a.scheduled:
+            given["scheduled"] = True
         paths = gen(a.dir, a.modules, a.instructions, a.lnc, a.seed, racy=a.racy, **given)
     except Exception as e:  # noqa: BLE001
         return input_failed(a.dir, e)

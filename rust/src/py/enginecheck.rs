@@ -8,12 +8,13 @@ use pyo3::prelude::*;
 use super::module::PyBirModule;
 use crate::passes::enginecheck as check;
 
-/// The engine report of one core module, as JSON.
+/// The engine report of one core module, as JSON (the detailed form: the
+/// Python layer's `to_json()` keeps exactly §3.10's keys).
 #[pyfunction]
 pub(crate) fn enginecheck(py: Python<'_>, module: PyRef<'_, PyBirModule>) -> PyResult<String> {
     let m = module.module();
     let report = py.detach(|| check::enginecheck(m))?;
-    Ok(report.to_value().to_string())
+    Ok(report.to_detailed_value().to_string())
 }
 
 /// The chain of orderings between instructions `a` and `b` of one core

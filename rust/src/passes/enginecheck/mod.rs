@@ -105,8 +105,47 @@ impl EngineReport {
                 .all(|w| w.status != "deadlock" && w.status != "no-update")
     }
 
-    /// The report's JSON (contract §3.10).
+    /// The report's JSON, exactly the keys of contract §3.10: `{"ok",
+    /// "races": [{"kind", "a": {"instruction", "position", "engine"}, "b",
+    /// "location": {"space", "name"}, "witness": {"partition", "byte"},
+    /// "fix"}], "waits": [{"instruction", "position", "from", "id",
+    /// "wait_value", "status"}], "undecided": [{"reason", "instruction",
+    /// "position"}], "unchecked"}`.
     pub fn to_value(&self) -> Value {
+        let side = |s: &Side| json!({"instruction": &*s.instruction, "position": s.position, "engine": &*s.engine});
+        json!({
+            "ok": self.ok(),
+            "races": self.races.iter().map(|r| json!({
+                "kind": r.kind,
+                "a": side(&r.a),
+                "b": side(&r.b),
+                "location": {"space": &*r.location.space, "name": &*r.location.name},
+                "witness": {"partition": r.witness.0, "byte": r.witness.1},
+                "fix": r.fix,
+            })).collect::<Vec<_>>(),
+            "waits": self.waits.iter().map(|w| json!({
+                "instruction": &*w.instruction,
+                "position": w.position,
+                "from": &*w.from,
+                "id": w.id,
+                "wait_value": w.wait_value,
+                "status": w.status,
+            })).collect::<Vec<_>>(),
+            "undecided": self.undecided.iter().map(|u| json!({
+                "reason": u.reason,
+                "instruction": &*u.instruction,
+                "position": u.position,
+            })).collect::<Vec<_>>(),
+            "unchecked": self.unchecked,
+        })
+    }
+
+    /// [`to_value`](Self::to_value) with more per entry, for the Python layer
+    /// (which prints exactly §3.10's keys from `to_json()`): each side's
+    /// `function`, `queue` and `dma_block`; a location's `other` (b's, when
+    /// the allocator placed two over one byte), `bank` and `addr_space`; a
+    /// wait's and an undecided entry's `function` (and a wait's `dma_block`).
+    pub fn to_detailed_value(&self) -> Value {
         json!({
             "ok": self.ok(),
             "races": self.races.iter().map(EngineRace::to_value).collect::<Vec<_>>(),

@@ -762,14 +762,50 @@ fn the_report_json_has_the_contract_keys() {
     let v = check(&m).to_value();
     assert_eq!(v["ok"], json!(false));
     assert_eq!(v["unchecked"], json!(0));
+    let keys = |o: &Value| {
+        let mut k: Vec<String> = o.as_object().expect("an object").keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&v), ["ok", "races", "unchecked", "undecided", "waits"]);
     let w = &v["waits"][0];
-    for k in ["instruction", "position", "from", "id", "wait_value", "status"] {
-        assert!(w.get(k).is_some(), "waits entry lacks {k}: {w}");
-    }
+    assert_eq!(
+        keys(w),
+        ["from", "id", "instruction", "position", "status", "wait_value"]
+    );
     assert_eq!(w["status"], json!("no-update"));
     assert!(v["undecided"].as_array().is_some_and(Vec::is_empty));
     // The wait names nothing but its semaphore still orders: no race.
     assert!(v["races"].as_array().is_some_and(Vec::is_empty), "{v}");
+}
+
+#[test]
+fn a_race_in_the_json_has_exactly_the_contract_keys() {
+    let m = module(
+        vec![dram("in", 0, 64, 64), sb("x", 0, 0, 64, 64)],
+        vec![
+            updates(
+                inst("load", "DMACopy", "SP", vec![all("in", 64, 64)], vec![all("x", 64, 64)]),
+                &[(1, 16)],
+            ),
+            inst("use", "Activation", "Activation", vec![all("x", 64, 64)], vec![]),
+        ],
+    );
+    let v = check(&m).to_value();
+    let keys = |o: &Value| {
+        let mut k: Vec<String> = o.as_object().expect("an object").keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let r = &v["races"][0];
+    assert_eq!(keys(r), ["a", "b", "fix", "kind", "location", "witness"]);
+    assert_eq!(keys(&r["a"]), ["engine", "instruction", "position"]);
+    assert_eq!(keys(&r["b"]), ["engine", "instruction", "position"]);
+    assert_eq!(keys(&r["location"]), ["name", "space"]);
+    assert_eq!(keys(&r["witness"]), ["byte", "partition"]);
+    assert_eq!(r["kind"], json!("RAW"));
+    assert_eq!(r["a"], json!({"instruction": "load", "position": 0, "engine": "SP"}));
+    assert_eq!(r["location"], json!({"space": "SB", "name": "x"}));
 }
 
 // ------------------------------------------------------------------ gen --scheduled

@@ -84,6 +84,7 @@ def test_why_prints_the_chain_of_orderings(tmp_path: Path) -> None:
         f["basic_blocks"] = f.pop("blocks")
         for s in f["allocations"]:
             s["locations"] = s.pop("memorylocations")
+        f["basic_blocks"][1]["instructions"][-1]["name"] = "barrier#2"
     core = tmp_path / "nc00.json"
     core.write_text(json.dumps(doc))
     r = run_cli("racecheck", "--engines", core, "--why", "load_w", "mm")

@@ -85,8 +85,9 @@ def _find(module: Json, memref: str) -> tuple[Json, Json]:
     raise AssertionError(f"no location {memref}")
 
 
-def _in_location(set_: Json, arg: Json) -> tuple[int, list[tuple[int, int]]]:
-    """(element size, §3.6's in-location points (partition, byte)) of one physical_ap."""
+def _in_location(set_: Json, arg: Json) -> tuple[int, list[int], int]:
+    """(bytes per partition, §3.6's in-location partitions, the byte set within each as a
+    bit mask) of one physical_ap: every partition holds the same bytes."""
     es = SIZES[arg.get("dtype") or set_["dtype"]]
     free = 1
     for d in set_["tensor_shape"][1:]:
@@ -97,29 +98,40 @@ def _in_location(set_: Json, arg: Json) -> tuple[int, list[tuple[int, int]]]:
     cols = [0]
     for step, num in inner:
         cols = [c + step * i for c in cols for i in range(num)]
-    pts = []
-    for i in range(n0):
-        p = off // free + (s0 * i) // free
-        for c in cols:
-            e = off % free + c
-            pts += [(p, b) for b in range(e * es, e * es + es)]
-    return free * es, pts
+    element = (1 << es) - 1
+    mask = 0
+    for c in cols:
+        mask |= element << ((off % free + c) * es)
+    return free * es, [off // free + (s0 * i) // free for i in range(n0)], mask
 
 
-def _points(module: Json, arg: Json) -> tuple[str, str, set[tuple[int, int]]]:
+def _points(module: Json, arg: Json) -> tuple[str, str, dict[int, int]]:
     """(memory, location name, physical points) of one physical_ap (contract §3.10):
-    SB/PSUM (base + p, addr + b), DRAM (0, addr + p·pitch + b); unplaced: none."""
+    SB/PSUM (base + p, addr + b), DRAM (0, addr + p·pitch + b); unplaced: none. Points
+    are explicit byte sets: per physical partition, a bit mask of its bytes."""
     loc, set_ = _find(module, arg["memref"])
-    pitch, pts = _in_location(set_, arg)
+    pitch, parts, mask = _in_location(set_, arg)
     t = loc["type"]
     mem = f"PSUM{loc.get('bank', 0)}" if t == "PSUM" else ("SB" if t == "SB" else "DRAM")
     if "addr" not in loc:
-        return mem, loc["name"], set()
-    if t in ("SB", "PSUM"):
-        phys = {(loc.get("base", 0) + p, loc["addr"] + b) for p, b in pts}
-    else:
-        phys = {(0, loc["addr"] + p * pitch + b) for p, b in pts}
-    return mem, loc["name"], phys
+        return mem, loc["name"], {}
+    pts: dict[int, int] = {}
+    for p in parts:
+        if t in ("SB", "PSUM"):
+            q = loc.get("base", 0) + p
+            pts[q] = pts.get(q, 0) | mask << loc["addr"]
+        else:
+            pts[0] = pts.get(0, 0) | mask << (loc["addr"] + p * pitch)
+    return mem, loc["name"], pts
+
+
+def _least_common(x: dict[int, int], y: dict[int, int]) -> tuple[int, int] | None:
+    """The least (partition, byte) in both point sets, or None."""
+    for p in sorted(x.keys() & y.keys()):
+        both = x[p] & y[p]
+        if both:
+            return p, (both & -both).bit_length() - 1
+    return None
 
 
 @dataclass
@@ -130,7 +142,7 @@ class _Acc:
     write: bool
     mem: str
     loc: str
-    pts: set[tuple[int, int]]
+    pts: dict[int, int]
 
 
 Site = tuple[int, "str | None"]
@@ -209,7 +221,9 @@ class _Walk:
         self.feet(n, n, site, i)
         if i["opcode"] == DMA_TRIGGER:
             own = i.get("ins") or i.get("outs") or (i.get("sync_info") or {}).get("on_update")
-            assert not own, "the reference reads triggers whose blocks carry the accesses and updates"
+            assert not own, (
+                "the reference reads triggers whose blocks carry the accesses and updates"
+            )
             for bname in i.get("dma_blocks") or []:
                 self.block(pos, key, n, bname)
 
@@ -271,13 +285,15 @@ def _races(accs: list[_Acc], before: list[int]) -> set[RefRace]:
         for y in accs[xi + 1 :]:
             if not (x.write or y.write) or x.mem != y.mem or x.end == y.end:
                 continue
-            common = x.pts & y.pts
-            if not common or ordered(x, y):
+            if ordered(x, y):
+                continue
+            least = _least_common(x.pts, y.pts)
+            if least is None:
                 continue
             a, b = (x, y) if (x.site[0], x.start) <= (y.site[0], y.start) else (y, x)
             kind = "WAW" if a.write and b.write else ("RAW" if a.write else "WAR")
             k = (a.site, b.site, a.loc, b.loc)
-            cand = (min(common), kind)
+            cand = (least, kind)
             if k not in best or cand < best[k]:
                 best[k] = cand
     return {

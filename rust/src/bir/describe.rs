@@ -22,9 +22,10 @@ pub fn inferred_lnc(m: &Module) -> Option<i64> {
 /// written) its shard ids, blocks, instructions and memory.
 pub fn describe(m: &Module) -> Value {
     let mut opcodes = vec![0usize; 256];
-    let main = m.functions.iter().filter(|f| &*f.name == "main");
-    let rest = m.functions.iter().filter(|f| &*f.name != "main");
-    let functions: Vec<Value> = main.chain(rest).map(|f| function(f, &mut opcodes)).collect();
+    let functions: Vec<Value> = m
+        .entry_first()
+        .map(|i| function(&m.functions[i], &mut opcodes))
+        .collect();
     let mut hist: Vec<(&str, usize)> = opcodes
         .iter()
         .enumerate()

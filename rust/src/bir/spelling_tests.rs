@@ -64,6 +64,16 @@ pub(crate) fn compiler_core() -> Value {
     })
 }
 
+/// The hand-made post-scheduling dump shipped in the `compiler/` examples:
+/// `sync_info`, a DMA queue started by a `DMATrigger`, `GroupResetSemaphores`,
+/// a repeated name (`barrier`), the compiler's tensor kinds.
+pub(crate) const SCHEDULED: &str =
+    include_str!("../../../python/lncsplit/examples/compiler/scheduled/nc00/sg00/bir_debug.sg0000.after-lower_sync.before-lower_act.json");
+
+pub(crate) fn scheduled_example() -> Value {
+    serde_json::from_str(SCHEDULED).expect("the example is JSON")
+}
+
 #[test]
 fn a_compiler_dump_reads_in_the_compiler_spelling() {
     let m = module_from_value(compiler_core()).expect("loads");

@@ -471,7 +471,7 @@ impl InstRead {
     fn finish<E: de::Error>(mut self, st: &mut State) -> DeResult<Instruction, E> {
         // The compiler's Loops have no name: named `loop@<position>` once
         // the function is read (`module.rs`).
-        if !self.has_name && !(self.is_loop() && st.compiler()) {
+        if !(self.has_name || self.is_loop() && st.compiler()) {
             return Err(st.bir("an instruction is missing required key \"name\""));
         }
         if !self.opcode_seen {

@@ -332,3 +332,41 @@ fn repeated_names_have_no_lncsplit_spelling() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn dims_round_trip_between_the_spellings_whatever_locations_carry_them() {
+    // Every combination of three locations with no dims, the implied dims
+    // [2, 16] or other dims [2, 32], in lncsplit's spelling: converting to
+    // the compiler's and back gives the bytes of one load.
+    let choices = [None, Some(json!([2, 16])), Some(json!([2, 32]))];
+    for a in &choices {
+        for b in &choices {
+            for c in &choices {
+                let locs: Vec<Value> = [a, b, c]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| {
+                        let mut l = json!({"name": format!("t{i}"), "type": "SB"});
+                        if let Some(d) = d {
+                            l["dims"] = d.clone();
+                        }
+                        l
+                    })
+                    .collect();
+                let doc = json!({"version": 2, "name": "m", "functions": [{"name": "main",
+                    "allocations": [{"name": "t", "dtype": "float32", "tensor_shape": [2, 4], "locations": locs}],
+                    "basic_blocks": []}]});
+                let m = module_from_value(doc).expect("loads");
+                let l = text(&m, 2);
+                let once = text(&load_module(l.as_bytes()).expect("reloads"), 2);
+                assert_eq!(once, l, "lncsplit's spelling is byte-stable");
+                let cm = load_module(text(&m, compiler()).as_bytes()).expect("compiler text reads");
+                let c = text(&cm, 2);
+                assert_eq!(text(&load_module(c.as_bytes()).expect("reloads"), 2), c);
+                assert_eq!(text(&cm, lncsplit()), l, "{a:?} {b:?} {c:?}: back to lncsplit's bytes");
+                let back = load_module(l.as_bytes()).expect("reloads");
+                assert_eq!(text(&back, compiler()), c, "and to the compiler's again");
+            }
+        }
+    }
+}

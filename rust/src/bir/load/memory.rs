@@ -113,9 +113,10 @@ impl<'de> Visitor<'de> for Visit<'_, SetK> {
             locations,
             extra: extra(rest),
         };
-        if given_shape && st.compiler() {
-            implied_dims_dropped(&mut set);
-        }
+        // Known here: the set's own locations key decided (no locations,
+        // nothing to drop).
+        let keep_first = !given_shape || st.spelling() == Spelling::Lncsplit;
+        implied_dims_dropped(&mut set, keep_first);
         st.set_index += 1;
         st.leave();
         Ok(set)
@@ -156,15 +157,20 @@ fn shape_from_dims<E: serde::de::Error>(
     }
 }
 
-/// A compiler-spelled set that gives its `tensor_shape`: a location's `dims`
-/// equal to what the shape implies is not kept (the compiler's spelling
-/// writes it again from the shape; lncsplit's leaves it out), so converting
-/// between the spellings and back gives the original bytes.
-fn implied_dims_dropped(set: &mut MemoryLocationSet) {
+/// A location's `dims` equal to what its set's shape implies are not kept
+/// (the compiler's spelling writes them again from the shape, lncsplit's
+/// leaves them out) — except the first location's when they carry meaning:
+/// in lncsplit's spelling (so that the compiler's spelling can leave out a
+/// shape they give) and in a compiler-spelled set that had no
+/// `tensor_shape` (its shape came from them). With the writers' rules
+/// (`dump/memory.rs`) one load makes either spelling byte-stable, and
+/// converting between the spellings and back gives the same bytes.
+fn implied_dims_dropped(set: &mut MemoryLocationSet, keep_first: bool) {
     let Some(implied) = set.implied_dims() else {
         return;
     };
-    for l in &mut set.locations {
+    let skip = usize::from(keep_first);
+    for l in set.locations.iter_mut().skip(skip) {
         if l.dims.as_deref() == Some(&implied[..]) {
             l.dims = None;
         }

@@ -450,6 +450,7 @@ impl Gen {
             is_shared_post_dram_alloc: None,
             written_by_another_core: None,
             remote_local_target: None,
+            dims: None,
             extra: ext(lx),
         };
         let mut sx = Map::new();
@@ -1207,6 +1208,8 @@ pub fn generate_module(opts: &GenOptions) -> Result<Module> {
         functions,
         extra: ext(mx),
         ctx,
+        spelling: crate::bir::schema::Spelling::Lncsplit,
+        implied_core: None,
     })
 }
 

@@ -19,7 +19,7 @@ use smallvec::SmallVec;
 
 use crate::bir::argument::{ApPair, PhysicalAp};
 use crate::bir::dtype::dtype_size;
-use crate::bir::memory::MemoryLocationSet;
+use crate::bir::memory::{MemoryLocation, MemoryLocationSet};
 
 /// Most explicit runs one overlapping-stride access may expand to before the
 /// checker refuses it (a resource limit, documented in docs/passes.md).
@@ -148,6 +148,23 @@ impl Layout {
             on_chip,
             strides: smallvec::smallvec![free, 1],
         })
+    }
+
+    /// The geometry of location `loc` of `set` (contract §1.7): the
+    /// location's `dims` when it has them — `dims[0]` partitions of a pitch
+    /// of `dims[1] ÷ element size` elements — else the set's. `physical_ap`
+    /// accesses and the location's memory use it; a `symbolic_ap` addresses
+    /// its set's tensor ([`Layout::of`]; the two agree unless the file's
+    /// `dims` disagree with the set's shape).
+    pub fn of_location(set: &MemoryLocationSet, loc: Option<&MemoryLocation>, mem_type: &str) -> FResult<Layout> {
+        let mut l = Layout::of(set, mem_type)?;
+        if let Some((p, bpp)) = loc.and_then(MemoryLocation::dims_geometry) {
+            let pitch = bpp.div_euclid(l.esize.max(1));
+            mul(mul(p, pitch)?, l.esize)?;
+            l.partitions = p;
+            l.free = pitch;
+        }
+        Ok(l)
     }
 
     /// P·F, the number of elements of the location.

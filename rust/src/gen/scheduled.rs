@@ -845,5 +845,7 @@ pub fn generate(opts: &GenOptions) -> Result<Module> {
         }],
         extra: ext(mx),
         ctx: Context::new(),
+        spelling: crate::bir::schema::Spelling::Lncsplit,
+        implied_core: None,
     })
 }

@@ -53,6 +53,9 @@ mod _core {
     use super::module::{arch_table, generate_corpus, generate_module, write_module_file, PyBirModule};
     #[pymodule_export]
     use super::module::{to_buffers_all, to_bytes_all};
+    // compiler dump roots: the core id a directory gives (contract §1.7)
+    #[pymodule_export]
+    use super::module::{set_implied_core, written_core_id};
     #[pymodule_export]
     use super::output::OutputBuffer;
     #[pymodule_export]

@@ -7,7 +7,7 @@
 //!
 //! 1. **Read** ([`build`]): every instruction's carried keys ([`sync_keys`],
 //!    the one reader of `sync_info`, `queue`, `dma_blocks`, `sema_group`,
-//!    `dims` and the module's `queues`; malformed ones are a `BirJsonError`
+//!    and the module's `queues`; malformed ones are a `BirJsonError`
 //!    at their path) and its *physical* footprints ([`physical`]): where on
 //!    the core the bytes are, so two locations the allocator placed over the
 //!    same bytes conflict.

@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use hashbrown::HashMap;
 
-use super::sync_keys;
 use crate::analysis::footprint::{FootprintError, Layout, Progression, RunSet};
 use crate::bir::argument::PhysicalAp;
 use crate::bir::dtype::dtype_size;
@@ -112,19 +111,6 @@ pub struct Places<'m> {
     by_name: HashMap<&'m str, u32>,
 }
 
-fn geometry(dims: &[i64]) -> Option<(i64, i64)> {
-    match dims {
-        [bytes] => Some((1, *bytes)),
-        [p, rest @ ..] if !rest.is_empty() => {
-            // Entries past the second are the other free dims of KLR-style
-            // writers, each × element size: bytes per partition is their product.
-            let b = rest.iter().try_fold(1i64, |acc, &d| acc.checked_mul(d))?;
-            Some((*p, b))
-        }
-        _ => None,
-    }
-}
-
 impl<'m> Places<'m> {
     pub fn new(f: &'m Function) -> Places<'m> {
         let mut p = Places {
@@ -186,7 +172,7 @@ impl<'m> Places<'m> {
                         loc.and_then(|l| l.base).unwrap_or(0)
                     },
                     addr: if unplaced { 0 } else { addr.unwrap_or(0) },
-                    dims: loc.and_then(sync_keys::dims).as_deref().and_then(geometry),
+                    dims: loc.and_then(MemoryLocation::dims_geometry),
                     set_layout: Layout::of(set, ty),
                     unplaced,
                 });

@@ -1,8 +1,10 @@
 //! The one accessor of the keys enginecheck reads that the BIR model keeps
 //! verbatim (contract §1.7: "kept and round-tripped as they are"): an
 //! instruction's `sync_info`, `queue`, `dma_blocks`, `sema_group` and branch
-//! targets, a location's `dims`, and the module's `queues` (DMA queues whose
-//! blocks hold `DMABlock`s and their `DMADescriptor*` descriptors).
+//! targets; and enginecheck's view of the module's `queues` (DMA queues
+//! whose blocks hold `DMABlock`s and their `DMADescriptor*` descriptors),
+//! built on the model's reader of them (`bir::queues`). A location's `dims`
+//! is a typed field of the model (`MemoryLocation::dims_geometry`).
 //!
 //! Everything else in the pass reads these through the typed values below,
 //! so when the model grows typed fields for them only this file changes.
@@ -13,9 +15,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::bir::argument::{Ap, PhysicalAp};
+use crate::bir::argument::{Argument, PhysicalAp};
 use crate::bir::instruction::Instruction;
-use crate::bir::memory::MemoryLocation;
 use crate::bir::module::Module;
 use crate::bir::Extra;
 use crate::error::{Error, Result};
@@ -235,12 +236,6 @@ pub fn remote_sync(inst: &Instruction) -> Option<&'static str> {
         })
 }
 
-/// A location's `dims` (contract §1.7), when it has a well-formed one.
-pub fn dims(loc: &MemoryLocation) -> Option<Vec<i64>> {
-    let v = key(&loc.extra, "dims")?.as_array()?;
-    v.iter().map(Value::as_i64).collect()
-}
-
 // ----------------------------------------------------------------- queues
 
 /// One `DMADescriptor*` of a DMABlock: it reads `ins` and writes `outs`.
@@ -279,181 +274,61 @@ pub struct DmaBlock {
     pub path: String,
 }
 
-/// Every DMABlock of the module's `queues` (`[{name, blocks: [{name?,
-/// instructions: [DMABlock …]}]}]`), in order. Entries that are not
-/// DMABlocks are skipped; a repeated DMABlock name denotes its first one.
+/// Every DMABlock of the module's `queues`, in order, from the model's one
+/// reader of them ([`crate::bir::queues::Queues`]; malformed queues are a
+/// `BirJsonError` at their path there), with each block's `sync_info` read
+/// (at its path) and its descriptors' arguments sorted by what enginecheck
+/// makes of them. A repeated DMABlock name denotes its first one.
 pub fn dma_queues(m: &Module) -> Result<Vec<DmaBlock>> {
-    let Some(qs) = key(&m.extra, "queues") else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::new();
-    if qs.is_null() {
-        return Ok(out);
-    }
-    for (qi, q) in array(qs, "queues", &|| "$.queues".to_string())?.iter().enumerate() {
-        let qp = || format!("$.queues[{qi}]");
-        let q = object(q, "a queue", &qp)?;
-        let qname = match q.get("name") {
-            Some(Value::String(s)) => Arc::from(s.as_str()),
-            Some(v) => {
-                return Err(Error::bir(
-                    format!("a queue's name must be a string, got {v}"),
-                    format!("{}.name", qp()),
-                ))
-            }
-            None => Arc::from(format!("queue{qi}")),
+    let queues = crate::bir::queues::Queues::of(m)?;
+    let mut out = Vec::with_capacity(queues.blocks().len());
+    for b in queues.blocks() {
+        let sync = match &b.sync_info {
+            Some(v) => parse_sync_info(v, &|| format!("{}.sync_info", b.path))?,
+            None => SyncInfo::default(),
         };
-        let Some(blocks) = q.get("blocks").filter(|b| !b.is_null()) else {
-            continue;
-        };
-        for (bi, b) in array(blocks, "a queue's blocks", &|| format!("{}.blocks", qp()))?
+        let args = |list: &[Argument]| list.iter().filter_map(desc_arg).collect::<Vec<_>>();
+        let descriptors = b
+            .descriptors
             .iter()
-            .enumerate()
-        {
-            let bp = || format!("{}.blocks[{bi}]", qp());
-            let b = object(b, "a queue block", &bp)?;
-            let Some(insts) = b.get("instructions").filter(|i| !i.is_null()) else {
-                continue;
-            };
-            for (ii, inst) in array(insts, "a block's instructions", &|| format!("{}.instructions", bp()))?
-                .iter()
-                .enumerate()
-            {
-                let ip = format!("{}.instructions[{ii}]", bp());
-                if let Some(block) = dma_block(inst, &qname, ip)? {
-                    out.push(block);
-                }
-            }
-        }
+            .map(|d| Descriptor {
+                name: if d.name.is_empty() {
+                    Arc::from("descriptor")
+                } else {
+                    d.name.clone()
+                },
+                ins: args(&d.ins),
+                outs: args(&d.outs),
+            })
+            .collect();
+        out.push(DmaBlock {
+            name: b.name.clone(),
+            queue: b.queue.clone(),
+            sync,
+            descriptors,
+            path: b.path.clone(),
+        });
     }
     Ok(out)
 }
 
-fn dma_block(v: &Value, queue: &Arc<str>, path: String) -> Result<Option<DmaBlock>> {
-    let p = || path.clone();
-    let o = object(v, "a queue instruction", &p)?;
-    if o.get("opcode").and_then(Value::as_str) != Some("DMABlock") {
-        return Ok(None);
-    }
-    let name = field(o, "name", "a DMABlock", &p)?;
-    let name = name.as_str().ok_or_else(|| {
-        Error::bir(
-            format!("a DMABlock's name must be a string, got {name}"),
-            format!("{path}.name"),
-        )
-    })?;
-    let sync = match o.get("sync_info") {
-        Some(s) => parse_sync_info(s, &|| format!("{path}.sync_info"))?,
-        None => SyncInfo::default(),
-    };
-    let mut descriptors = Vec::new();
-    if let Some(sub) = o.get("blocks").filter(|b| !b.is_null()) {
-        for (si, s) in array(sub, "a DMABlock's blocks", &|| format!("{path}.blocks"))?
-            .iter()
-            .enumerate()
-        {
-            let sp = || format!("{path}.blocks[{si}]");
-            let s = object(s, "a DMABlock block", &sp)?;
-            let Some(ds) = s.get("instructions").filter(|d| !d.is_null()) else {
-                continue;
-            };
-            for (di, d) in array(ds, "a block's instructions", &|| format!("{}.instructions", sp()))?
-                .iter()
-                .enumerate()
-            {
-                let dp = format!("{}.instructions[{di}]", sp());
-                descriptors.push(descriptor(d, dp)?);
-            }
-        }
-    }
-    Ok(Some(DmaBlock {
-        name: Arc::from(name),
-        queue: queue.clone(),
-        sync,
-        descriptors,
-        path,
-    }))
-}
-
-fn descriptor(v: &Value, path: String) -> Result<Descriptor> {
-    let p = || path.clone();
-    let o = object(v, "a DMA descriptor", &p)?;
-    let name = match o.get("name") {
-        Some(Value::String(s)) => Arc::from(s.as_str()),
-        _ => Arc::from("descriptor"),
-    };
-    let list = |k: &str| -> Result<Vec<DescArg>> {
-        let Some(args) = o.get(k).filter(|a| !a.is_null()) else {
-            return Ok(Vec::new());
-        };
-        let mut out = Vec::new();
-        for (i, a) in array(args, k, &|| format!("{path}.{k}"))?.iter().enumerate() {
-            if let Some(arg) = desc_arg(a, &|| format!("{path}.{k}[{i}]"))? {
-                out.push(arg);
-            }
-        }
-        Ok(out)
-    };
-    Ok(Descriptor {
-        name,
-        ins: list("ins")?,
-        outs: list("outs")?,
-    })
-}
-
-fn opt_str(o: &Map<String, Value>, k: &str, path: &dyn Fn() -> String) -> Result<Option<Arc<str>>> {
-    match o.get(k) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(Arc::from(s.as_str()))),
-        Some(v) => Err(Error::bir(
-            format!("{k} must be a string, got {v}"),
-            format!("{}.{k}", path()),
-        )),
-    }
-}
-
 /// One descriptor argument; None for arguments without memory (immediates).
-fn desc_arg(v: &Value, path: &dyn Fn() -> String) -> Result<Option<DescArg>> {
-    let o = object(v, "an argument", path)?;
-    let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
-    match kind {
-        "physical_ap" => {
-            let ap = parse_ap(field(o, "ap", "a physical_ap", path)?, &|| format!("{}.ap", path()))?;
-            let offset = match o.get("offset") {
-                None | Some(Value::Null) => None,
-                Some(x) => Some(int(x, "offset", &|| format!("{}.offset", path()))?),
-            };
-            Ok(Some(DescArg::Physical(PhysicalAp {
-                ap,
-                offset,
-                dtype: opt_str(o, "dtype", path)?,
-                memref: opt_str(o, "memref", path)?,
-                memsetref: opt_str(o, "memsetref", path)?,
-                extra: None,
-            })))
-        }
-        "register_ap" => Ok(Some(DescArg::Register {
-            memsetref: opt_str(o, "memsetref", path)?,
-            memref: opt_str(o, "memref", path)?,
-        })),
-        "symbolic_ap" | "symbolic_pwap" => Ok(Some(DescArg::Symbolic {
-            memsetref: opt_str(o, "memsetref", path)?,
-        })),
-        _ => Ok(None),
+fn desc_arg(a: &Argument) -> Option<DescArg> {
+    let text = |fields: &Map<String, Value>, k: &str| fields.get(k).and_then(Value::as_str).map(Arc::from);
+    match a {
+        Argument::Physical(p) => Some(DescArg::Physical(p.clone())),
+        Argument::Other { kind, fields } => match &**kind {
+            "register_ap" => Some(DescArg::Register {
+                memsetref: text(fields, "memsetref"),
+                memref: text(fields, "memref"),
+            }),
+            "symbolic_ap" | "symbolic_pwap" => Some(DescArg::Symbolic {
+                memsetref: text(fields, "memsetref"),
+            }),
+            _ => None,
+        },
+        _ => None,
     }
-}
-
-fn parse_ap(v: &Value, path: &dyn Fn() -> String) -> Result<Ap> {
-    let dims = array(v, "ap", path)?;
-    let mut ap = Ap::new();
-    for (i, d) in dims.iter().enumerate() {
-        let p = || format!("{}[{i}]", path());
-        match d.as_array().map(Vec::as_slice) {
-            Some([s, n]) => ap.push([int(s, "an ap step", &p)?, int(n, "an ap count", &p)?]),
-            _ => return Err(Error::bir(format!("an ap entry must be [step, num], got {d}"), p())),
-        }
-    }
-    Ok(ap)
 }
 
 /// Does the module use semaphores at all (an instruction, or a DMABlock,

@@ -136,7 +136,11 @@ def module(
     *blocks: list[Json],
     queues: list[Json] | None = None,
     core: int | None = 0,
+    compiler: bool = False,
 ) -> lncsplit.Module:
+    """A one-function module; ``compiler=True`` writes it in the compiler's spelling
+    (``blocks``, ``memorylocations``, no module name: contract §1.7), where
+    instruction names may repeat."""
     doc: Json = {
         "version": 2,
         "name": "core",
@@ -154,6 +158,12 @@ def module(
         doc["attributes"] = {"neuron_core_id": core}
     if queues is not None:
         doc["queues"] = queues
+    if compiler:
+        del doc["name"]
+        for f in doc["functions"]:
+            f["blocks"] = f.pop("basic_blocks")
+            for s in f["allocations"]:
+                s["memorylocations"] = s.pop("locations")
     return lncsplit.Module.from_json(json.dumps(doc))
 
 

@@ -342,6 +342,34 @@ def test_a_trigger_naming_no_block_is_a_json_error_at_its_path() -> None:
 # ----------------------------------------------------------------------------- semaphores
 
 
+def test_repeated_names_are_distinct_instructions_by_position() -> None:
+    # Two instructions named "w" (the compiler's spelling allows it): the wait for the
+    # count 2 is satisfied by the second.
+    m = module(
+        [sb("x", 0), sb("y", 1024)],
+        [
+            inst("w", "Memset", "DVE", outs=[ap("x")], update=[(3, 1)]),
+            inst("w", "Memset", "DVE", outs=[ap("y")], update=[(3, 1)]),
+            inst("r", "Activation", "Activation", [ap("x"), ap("y")], wait=[("w", 3, 2)]),
+        ],
+        compiler=True,
+    )
+    r = enginecheck(m)
+    assert r.ok and not r.waits
+    early = module(
+        [sb("x", 0), sb("y", 1024)],
+        [
+            inst("w", "Memset", "DVE", outs=[ap("x")], update=[(3, 1)]),
+            inst("r", "Activation", "Activation", [ap("x"), ap("y")], wait=[("w", 3, 1)]),
+            inst("w", "Memset", "DVE", outs=[ap("y")], update=[(3, 1)]),
+        ],
+        compiler=True,
+    )
+    # r reads y, which the second w (position 2) writes later and unordered: WAR.
+    assert races(enginecheck(early)) == [("r", "w", "WAR")]
+    assert enginecheck(early).races[0].b.position == 2
+
+
 def test_a_reset_starts_the_count_from_zero() -> None:
     def after_reset(wait_value: int) -> lncsplit.Module:
         return module(

@@ -14,7 +14,7 @@ from engine_reference import from_report, reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lncsplit import _core
-from lncsplit.passes.enginecheck import enginecheck
+from lncsplit.passes.enginecheck import enginecheck, why
 
 DATA = Path(__file__).parent / "data"
 
@@ -125,3 +125,38 @@ def test_in_a_dump_shaped_module_a_wait_counting_past_what_a_reset_leaves_deadlo
     )
     assert [(w.instruction, w.status) for w in r.waits] == [("Block2-end-cb-wait", "deadlock")]
     assert not r.ok
+
+
+# ----------------------------------------------------------------------------- the compiler's spelling
+
+
+def compiler_dump(**edit: Any) -> lncsplit.Module:
+    """The lower_sync-shaped dump as the compiler writes it (issue 33's loader reads it)."""
+    doc = json.loads((DATA / "scheduled_dump_compiler.json").read_text())
+    for b in doc["functions"][0]["blocks"]:
+        for i in b["instructions"]:
+            if i["name"] in edit:
+                i["sync_info"]["on_wait"] = edit[i["name"]]
+    return lncsplit.Module.from_json(json.dumps(doc))
+
+
+def test_the_compiler_spelled_dump_reads_as_is_and_is_clean() -> None:
+    m = compiler_dump()
+    assert m.spelling == "compiler"
+    r = enginecheck(m)
+    assert r.to_dict() == {"ok": True, "races": [], "waits": [], "undecided": [], "unchecked": 0}
+
+
+def test_in_the_compiler_spelled_dump_dropping_the_wait_for_a_dma_block_races_its_reader() -> None:
+    r = enginecheck(compiler_dump(mm=[{"from": "load_x", "id": 3, "wait_value": 16}]))
+    assert [(x.a.label(), x.b.instruction, x.kind) for x in r.races] == [
+        ("load_w (DMABlock load_w_block)", "mm", "RAW")
+    ]
+    assert (r.races[0].witness.partition, r.races[0].witness.byte) == (0, 256)
+
+
+def test_in_the_compiler_spelled_dump_the_two_barriers_are_told_apart_by_position() -> None:
+    w = why(compiler_dump(), "@6", "@10")
+    assert w["order"] == "a-before-b"
+    assert (w["a"]["instruction"], w["a"]["position"]) == ("barrier", 6)
+    assert (w["b"]["instruction"], w["b"]["position"]) == ("barrier", 10)

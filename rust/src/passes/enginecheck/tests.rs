@@ -903,3 +903,67 @@ fn why_gives_the_chain_of_orderings_or_where_it_breaks() {
         json!({"not_found": "ghost"})
     );
 }
+
+// ------------------------------------------------------------------ the compiler's spelling
+
+/// The shipped `lower_sync`-shaped dump (compiler spelling: `blocks`,
+/// `memorylocations`, `dims`, no module name, `barrier` twice), with `edit`
+/// applied to its instructions by name.
+fn compiler_dump(edit: &dyn Fn(&str, &mut Value)) -> Module {
+    let mut v: Value = serde_json::from_str(include_str!(
+        "../../../../python/lncsplit/examples/compiler/scheduled/nc00/sg00/bir_debug.sg0000.after-lower_sync.before-lower_act.json"
+    ))
+    .expect("the example is JSON");
+    for b in v["functions"][0]["blocks"].as_array_mut().expect("blocks") {
+        for i in b["instructions"].as_array_mut().expect("instructions") {
+            let name = i["name"].as_str().unwrap_or("").to_string();
+            edit(&name, i);
+        }
+    }
+    crate::bir::module_from_value(v).expect("the compiler's spelling loads")
+}
+
+#[test]
+fn a_compiler_spelled_lower_sync_dump_with_repeated_names_is_clean() {
+    let r = check(&compiler_dump(&|_, _| {}));
+    assert!(r.ok(), "{:?} {:?} {:?}", r.races, r.waits, r.undecided);
+    assert_eq!(r.unchecked, 0);
+}
+
+#[test]
+fn in_the_compiler_dump_a_matmul_not_waiting_for_its_weight_block_races_it() {
+    let m = compiler_dump(&|name, i| {
+        if name == "mm" {
+            i["sync_info"]["on_wait"] = json!([{"from": "load_x", "id": 3, "wait_value": 16}]);
+        }
+    });
+    let r = check(&m);
+    assert_eq!(
+        races(&r),
+        vec![("load_w (DMABlock load_w_block)".to_string(), "mm".to_string(), "RAW")]
+    );
+    let race = &r.races[0];
+    // w_sb: SB addr 256, its own dims [128, 256].
+    assert_eq!(race.witness, (0, 256));
+    assert_eq!(&*race.location.name, "w_sb");
+    assert!(
+        race.fix
+            .contains("\"from\": \"load_w_block\", \"id\": 4, \"wait_value\": 16"),
+        "{}",
+        race.fix
+    );
+}
+
+#[test]
+fn in_the_compiler_dump_repeated_names_are_told_apart_by_position() {
+    // The second "barrier" (Block2) is at position 10; the first at 6.
+    let m = compiler_dump(&|_, _| {});
+    let w = super::why::why(&m, "@6", "@10").expect("why runs");
+    assert_eq!(w["order"], json!("a-before-b"), "{w}");
+    assert_eq!(w["a"]["instruction"], json!("barrier"));
+    assert_eq!(w["b"]["instruction"], json!("barrier"));
+    assert_eq!(
+        (w["a"]["position"].clone(), w["b"]["position"].clone()),
+        (json!(6), json!(10))
+    );
+}

@@ -7,7 +7,8 @@ data, interleaved): ``pelican`` (interning, eval_mask), ``bir`` (load, dump,
 clone), ``split`` (split vs clone, vs a pure-Python peer, scaling exponents,
 peak memory), ``corpus`` (jobs 2 vs 1, end-to-end vs orjson), ``sim`` (BirSim
 instructions per second, simulation vs split), ``link`` (link + unlink vs
-clone), ``racecheck`` (lnc_barriercheck vs the split it checks, size exponent).
+clone), ``racecheck`` (lnc_barriercheck vs the split it checks, size exponent),
+``spelling`` (load and dump in the compiler's spelling vs lncsplit's, same module).
 Prints one table
 and one ``name: <ratio>x (target <target>x)`` line per figure; ``--json``
 writes ``{"figures": {name: {value, target, better, unit, peer}}, "machine":
@@ -142,6 +143,15 @@ def racecheck_figures(quick: bool) -> list[Figure]:
     return br.figures(quick)
 
 
+def spelling_figures(quick: bool) -> list[Figure]:
+    import bench_spelling_ratios as bsp
+
+    return [
+        Figure(name, float(ratio), bsp.TARGETS[name], "lower", "x", detail)
+        for name, (ratio, detail) in bsp.spelling_ratios(size_mb=10 if quick else 100).items()
+    ]
+
+
 SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "pelican": pelican_figures,
     "bir": bir_figures,
@@ -150,6 +160,7 @@ SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "link": link_figures,
     "sim": sim_figures,
     "racecheck": racecheck_figures,
+    "spelling": spelling_figures,
 }
 
 

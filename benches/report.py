@@ -8,7 +8,8 @@ clone), ``split`` (split vs clone, vs a pure-Python peer, scaling exponents,
 peak memory), ``corpus`` (jobs 2 vs 1, end-to-end vs orjson), ``sim`` (BirSim
 instructions per second, simulation vs split), ``link`` (link + unlink vs
 clone), ``racecheck`` (lnc_barriercheck vs the split it checks, size exponent),
-``enginecheck`` (the intra-core check vs loading the module, size exponent).
+``enginecheck`` (the intra-core check vs loading the module, size exponent),
+``spelling`` (load and dump in the compiler's spelling vs lncsplit's, same module).
 Prints one table
 and one ``name: <ratio>x (target <target>x)`` line per figure; ``--json``
 writes ``{"figures": {name: {value, target, better, unit, peer}}, "machine":
@@ -149,6 +150,15 @@ def enginecheck_figures(quick: bool) -> list[Figure]:
     return be.figures(quick)
 
 
+def spelling_figures(quick: bool) -> list[Figure]:
+    import bench_spelling_ratios as bsp
+
+    return [
+        Figure(name, float(ratio), bsp.TARGETS[name], "lower", "x", detail)
+        for name, (ratio, detail) in bsp.spelling_ratios(size_mb=10 if quick else 100).items()
+    ]
+
+
 SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "pelican": pelican_figures,
     "bir": bir_figures,
@@ -158,6 +168,7 @@ SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "sim": sim_figures,
     "racecheck": racecheck_figures,
     "enginecheck": enginecheck_figures,
+    "spelling": spelling_figures,
 }
 
 

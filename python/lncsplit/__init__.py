@@ -6,6 +6,8 @@ The public API (contract §4): :class:`Module`, :func:`load`, :func:`dump`,
 :func:`check_memory`, and the submodules :mod:`lncsplit.pelican` and
 :mod:`lncsplit.frontend`. Every error on bad input is a :class:`LncsplitError`.
 
+Compiler dump roots (contract §1.7): :func:`load_cores`.
+
 The linked program (contract §3.7): :func:`link`, :func:`unlink`, :func:`tensor_map`.
 """
 
@@ -40,6 +42,7 @@ from lncsplit.pipeline import PassOptions, run_pipeline
 if TYPE_CHECKING:
     from lncsplit import frontend, memory, sim
     from lncsplit.corpus import CorpusReport, process_files
+    from lncsplit.corpus.dump_root import load_cores
     from lncsplit.memory import MemoryReport, check_memory
     from lncsplit.passes.enginecheck import EngineReport, enginecheck
     from lncsplit.passes.racecheck import RaceReport, racecheck
@@ -57,6 +60,7 @@ _LAZY = {
     "MemoryReport": ("lncsplit.memory", "MemoryReport"),
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
+    "load_cores": ("lncsplit.corpus.dump_root", "load_cores"),
     "sim": ("lncsplit.sim", None),
     "racecheck": ("lncsplit.passes.racecheck", "racecheck"),
     "RaceReport": ("lncsplit.passes.racecheck", "RaceReport"),
@@ -104,6 +108,7 @@ __all__ = [
     "frontend",
     "link",
     "load",
+    "load_cores",
     "lower_local_collectives",
     "memory",
     "pelican",

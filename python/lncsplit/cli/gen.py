@@ -11,9 +11,16 @@ otherwise the same): the races are the pairs those waits ordered.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Literal
 
-from lncsplit.cli._common import DEFAULT_LNC, EXIT_OK, UsageError, input_failed, positive
+from lncsplit.cli._common import (
+    DEFAULT_LNC,
+    EXIT_OK,
+    UsageError,
+    add_spelling_option,
+    input_failed,
+    positive,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -57,7 +64,17 @@ def add_parser(sub: Any) -> None:
         metavar="C",
         help="at most C elements per partition per access pattern (default: columns/(2*lnc))",
     )
+    add_spelling_option(g)
     g.set_defaults(run=run)
+
+
+def _respell(paths: list[Any], spelling: Literal["lncsplit", "compiler"]) -> None:
+    """Rewrite generated modules in ``spelling`` (the generator writes lncsplit's)."""
+    import lncsplit
+    from lncsplit._atomic import write_file_atomic
+
+    for p in paths:
+        write_file_atomic(p, lncsplit.load(p).to_bytes(spelling=spelling))
 
 
 def run(a: argparse.Namespace) -> int:
@@ -73,6 +90,8 @@ def run(a: argparse.Namespace) -> int:
         if a.scheduled:
             given["scheduled"] = True
         paths = gen(a.dir, a.modules, a.instructions, a.lnc, a.seed, racy=a.racy, **given)
+        if a.spelling == "compiler" and paths:
+            _respell(paths, a.spelling)
     except Exception as e:  # noqa: BLE001
         return input_failed(a.dir, e)
     n = len(paths) if paths is not None else a.modules

@@ -12,7 +12,15 @@ import argparse
 import sys
 from typing import Any
 
-from lncsplit.cli._common import EXIT_FAILED, EXIT_OK, check_outputs, err, input_failed, positive
+from lncsplit.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_spelling_option,
+    check_outputs,
+    err,
+    input_failed,
+    positive,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -28,6 +36,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--arch", default="gen3", help="target arch (default gen3)")
     p.add_argument("--out", required=True, metavar="FILE", help="the symbolic module to write")
+    add_spelling_option(p)
     p.set_defaults(run=run)
 
 
@@ -47,7 +56,7 @@ def run(a: argparse.Namespace) -> int:
         n = a.lnc if a.lnc is not None else logical_nc_config(arch)
         lowered = lower_hlo_file(a.hlo, n, arch=arch)
         module = lowered.module()  # validates the document before anything is written
-        write_file_atomic(a.out, module.to_bytes())
+        write_file_atomic(a.out, module.to_bytes(spelling=a.spelling))
     except NothingToLowerError as e:
         err(f"{a.hlo}: {e}")
         return EXIT_FAILED

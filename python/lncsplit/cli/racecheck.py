@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from lncsplit.cli._common import (
     UsageError,
+    add_pass_option,
     add_runner_options,
     check_outputs,
     discover,
@@ -80,6 +81,7 @@ def add_parser(sub: Any) -> None:
         "--lnc", type=positive, help="N for symbolic module files (default: their ShardIds, else 2)"
     )
     add_runner_options(r)
+    add_pass_option(r)
     r.set_defaults(run=run)
 
 

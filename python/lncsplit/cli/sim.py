@@ -23,6 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lncsplit.cli._common import (
+    add_pass_option,
     add_runner_options,
     check_outputs,
     check_paths,
@@ -63,6 +64,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print each unit's result as JSON")
     add_runner_options(p)
+    add_pass_option(p)
     p.set_defaults(run=run)
 
 

@@ -15,10 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from lncsplit._atomic import LINKED_FILE, remove_dirs, remove_outputs, write_core_files
+from lncsplit._atomic import (
+    LINKED_FILE,
+    remove_dirs,
+    remove_outputs,
+    write_core_files,
+    write_files_atomic,
+)
 from lncsplit._inputs import HLO_SUFFIXES, input_stem, read_input, with_input
+from lncsplit.corpus.dump_root import layout_paths, subgraph_of
 from lncsplit.corpus.unit import FileResult, Unit, error_info
 
 if TYPE_CHECKING:
@@ -40,8 +47,14 @@ def process_file(
     out: str | os.PathLike[str],
     options: PassOptions,
     detail: bool = False,
+    spelling: Literal["lncsplit", "compiler"] | None = None,
+    layout: Literal["lncsplit", "compiler"] = "lncsplit",
 ) -> FileResult:
     """The split job for one file: read → pipeline → artifact directories → every core.
+
+    ``spelling`` (contract §1.7): the key names the cores are written in (None: the
+    input's). ``layout="compiler"`` writes core c to ``<rel>/nc<cc>/sg<k>/<stem>.json``
+    (k = its ``subgraph_id``) instead of ``<rel>/nc<cc>.json``.
 
     A ``*.hlo``/``*.hlo.txt`` file is HLO text, lowered first (``lower_hlo_text`` with N =
     ``options.lnc_size``). With ``detail`` the result's ``detail`` lists, per core, the
@@ -62,7 +75,8 @@ def process_file(
     dest = output_dir(out, inp.rel)
     created: list[str] = []
     try:
-        _split_into(res, inp.path, _Dest(dest, os.fspath(out), created), options, detail)
+        where = _Dest(dest, os.fspath(out), created, spelling, layout, PurePath(inp.rel).name)
+        _split_into(res, inp.path, where, options, detail)
     except Exception as e:  # noqa: BLE001 - a failed file never stops the run
         remove_dirs(created)
         remove_outputs(dest)
@@ -143,6 +157,9 @@ class _Dest:
     dir: str
     out: str
     created: list[str]
+    spelling: Literal["lncsplit", "compiler"] | None = None
+    layout: Literal["lncsplit", "compiler"] = "lncsplit"
+    stem: str = ""
 
 
 def _split_into(
@@ -172,12 +189,14 @@ def _split_into(
     # The N cores written at once, with the GIL released (same bytes as
     # ``m.to_bytes()`` one after the other); in parallel when the split was.
     # They stay in the writer's buffers (no ``bytes`` copy) until written out.
-    blobs = [memoryview(b) for b in _core.to_buffers_all(cores, 2, options.parallel)]
+    spelling = dest.spelling
+    blobs = [memoryview(b) for b in _core.to_buffers_all(cores, 2, options.parallel, spelling)]
+    subgraphs = [subgraph_of(m) for m in cores]
     counts = [m.instruction_count() for m in cores]
     # ``split --link``: the linked module goes beside the cores, in the same write.
     extra: dict[str, bytes | memoryview] = {}
     if options.link:
-        extra[LINKED_FILE] = _core.link(cores).to_bytes(version=2)
+        extra[LINKED_FILE] = _core.link(cores).to_bytes(version=2, spelling=spelling)
     if options.create_artifact_dirs and options.lnc_size > 1:
         # Only now that the pipeline succeeded, and under --out (contract §6).
         root = options.artifact_root if options.artifact_root is not None else dest.out
@@ -185,7 +204,13 @@ def _split_into(
     # Free the per-core modules outside the GIL so worker threads overlap.
     _core.release(cores)
     del cores, module
-    res.outputs = write_core_files(dest.dir, blobs, extra)
+    if dest.layout == "compiler":
+        paths = layout_paths(dest.dir, dest.stem, subgraphs)
+        blobs_at: dict[str, bytes | memoryview] = dict(zip(paths, blobs, strict=True))
+        blobs_at.update({os.path.join(dest.dir, k): v for k, v in extra.items()})
+        res.outputs = write_files_atomic(blobs_at)
+    else:
+        res.outputs = write_core_files(dest.dir, blobs, extra)
     res.instructions_out = counts
     res.bytes_out = sum(b.nbytes for b in blobs)
     for b in blobs:

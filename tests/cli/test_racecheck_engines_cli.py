@@ -99,3 +99,15 @@ def test_why_without_engines_is_a_usage_error(tmp_path: Path) -> None:
     r = run_cli("racecheck", tmp_path, "--why", "a", "b")
     assert r.returncode == 2
     assert "--why needs --engines" in r.stderr
+
+
+def test_every_core_of_a_compiler_dump_root_is_checked() -> None:
+    # The shipped scheduled dump root: nc00/sg00/…after-lower_sync… and nc01 (no neuron_core_id).
+    import lncsplit.examples as ex
+
+    root = Path(ex.__file__).parent / "compiler" / "scheduled"
+    r = run_cli("racecheck", "--engines", root, "--pass", "lower_sync", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    docs = json.loads(r.stdout)
+    assert [Path(x["input"]).parts[-3:-1] for x in docs] == [("nc00", "sg00"), ("nc01", "sg00")]
+    assert all(x["report"]["ok"] for x in docs)

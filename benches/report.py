@@ -10,7 +10,9 @@ instructions per second, simulation vs split), ``link`` (link + unlink vs
 clone), ``racecheck`` (lnc_barriercheck vs the split it checks, size exponent),
 ``frontend`` (lower_partitioned's instructions per second, the JAX corpus end to end),
 ``racecheck_symbolic`` (every N at once vs one concrete check, the lemmas' share, the
-solver queries, z3 vs isl).
+solver queries, z3 vs isl),
+``enginecheck`` (the intra-core check vs loading the module, size exponent),
+``spelling`` (load and dump in the compiler's spelling vs lncsplit's, same module).
 Prints one table
 and one ``name: <ratio>x (target <target>x)`` line per figure; ``--json``
 writes ``{"figures": {name: {value, target, better, unit, peer}}, "machine":
@@ -155,6 +157,19 @@ def racecheck_symbolic_figures(quick: bool) -> list[Figure]:
     import bench_racecheck_symbolic as bs
 
     return bs.figures(quick)
+def enginecheck_figures(quick: bool) -> list[Figure]:
+    import bench_enginecheck_ratios as be
+
+    return be.figures(quick)
+
+
+def spelling_figures(quick: bool) -> list[Figure]:
+    import bench_spelling_ratios as bsp
+
+    return [
+        Figure(name, float(ratio), bsp.TARGETS[name], "lower", "x", detail)
+        for name, (ratio, detail) in bsp.spelling_ratios(size_mb=10 if quick else 100).items()
+    ]
 
 
 SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
@@ -167,6 +182,8 @@ SECTIONS: dict[str, Callable[[bool], list[Figure]]] = {
     "racecheck": racecheck_figures,
     "frontend": frontend_figures,
     "racecheck_symbolic": racecheck_symbolic_figures,
+    "enginecheck": enginecheck_figures,
+    "spelling": spelling_figures,
 }
 
 

@@ -6,6 +6,8 @@ The public API (contract §4): :class:`Module`, :func:`load`, :func:`dump`,
 :func:`check_memory`, and the submodules :mod:`lncsplit.pelican` and
 :mod:`lncsplit.frontend`. Every error on bad input is a :class:`LncsplitError`.
 
+Compiler dump roots (contract §1.7): :func:`load_cores`.
+
 The linked program (contract §3.7): :func:`link`, :func:`unlink`, :func:`tensor_map`.
 One race proof for every N (contract §3.11): :func:`racecheck_symbolic`,
 :func:`with_shard_bound`.
@@ -42,7 +44,9 @@ from lncsplit.pipeline import PassOptions, run_pipeline
 if TYPE_CHECKING:
     from lncsplit import frontend, memory, sim
     from lncsplit.corpus import CorpusReport, process_files
+    from lncsplit.corpus.dump_root import load_cores
     from lncsplit.memory import MemoryReport, check_memory
+    from lncsplit.passes.enginecheck import EngineReport, enginecheck
     from lncsplit.passes.racecheck import RaceReport, racecheck
     from lncsplit.passes.racecheck_symbolic import (
         SymbolicRaceReport,
@@ -63,12 +67,15 @@ _LAZY = {
     "MemoryReport": ("lncsplit.memory", "MemoryReport"),
     "process_files": ("lncsplit.corpus", "process_files"),
     "CorpusReport": ("lncsplit.corpus", "CorpusReport"),
+    "load_cores": ("lncsplit.corpus.dump_root", "load_cores"),
     "sim": ("lncsplit.sim", None),
     "racecheck": ("lncsplit.passes.racecheck", "racecheck"),
     "RaceReport": ("lncsplit.passes.racecheck", "RaceReport"),
     "racecheck_symbolic": ("lncsplit.passes.racecheck_symbolic", "racecheck_symbolic"),
     "SymbolicRaceReport": ("lncsplit.passes.racecheck_symbolic", "SymbolicRaceReport"),
     "with_shard_bound": ("lncsplit.passes.racecheck_symbolic", "with_shard_bound"),
+    "enginecheck": ("lncsplit.passes.enginecheck", "enginecheck"),
+    "EngineReport": ("lncsplit.passes.enginecheck", "EngineReport"),
     "explain": ("lncsplit.views.explain", "explain"),
     "diff": ("lncsplit.views.diff", "diff"),
     # Kept for this turn: the former homes of the tail passes and the linker, which
@@ -93,6 +100,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "BirJsonError",
     "CorpusReport",
+    "EngineReport",
     "LncsplitError",
     "LncsplitIOError",
     "MemoryReport",
@@ -105,11 +113,13 @@ __all__ = [
     "SymbolicRaceReport",
     "check_memory",
     "dump",
+    "enginecheck",
     "expand_replication",
     "extend_shared_lifetimes",
     "frontend",
     "link",
     "load",
+    "load_cores",
     "lower_local_collectives",
     "memory",
     "pelican",

@@ -35,7 +35,7 @@ import re
 import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from lncsplit._core import Module
@@ -250,8 +250,12 @@ def write_module_atomic(
     version: int = 2,
     *,
     durable_now: bool | None = True,
+    spelling: Literal["lncsplit", "compiler"] | None = None,
 ) -> None:
     """``lncsplit.dump``: write ``module`` to ``path`` through the one write policy.
+
+    ``spelling`` (contract §1.7): the key names to write, lncsplit's dialect or the
+    compiler's own; None writes the spelling the module was read in.
 
     The same temporary name and rename as every other file lncsplit writes
     (:func:`tmp_name`, stale temporaries of this name swept first), but the
@@ -278,7 +282,7 @@ def write_module_atomic(
     tmp = tmp_name(final)
     try:
         sync = durable() if durable_now is None else durable_now
-        write_module_file(module, tmp, final, version, sync)
+        write_module_file(module, tmp, final, version, sync, spelling)
         try:
             os.replace(tmp, final)
         except OSError as e:
@@ -290,12 +294,13 @@ def write_module_atomic(
         raise
 
 
-def write_files_atomic(blobs: Mapping[str, bytes]) -> list[str]:
+def write_files_atomic(blobs: Mapping[str, bytes | memoryview | FileWriter]) -> list[str]:
     """Write several files of one unit (``linked.json`` and its ``tensor-map.json``…), all
     or nothing: their directories are made, locked (:func:`locked_dir`) and swept of a
     dead writer's temporaries of these names; every file goes to a temporary first, then
     all are renamed. On failure nothing of this call remains. The caller names the paths
-    (from input paths and output options only, contract §6). Returns the paths."""
+    (from input paths and output options only, contract §6). A blob is the file's bytes or
+    a :data:`FileWriter` (as for :func:`write_core_files`). Returns the paths."""
     dirs = sorted({os.path.dirname(f) or "." for f in blobs})
     with contextlib.ExitStack() as stack:
         for d in dirs:  # sorted: two writers lock in the same order
@@ -306,14 +311,18 @@ def write_files_atomic(blobs: Mapping[str, bytes]) -> list[str]:
         temps: dict[str, str] = {}
         renamed: list[str] = []
         try:
+            fsync = durable()
             for final, data in blobs.items():
                 temps[final] = tmp_name(final)
-                write_fsync(temps[final], data)
+                if callable(data):
+                    data(temps[final], final, fsync)
+                else:
+                    write_fsync(temps[final], data, fsync)
             for final, tmp in temps.items():
                 os.replace(tmp, final)
                 renamed.append(final)
             for d in dirs:
-                fsync_dir(d)
+                fsync_dir(d, fsync)
         except BaseException:
             for path in [*temps.values(), *renamed]:
                 with contextlib.suppress(OSError):

@@ -132,8 +132,15 @@ class Module:
     def from_json(
         data: str | bytes | bytearray | memoryview | dict[str, Any], parallel: bool = True
     ) -> Module: ...
-    def to_json(self, version: int = 2) -> str: ...
-    def to_bytes(self, version: int = 2) -> bytes: ...
+    def to_json(
+        self, version: int = 2, spelling: Literal["lncsplit", "compiler"] | None = None
+    ) -> str: ...
+    def to_bytes(
+        self, version: int = 2, spelling: Literal["lncsplit", "compiler"] | None = None
+    ) -> bytes: ...
+    @property
+    def spelling(self) -> Literal["lncsplit", "compiler"]:
+        """The key names the module was read with and is written back in (contract §1.7)."""
     def clone(self, method: Literal["structural", "json"] = "structural") -> Module: ...
     def __copy__(self) -> Module: ...
     def __deepcopy__(self, memo: Any) -> Module: ...
@@ -286,6 +293,13 @@ def diagnose_core_set(ids: list[int | None], labels: list[str]) -> str | None:
     """The core-set rule (9006) over N files' ``neuron_core_id``s, named by ``labels``: None when
     file c carries c for every c, else the diagnosis."""
 
+def set_implied_core(module: Module, core: int | None) -> None:
+    """The core id a compiler dump root's ``nc<cc>/`` gives a module whose file carries no
+    ``neuron_core_id`` (read by ``neuron_core_id``, never written; contract §1.7)."""
+
+def written_core_id(module: Module) -> int | None:
+    """The ``neuron_core_id`` attribute the module's file carries (not an implied one)."""
+
 def arch_table() -> list[tuple[str, int, list[str]]]:
     """``(canonical name, ArchLevel, aliases)`` per architecture, in level order."""
 
@@ -295,6 +309,7 @@ def write_module_file(
     target: str | PathLike[str],
     version: int = 2,
     fsync: bool = True,
+    spelling: Literal["lncsplit", "compiler"] | None = None,
 ) -> None:
     """The streaming half of ``lncsplit.dump``: write into the new file ``tmp``, naming ``target``
     in errors (``lncsplit._atomic.write_module_atomic`` owns the policy)."""
@@ -310,6 +325,8 @@ def generate_module(
     ap_columns: int | None = None,
     numeric: bool = False,
     lnc_generic: bool = False,
+    *,
+    scheduled: bool = False,
 ) -> Module: ...
 def generate_corpus(
     dir: str | PathLike[str],
@@ -322,6 +339,8 @@ def generate_corpus(
     ap_columns: int | None = None,
     numeric: bool = False,
     lnc_generic: bool = False,
+    *,
+    scheduled: bool = False,
 ) -> list[Path]: ...
 def describe_module(module: Module) -> dict[str, Any]:
     """The ``lncsplit info`` description, read from the typed model."""
@@ -355,7 +374,12 @@ def memory_proven_clear(
 ) -> bool:
     """Whether the memory checks provably find nothing (see ``memory.report.proven_clear``)."""
 
-def to_bytes_all(modules: list[Module], version: int = 2, parallel: bool = True) -> list[bytes]:
+def to_bytes_all(
+    modules: list[Module],
+    version: int = 2,
+    parallel: bool = True,
+    spelling: Literal["lncsplit", "compiler"] | None = None,
+) -> list[bytes]:
     """Every module as BIR-JSON bytes, written with the GIL released (in parallel when ``parallel``)."""
 
 @final
@@ -367,7 +391,10 @@ class OutputBuffer:
     def __buffer__(self, flags: int) -> memoryview: ...
 
 def to_buffers_all(
-    modules: list[Module], version: int = 2, parallel: bool = True
+    modules: list[Module],
+    version: int = 2,
+    parallel: bool = True,
+    spelling: Literal["lncsplit", "compiler"] | None = None,
 ) -> list[OutputBuffer]:
     """:func:`to_bytes_all` as :class:`OutputBuffer` s: the same bytes, not copied into ``bytes``."""
 
@@ -436,6 +463,14 @@ def lower_local_collectives(
 
 def extend_shared_lifetimes(cores: list[Module]) -> list[tuple[str, int, str, str, str]]:
     """extend_shared_lifetimes in place; (function, k, location, start, end) per location."""
+
+def enginecheck(module: Module) -> str:
+    """enginecheck (contract §3.10) of one core module: the EngineReport as JSON text
+    (the detailed form; ``lncsplit.passes.enginecheck`` keeps §3.10's keys)."""
+
+def enginecheck_why(module: Module, a: str, b: str) -> str:
+    """The chain of orderings between instructions ``a`` and ``b`` (or where it
+    breaks) as JSON text; ``{"not_found": spec}`` when one names nothing."""
 
 def racecheck(cores: list[Module], mode: str = "exact", parallel: bool = True) -> str:
     """lnc_barriercheck over the N core modules of one kernel: the RaceReport as JSON text

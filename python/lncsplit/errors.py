@@ -20,6 +20,7 @@ subclasses mirror the compiler's own failure kinds:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 
 class LncsplitError(Exception):
@@ -145,6 +146,21 @@ def is_os_error_type(name: str) -> bool:
 
     cls = getattr(builtins, name, None) or globals().get(name)
     return isinstance(cls, type) and issubclass(cls, OSError)
+class InstructionNotFoundError(LncsplitError, LookupError):
+    """No instruction of that name; ``.close`` lists close names (difflib).
+
+    Raised by :func:`lncsplit.explain` and by the engine check's ``why``
+    (:mod:`lncsplit.passes.enginecheck`)."""
+
+    def __init__(self, name: str, module: str, close: Sequence[str]) -> None:
+        self.name = name
+        self.module = module
+        self.close = list(close)
+        hint = f"; close names: {', '.join(self.close)}" if self.close else "; no close name"
+        super().__init__(f"no instruction named {name!r} in module {module}{hint}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 #: The builtin ``OSError`` subclass of an errno → the lncsplit class that is also it.
@@ -162,6 +178,7 @@ _IO_SUBCLASSES: dict[type[OSError], type[LncsplitIOError]] = {
 
 __all__ = [
     "BirJsonError",
+    "InstructionNotFoundError",
     "LncsplitBlockingIOError",
     "LncsplitError",
     "LncsplitFileExistsError",

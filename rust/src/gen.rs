@@ -82,6 +82,8 @@ use crate::bir::{Arch, Extra};
 use crate::error::{Error, Result};
 use crate::pelican::{AffinePredicate, AxisId, Context, ExprId};
 
+pub mod scheduled;
+
 /// Generator options. `instructions` counts every instruction, Loop
 /// instructions and loop bodies included.
 #[derive(Clone, Debug)]
@@ -112,6 +114,9 @@ pub struct GenOptions {
     /// GPSIMDSB2SB (N == 2 only) and no collective (their ranks and replica
     /// groups name `lnc` cores).
     pub lnc_generic: bool,
+    /// A one-core scheduled module instead ([`scheduled`]: engines, DMA
+    /// queues, `sync_info` semaphores; `racy` then drops waits).
+    pub scheduled: bool,
 }
 
 /// The AP size caps of [`GenOptions`] (contract §3.8: "APs in the generator
@@ -156,6 +161,7 @@ impl Default for GenOptions {
             numeric: false,
             ap_columns: None,
             lnc_generic: false,
+            scheduled: false,
         }
     }
 }
@@ -465,6 +471,7 @@ impl Gen {
             is_shared_post_dram_alloc: None,
             written_by_another_core: None,
             remote_local_target: None,
+            dims: None,
             extra: ext(lx),
         };
         let mut sx = Map::new();
@@ -1167,6 +1174,9 @@ impl Gen {
 
 /// Generate one module.
 pub fn generate_module(opts: &GenOptions) -> Result<Module> {
+    if opts.scheduled {
+        return scheduled::generate(opts);
+    }
     if opts.lnc < 1 {
         return Err(Error::bir(format!("lnc must be ≥ 1, got {}", opts.lnc), "$"));
     }
@@ -1228,6 +1238,8 @@ pub fn generate_module(opts: &GenOptions) -> Result<Module> {
         functions,
         extra: ext(mx),
         ctx,
+        spelling: crate::bir::schema::Spelling::Lncsplit,
+        implied_core: None,
     })
 }
 

@@ -7,7 +7,7 @@ from importlib import resources
 
 import lncsplit
 import pytest
-from lncsplit.examples import example_paths
+from lncsplit.examples import compiler_example_paths, example_paths
 from lncsplit.pipeline import PassOptions, run_pipeline
 
 MECHANISMS = {
@@ -30,7 +30,11 @@ def test_examples_ship_inside_the_package() -> None:
     assert 6 <= len(example_paths()) <= 8
 
 
-@pytest.mark.parametrize("path", example_paths(), ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    example_paths() + compiler_example_paths(),
+    ids=lambda p: f"{p.parent.name}/{p.stem}",  # type: ignore[attr-defined]
+)
 def test_example_passes_the_whole_pipeline_at_lnc_2(path: object) -> None:
     m = lncsplit.load(str(path))
     assert m.neuron_core_id is None and "nc_symbolic" in m.name
@@ -47,6 +51,15 @@ def test_example_shows_its_mechanism_and_explains_it(path: object) -> None:
     assert doc["comment"]
     instrs = doc["functions"][0]["basic_blocks"][0]["instructions"]
     assert all(i.get("comment") for i in instrs)
+
+
+def test_the_compiler_examples_are_the_examples_in_the_compiler_spelling() -> None:
+    names = [p.name for p in compiler_example_paths()]
+    assert names == [p.name for p in example_paths()]
+    for ours, theirs in zip(example_paths(), compiler_example_paths(), strict=True):
+        c = lncsplit.load(str(theirs))
+        assert c.spelling == "compiler" and '"blocks"' in theirs.read_text()
+        assert c.to_bytes(spelling="lncsplit") == lncsplit.load(str(ours)).to_bytes()
 
 
 def test_comments_survive_the_split() -> None:

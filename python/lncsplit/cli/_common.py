@@ -150,6 +150,40 @@ def add_runner_options(p: argparse.ArgumentParser, what: str = "inputs") -> None
     )
 
 
+def add_pass_option(p: argparse.ArgumentParser) -> None:
+    """``--pass NAME``: in a compiler dump root (``nc00/sg00/…``), read each core's module
+    dumped after pass NAME (the file whose name contains ``after-NAME``; contract §1.7)."""
+    p.add_argument(
+        "--pass",
+        dest="pass_",
+        metavar="NAME",
+        help="in a compiler dump root (nc00/sg00/...), read the files dumped after pass NAME "
+        "(names containing after-NAME; needed when a core's sg<k>/ holds several *.json)",
+    )
+
+
+def add_spelling_option(p: argparse.ArgumentParser) -> None:
+    """``--spelling``: the BIR-JSON key names written modules use (contract §1.7)."""
+    p.add_argument(
+        "--spelling",
+        choices=("lncsplit", "compiler"),
+        default=None,
+        help="key names of the written modules: lncsplit's dialect or the compiler's own "
+        "(default: the spelling each input was read in)",
+    )
+
+
+def add_layout_option(p: argparse.ArgumentParser) -> None:
+    """``--layout``: how a split output's cores are laid out (contract §1.7)."""
+    p.add_argument(
+        "--layout",
+        choices=("lncsplit", "compiler"),
+        default="lncsplit",
+        help="lncsplit: OUT/<stem>/nc<cc>.json (default); compiler: the compiler's per-core "
+        "dump layout OUT/<stem>/nc<cc>/sg<k>/<stem>.json (k = subgraph_id)",
+    )
+
+
 # ----------------------------------------------------------------------------- messages
 
 
@@ -269,6 +303,7 @@ def discover(a: argparse.Namespace, *, core_sets: bool, unique_outputs: bool = F
             unique_outputs=unique_outputs,
             exclude=[out] if out else [],
             max_file_size=getattr(a, "max_file_size", DEFAULT_MAX_FILE_SIZE),
+            pass_=getattr(a, "pass_", None),
         )
 
 

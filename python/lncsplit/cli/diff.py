@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lncsplit.cli._common import (
     UsageError,
+    add_pass_option,
     add_runner_options,
     finish,
     positive,
@@ -56,6 +57,7 @@ def add_parser(sub: Any) -> None:
     add_view_options(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_runner_options(p)
+    add_pass_option(p)
     p.set_defaults(run=run)
 
 

@@ -3,15 +3,29 @@
 DIR is new, or an empty directory: a directory that holds anything is refused (writing into it
 would mix two corpora, and a later ``split DIR`` would split both) unless ``--force``. DIR that
 cannot be used (a file, not writable) is a usage error, exit 2, as every output path is.
+
+``--scheduled`` writes one-core modules as a scheduler would emit them instead
+(contract §3.10): placed SB/PSUM/DRAM memory with allocator reuse, every
+engine, DMA queues (``DMACopy`` and ``DMATrigger`` → ``DMABlock`` in the
+module's ``queues``) and ``sync_info`` semaphores; ``enginecheck`` finds them
+race-free. With ``--racy`` a quarter of the waits are dropped (the module is
+otherwise the same): the races are the pairs those waits ordered.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import Any, Literal
 
-from lncsplit.cli._common import DEFAULT_LNC, EXIT_OK, UsageError, input_failed, positive
+from lncsplit.cli._common import (
+    DEFAULT_LNC,
+    EXIT_OK,
+    UsageError,
+    add_spelling_option,
+    input_failed,
+    positive,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -45,7 +59,14 @@ def add_parser(sub: Any) -> None:
     g.add_argument(
         "--racy",
         action="store_true",
-        help="plant known races (racy_<n> instructions) for tests of lncsplit racecheck",
+        help="plant known races (racy_<n> instructions) for tests of lncsplit racecheck; "
+        "with --scheduled: drop a quarter of the waits",
+    )
+    g.add_argument(
+        "--scheduled",
+        action="store_true",
+        help="one-core scheduled modules (engines, DMA queues, sync_info semaphores) "
+        "for lncsplit racecheck --engines",
     )
     g.add_argument(
         "--ap-partitions",
@@ -67,7 +88,17 @@ def add_parser(sub: Any) -> None:
         help="modules whose compute computes values (random ops and funcs of the vocabulary, "
         "contract §3.8); --instructions caps their computing instructions",
     )
+    add_spelling_option(g)
     g.set_defaults(run=run)
+
+
+def _respell(paths: list[Any], spelling: Literal["lncsplit", "compiler"]) -> None:
+    """Rewrite generated modules in ``spelling`` (the generator writes lncsplit's)."""
+    import lncsplit
+    from lncsplit._atomic import write_file_atomic
+
+    for p in paths:
+        write_file_atomic(p, lncsplit.load(p).to_bytes(spelling=spelling))
 
 
 def run(a: argparse.Namespace) -> int:
@@ -77,6 +108,10 @@ def run(a: argparse.Namespace) -> int:
     gen: Any = getattr(_core, "generate_corpus", None)
     if gen is None:
         raise UsageError("this build of lncsplit has no generator (_core.generate_corpus)")
+    if a.scheduled and (a.numeric or a.lnc_generic is not None):
+        # A scheduled module is one core of its own kind: neither option could apply to it.
+        other = "--numeric" if a.numeric else "--lnc-generic"
+        raise UsageError(f"gen: --scheduled and {other} describe different modules; give one")
     check_dir(a.dir, force=a.force)
     try:
         caps = {"ap_partitions": a.ap_partitions, "ap_columns": a.ap_columns}
@@ -88,7 +123,11 @@ def run(a: argparse.Namespace) -> int:
             # --lnc-generic NMAX sizes the module for NMAX cores (its ShardId ub).
             lnc = a.lnc_generic
             given["lnc_generic"] = True
+        if a.scheduled:
+            given["scheduled"] = True
         paths = gen(a.dir, a.modules, a.instructions, lnc, a.seed, racy=a.racy, **given)
+        if a.spelling == "compiler" and paths:
+            _respell(paths, a.spelling)
     except Exception as e:  # noqa: BLE001
         return input_failed(a.dir, e)
     n = len(paths) if paths is not None else a.modules

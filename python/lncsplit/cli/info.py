@@ -1,11 +1,15 @@
-"""``lncsplit info FILE``: describe one module (name, arch, core, opcodes, functions, memory)."""
+"""``lncsplit info FILE``: describe one module (name, arch, core, opcodes, functions, memory).
+
+FILE may also be a compiler dump root (``nc00/sg00/…``, contract §1.7): each core of its
+kernel ``--subgraph K`` (default 0) is described, its file chosen by ``--pass NAME``.
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from lncsplit.cli._common import EXIT_OK, input_failed, one_file
+from lncsplit.cli._common import EXIT_OK, add_pass_option, input_failed, one_file
 
 
 def add_parser(sub: Any) -> None:
@@ -15,6 +19,14 @@ def add_parser(sub: Any) -> None:
         "file", metavar="FILE", help="a module file (or an HLO file, described as lowered)"
     )
     i.add_argument("--json", action="store_true", help="print the description as JSON")
+    add_pass_option(i)
+    i.add_argument(
+        "--subgraph",
+        type=int,
+        default=0,
+        metavar="K",
+        help="in a compiler dump root, the kernel sg<K>/ to describe (default 0)",
+    )
     i.set_defaults(run=run)
 
 
@@ -32,8 +44,14 @@ def describe_module(module: Any) -> dict[str, Any]:
 
 
 def run(a: argparse.Namespace) -> int:
-    """Describe one module file (``--json``: as JSON)."""
-    one_file(a.file, "info takes one module file")
+    """Describe one module file (``--json``: as JSON), or each core of a dump root."""
+    import os
+
+    from lncsplit.corpus.dump_root import is_dump_root
+
+    if os.path.isdir(a.file) and is_dump_root(a.file):
+        return _run_dump_root(a)
+    one_file(a.file, "info takes one module file or a compiler dump root (nc00/sg00/...)")
     import json
 
     from lncsplit._inputs import load_input
@@ -51,12 +69,38 @@ def run(a: argparse.Namespace) -> int:
     if a.json:
         print(json.dumps(d, indent=2))
         return EXIT_OK
+    print("\n".join(describe_lines(a.file, d)))
+    return EXIT_OK
+
+
+def _run_dump_root(a: argparse.Namespace) -> int:
+    """``info`` on a compiler dump root: every core of kernel ``--subgraph``."""
+    import json
+
+    from lncsplit.corpus.dump_root import load_cores
+
+    try:
+        cores = load_cores(a.file, pass_=getattr(a, "pass_", None), subgraph=a.subgraph)
+        docs = [describe_module(m) for m in cores]
+    except Exception as e:  # noqa: BLE001
+        return input_failed(a.file, e)
+    if a.json:
+        print(json.dumps(docs, indent=2))
+        return EXIT_OK
+    blocks = ["\n".join(describe_lines(f"{a.file} core {c}", d)) for c, d in enumerate(docs)]
+    print("\n\n".join(blocks))
+    return EXIT_OK
+
+
+def describe_lines(what: str, d: dict[str, Any]) -> list[str]:
+    """The text of one module's description."""
     core = d["neuron_core_id"]
     lines = [
-        f"file          {a.file}",
+        f"file          {what}",
         f"name          {d['name']}",
         f"arch          {d['arch']}",
         f"version       {d['version']}",
+        f"spelling      {d['spelling']} (physical_ap offsets in {d['offsets']})",
         f"core id       {core if core is not None else '- (symbolic)'}",
         f"offsets       physical_ap.offset counts {OFFSET_UNIT} (since {OFFSET_SINCE})",
     ]
@@ -79,8 +123,7 @@ def run(a: argparse.Namespace) -> int:
             )
     if "linked" in d:
         lines += linked_lines(d["linked"])
-    print("\n".join(lines))
-    return EXIT_OK
+    return lines
 
 
 def linked_lines(d: dict[str, Any]) -> list[str]:

@@ -22,12 +22,14 @@ import argparse
 import os
 from functools import partial
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from lncsplit._atomic import LINKED_FILE
 from lncsplit.cli._common import (
     UsageError,
+    add_pass_option,
     add_runner_options,
+    add_spelling_option,
     discover,
     finish_with_table,
     print_units,
@@ -55,6 +57,8 @@ def add_parser(sub: Any) -> None:
         "<name>/linked.tensor-map.json",
     )
     add_runner_options(p, "split outputs")
+    add_pass_option(p)
+    add_spelling_option(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print failures only")
     p.set_defaults(run=run)
 
@@ -69,7 +73,7 @@ def run(a: argparse.Namespace) -> int:
     into_dir = len(a.inputs) > 1 or len(units) > 1 or os.path.isdir(a.out)
     check_out(a.out, into_dir)
     out = a.out
-    job = partial(link_unit, out=out, into_dir=into_dir)
+    job = partial(link_unit, out=out, into_dir=into_dir, spelling=a.spelling)
     cleanup = partial(remove_unit_outputs, out=out, into_dir=into_dir)
     report = run_bulk(a, units, job, command="link", lnc=None, cleanup=cleanup, quiet=a.quiet)
     print_units(report, lambda f: f"ok    {f.input} -> {f.text}", quiet=a.quiet)
@@ -111,14 +115,23 @@ def remove_unit_outputs(unit: Unit, out: str, into_dir: bool) -> None:
             pass
 
 
-def link_unit(unit: Unit, out: str, into_dir: bool) -> FileResult:
-    """The job: link one split output and write it with its tensor map."""
+def link_unit(
+    unit: Unit, out: str, into_dir: bool, spelling: Literal["lncsplit", "compiler"] | None = None
+) -> FileResult:
+    """The job: link one split output and write it with its tensor map (the linked module
+    in ``spelling``, None: the cores')."""
     from lncsplit.corpus.unit import guarded
 
-    return guarded(unit, partial(_link, unit, out, into_dir))
+    return guarded(unit, partial(_link, unit, out, into_dir, spelling))
 
 
-def _link(unit: Unit, out: str, into_dir: bool, res: FileResult) -> None:
+def _link(
+    unit: Unit,
+    out: str,
+    into_dir: bool,
+    spelling: Literal["lncsplit", "compiler"] | None,
+    res: FileResult,
+) -> None:
     import json
 
     import lncsplit
@@ -129,7 +142,10 @@ def _link(unit: Unit, out: str, into_dir: bool, res: FileResult) -> None:
     linked = _link_naming_files(unit, cores)
     tmap = lncsplit.tensor_map(linked)
     dest, tmap_path = destinations(unit, out, into_dir)
-    blobs = {dest: linked.to_bytes(), tmap_path: (json.dumps(tmap, indent=2) + "\n").encode()}
+    blobs = {
+        dest: linked.to_bytes(spelling=spelling),
+        tmap_path: (json.dumps(tmap, indent=2) + "\n").encode(),
+    }
     write_all_atomic(blobs)
     res.outputs = list(blobs)
     res.instructions_out = [linked.instruction_count()]

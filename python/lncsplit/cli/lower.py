@@ -21,6 +21,7 @@ from typing import Any
 from lncsplit.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
+    add_spelling_option,
     check_outputs,
     describe_error,
     err,
@@ -54,14 +55,15 @@ def add_parser(sub: Any) -> None:
         metavar="FILE|DIR",
         help="the symbolic module to write (a directory for a dump root)",
     )
+    add_spelling_option(p)
     p.set_defaults(run=run)
 
 
-def _write(path: str, lowered: Any) -> Any:
+def _write(path: str, lowered: Any, spelling: str | None = None) -> Any:
     from lncsplit._atomic import write_file_atomic
 
     module = lowered.module()  # validates the document before anything is written
-    write_file_atomic(path, module.to_bytes())
+    write_file_atomic(path, module.to_bytes(spelling=spelling))
     return module
 
 
@@ -76,7 +78,7 @@ def run(a: argparse.Namespace) -> int:
     try:
         arch = canonical_arch(a.arch)
         lowered = lower_hlo_input(a.hlo, a.lnc, arch=arch)
-        module = _write(a.out, lowered)
+        module = _write(a.out, lowered, a.spelling)
     except NothingToLowerError as e:
         err(f"{a.hlo}: {e}")
         return EXIT_FAILED
@@ -128,7 +130,7 @@ def _run_dump_root(a: argparse.Namespace) -> int:
             text = read_input(unit.after).decode("utf-8")
             before = None if unit.before is None else read_input(unit.before).decode("utf-8")
             doc = lower_partitioned_text(text, a.lnc, before=before, arch=canonical_arch(a.arch))
-            module = _write(target, LoweredHlo(text=doc))
+            module = _write(target, LoweredHlo(text=doc), a.spelling)
             n = a.lnc if a.lnc is not None else num_partitions(HloModule.parse(text))
         except Exception as e:  # noqa: BLE001 - this unit's failure; the others go on
             input_failed(unit.after, e)

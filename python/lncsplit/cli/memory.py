@@ -18,6 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lncsplit.cli._common import (
+    add_pass_option,
     add_runner_options,
     check_outputs,
     discover,
@@ -53,6 +54,7 @@ def add_parser(sub: Any) -> None:
     )
     m.add_argument("--json", action="store_true", help="print JSON instead of tables")
     add_runner_options(m)
+    add_pass_option(m)
     m.set_defaults(run=run)
 
 

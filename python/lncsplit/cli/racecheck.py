@@ -9,6 +9,16 @@ lone core file is an error (its partners are needed). A unit with a race
 fails (exit 1); each race is printed with its witness and its fix; ``--json``
 prints one JSON list of ``{"input", "report"}`` (the RaceReport,
 ``to_dict()``) or ``{"input", "error"}`` entries instead.
+
+``--engines`` (contract §3.10) checks inside each core instead: every input
+FILE is one core (or an N = 1 module), every core of a split output DIR (dump
+roots included) is checked on its own with :func:`lncsplit.enginecheck`. The
+exit code is 1 iff some report is not ``ok`` (or an input failed); ``--json``
+prints one ``{"input": <core file>, "report": <EngineReport JSON>}`` per core
+(``{"input", "error"}`` for an input that failed). ``--why A B`` prints, per
+core, the chain of orderings between instructions A and B or where it breaks
+(``--json``: ``{"input", "why"}``); it fails only an input where A or B names
+nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from lncsplit.cli._common import (
     UsageError,
+    add_pass_option,
     add_runner_options,
     check_outputs,
     discover,
@@ -45,7 +56,8 @@ def add_parser(sub: Any) -> None:
         "inputs",
         nargs="+",
         metavar="DIR",
-        help="split outputs (directories); with --symbolic, symbolic module files",
+        help="split outputs (directories); with --symbolic, symbolic module files; "
+        "with --engines also core files (FILE|DIR)",
     )
     r.add_argument(
         "--symbolic",
@@ -61,16 +73,34 @@ def add_parser(sub: Any) -> None:
     )
     r.add_argument("--json", action="store_true", help="print JSON instead of text")
     r.add_argument(
+        "--engines",
+        action="store_true",
+        help="check inside each core: engines, DMA queues and semaphores (sync_info)",
+    )
+    r.add_argument(
+        "--why",
+        nargs=2,
+        metavar=("A", "B"),
+        help="with --engines: the chain of orderings between instructions A and B "
+        "(NAME, FUNCTION:NAME or @POSITION), or where it breaks",
+    )
+    r.add_argument(
         "--lnc",
         help="N for symbolic module files (default: their ShardIds, else 2); "
         "with --symbolic: N, LO-HI or all",
     )
     add_runner_options(r)
+    add_pass_option(r)
     r.set_defaults(run=run)
 
 
 def run(a: argparse.Namespace) -> int:
     """Check every unit; print its races (or ``ok``) in input order, then the summary."""
+    if a.symbolic and (a.engines or a.why):
+        # Two different checks: every N across cores vs inside one core.
+        raise UsageError("--symbolic and --engines are different checks; give one")
+    if a.symbolic and a.pass_ is not None:
+        raise UsageError("--pass reads compiler dump roots; --symbolic takes module files")
     if a.symbolic:
         from lncsplit.cli.racecheck_symbolic import run as run_symbolic
 
@@ -81,6 +111,10 @@ def run(a: argparse.Namespace) -> int:
         except argparse.ArgumentTypeError as e:
             raise UsageError(f"--lnc: {e}") from None
     check_outputs(a)
+    if a.why and not a.engines:
+        raise UsageError("--why needs --engines")
+    if a.engines:
+        return _run_engines(a)
     units = discover(a, core_sets=True)
     job = partial(racecheck_unit, mode=a.mode, lnc=a.lnc)
     report = run_bulk(a, units, job, command="racecheck", lnc=a.lnc, quiet=a.json)
@@ -129,6 +163,102 @@ def _race_error(report: Any) -> Exception:
         "lncsplit/lnc_barriercheck",
         f"fix: {race.fix}",
     )
+
+
+# ----------------------------------------------------------------------------- --engines
+
+
+def _run_engines(a: argparse.Namespace) -> int:
+    """``racecheck --engines``: every core of every unit on its own (contract §3.10)."""
+    if a.lnc is not None:
+        raise UsageError("--lnc is for split inputs; --engines checks each core as it is")
+    units = discover(a, core_sets=True)
+    why = tuple(a.why) if a.why else None
+    job = partial(engines_unit, why=why)
+    report = run_bulk(a, units, job, command="racecheck --engines", lnc=None, quiet=a.json)
+    key = "whys" if why else "reports"
+    if not a.json:
+        print_units(report, lambda f: f.text, produced=key)
+    status = finish(a, report)
+    if a.json:
+        docs: list[dict[str, Any]] = []
+        for f in report.files:
+            if key in f.detail:
+                docs += f.detail[key]
+            else:
+                docs.append({"input": f.input, "error": f.error})
+        print(json.dumps(docs, indent=2))
+    else:
+        print(report.table())
+    return status
+
+
+def engines_unit(unit: Unit, why: tuple[str, str] | None = None) -> FileResult:
+    """The job of ``--engines``: the engine report (or, with ``why``, the
+    explanation) of every core of one unit.
+
+    ``detail`` = ``{"reports": [{"input", "report"}]}`` (``{"whys": [{"input",
+    "why"}]}``), one per core in core order; ``text`` = per core its verdict
+    line and findings. A report that is not ok fails the unit.
+    """
+    from lncsplit.corpus.unit import guarded
+
+    return guarded(unit, partial(_check_engines, unit, why))
+
+
+def _engine_cores(unit: Unit) -> list[tuple[str, Module]]:
+    """(file, module) per core: a split output's cores in core order, a file alone."""
+    from lncsplit._inputs import load_input
+    from lncsplit.corpus.discovery import load_core_set
+
+    if unit.kind == "core_set":
+        return list(zip(unit.files, load_core_set(unit), strict=True))
+    return [(unit.path, load_input(unit.path))]
+
+
+def _check_engines(unit: Unit, why: tuple[str, str] | None, res: FileResult) -> None:
+    from lncsplit.passes.enginecheck import enginecheck
+    from lncsplit.passes.enginecheck import why as explain_order
+
+    cores = _engine_cores(unit)
+    lines: list[str] = []
+    if why is not None:
+        whys = []
+        for path, m in cores:
+            w = explain_order(m, why[0], why[1])
+            whys.append({"input": path, "why": w})
+            lines.append(f"{path}:\n{w['text']}")
+        res.detail = {"whys": whys}
+        res.text = "\n".join(lines)
+        return
+    reports = []
+    bad = []
+    for path, m in cores:
+        r = enginecheck(m)
+        reports.append({"input": path, "report": r.to_dict()})
+        lines.append(f"{'ok   ' if r.ok else 'RACE '} {path}: {r}")
+        if not r.ok:
+            bad.append((path, r))
+    res.detail = {"reports": reports}
+    res.text = "\n".join(lines)
+    if bad:
+        path, r = bad[0]
+        first = (
+            r.races[0].summary()
+            if r.races
+            else (
+                str(r.undecided[0])
+                if r.undecided
+                else str(next(w for w in r.waits if w.status != "early"))
+            )
+        )
+        res.fail(
+            {
+                "type": "EngineReport",
+                "code": None,
+                "message": f"{len(bad)} core(s) not ok; the first, {path}: {first}",
+            }
+        )
 
 
 def _cores(unit: Unit, lnc: int | None) -> list[Module]:

@@ -15,7 +15,15 @@ import os
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from lncsplit.cli._common import add_runner_options, err, finish, format_error, positive, run_bulk
+from lncsplit.cli._common import (
+    add_pass_option,
+    add_runner_options,
+    err,
+    finish,
+    format_error,
+    positive,
+    run_bulk,
+)
 from lncsplit.cli.diff import add_view_options, discover
 
 if TYPE_CHECKING:
@@ -45,6 +53,7 @@ def add_parser(sub: Any) -> None:
         help="instruction rows per page (default 5000; the page says when it is cut)",
     )
     add_runner_options(p)
+    add_pass_option(p)
     p.set_defaults(run=run)
 
 

@@ -26,6 +26,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lncsplit.cli._common import (
+    add_pass_option,
     add_runner_options,
     check_outputs,
     check_paths,
@@ -74,6 +75,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON list, an entry per unit")
     add_runner_options(p)
+    add_pass_option(p)
     p.set_defaults(run=run)
 
 

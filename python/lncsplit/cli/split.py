@@ -12,7 +12,9 @@ from lncsplit.cli._common import (
     DEFAULT_OUT,
     Progress,
     UsageError,
+    add_layout_option,
     add_runner_options,
+    add_spelling_option,
     check_outputs,
     err,
     executor_of,
@@ -69,6 +71,8 @@ def add_parser(sub: Any) -> None:
         "edges dropped with them",
     )
     s.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary table")
+    add_spelling_option(s)
+    add_layout_option(s)
     s.set_defaults(run=run)
 
 
@@ -119,6 +123,8 @@ def run(a: argparse.Namespace) -> int:
                         max_file_size=a.max_file_size,
                         connect_timeout=a.connect_timeout,
                         detail=a.report_detail,
+                        spelling=a.spelling,
+                        layout=a.layout,
                     )
                 )
     finally:

@@ -17,6 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lncsplit.cli._common import (
+    add_pass_option,
     add_runner_options,
     check_outputs,
     discover,
@@ -46,6 +47,7 @@ def add_parser(sub: Any) -> None:
         "--lnc", type=positive, help="N (default: from the ShardIds / the nc files found)"
     )
     add_runner_options(v)
+    add_pass_option(v)
     v.add_argument("--quiet", "-q", action="store_true", help="print failures only")
     v.set_defaults(run=run)
 

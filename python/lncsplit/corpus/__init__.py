@@ -29,7 +29,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from lncsplit._atomic import core_file_name, prepare_output_dir, write_core_files
 from lncsplit.corpus.discovery import InputConflictError, discover_units
@@ -95,6 +95,8 @@ def process_files(
     detail: bool = False,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     connect_timeout: float | None = None,
+    spelling: Literal["lncsplit", "compiler"] | None = None,
+    layout: Literal["lncsplit", "compiler"] = "lncsplit",
 ) -> CorpusReport:
     """Split every input file into ``out``; returns the :class:`CorpusReport`.
 
@@ -118,6 +120,10 @@ def process_files(
             instructions and the dependency edges dropped with them.
         max_file_size: a larger input is an error entry, never read.
         connect_timeout: seconds to wait for a Dask ``scheduler`` (default 10).
+        spelling: the BIR-JSON key names of the written cores, ``"lncsplit"`` or
+            ``"compiler"`` (contract §1.7; None: each input's own).
+        layout: ``"compiler"`` writes core c to ``out/<rel>/nc<cc>/sg<k>/<stem>.json``
+            (the compiler's per-core dump layout) instead of ``out/<rel>/ncNN.json``.
 
     With ``options.create_artifact_dirs`` each core's ``artifact_path`` is
     created under ``options.artifact_root``, by default ``out`` (contract
@@ -138,7 +144,9 @@ def process_files(
     prepare_output_dir(out_s, create=False)
     return run_units(
         units,
-        partial(process_file, out=out_s, options=opts, detail=detail),
+        partial(
+            process_file, out=out_s, options=opts, detail=detail, spelling=spelling, layout=layout
+        ),
         jobs=njobs,
         executor=resolved,
         scheduler=scheduler,

@@ -19,6 +19,11 @@ those that follow) finds them here, with the same rules:
   without ``neuron_core_id`` is an N = 1 output (contract §5). A
   ``linked.json`` beside core files (``split --link``) belongs to that split
   output and is not a unit of its own.
+- A **compiler dump root** (a directory holding ``nc00/`` … ``nc<N-1>/``, each with
+  ``sg<k>/`` directories of ``*.json``; contract §1.7, :mod:`lncsplit.corpus.dump_root`)
+  gives one ``"core_set"`` unit per ``sg<k>`` with ``core_sets=True`` (its files chosen by
+  ``pass_``, ``--pass``); without, one error unit ("per-core dumps: use verify/…"). Files
+  under a dump root are never units of their own.
 
 Safety rules for untrusted trees (contract §6), so every command gets them
 at once:
@@ -54,6 +59,13 @@ from lncsplit._inputs import (
     not_regular_message,
     strip_json,
 )
+from lncsplit.corpus.dump_root import (
+    SPLIT_MESSAGE,
+    core_dirs,
+    dump_root_sets,
+    imply_cores,
+    sg_dir_name,
+)
 from lncsplit.corpus.unit import ErrorInfo, Unit
 from lncsplit.errors import LncsplitError
 from lncsplit.limits import DEFAULT_MAX_FILE_SIZE
@@ -79,6 +91,7 @@ def discover_units(
     unique_outputs: bool = False,
     exclude: Iterable[str | os.PathLike[str]] = (),
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    pass_: str | None = None,
 ) -> list[Unit]:
     """Expand files and directories into the ordered list of units.
 
@@ -92,6 +105,8 @@ def discover_units(
         exclude: directories that are not inputs even inside an INPUT (the
             ``--out`` tree of a command that writes one).
         max_file_size: a larger file is an error unit, never read.
+        pass_: in a compiler dump root, read each core's file dumped after this pass
+            (``--pass``; contract §1.7).
 
     A path that cannot be an input — missing, not a regular file, larger than
     ``max_file_size``, a symbolic link leading out of every INPUT root — is a
@@ -99,7 +114,7 @@ def discover_units(
     """
     items = [i if isinstance(i, Unit) else os.fspath(i) for i in inputs]
     roots = [os.path.realpath(p) for p in items if isinstance(p, str) and os.path.exists(p)]
-    walker = _Walker(roots, _dir_ids(exclude), core_sets, max_file_size)
+    walker = _Walker(roots, _dir_ids(exclude), core_sets, max_file_size, pass_)
     units: list[Unit] = []
     for item in items:
         units.extend([item] if isinstance(item, Unit) else walker.input_units(item))
@@ -135,6 +150,7 @@ class _Walker:
     excluded: set[tuple[int, int]]
     core_sets: bool
     max_file_size: int
+    pass_: str | None = None
     visited: set[tuple[int, int]] = field(default_factory=set)
 
     def input_units(self, path: str) -> list[Unit]:
@@ -197,8 +213,11 @@ class _Walker:
             return [(rel_dir, error_unit(dirpath, rel_dir or "", f"{dirpath}: {e.strerror or e}"))]
         files: list[tuple[str, str, os.stat_result]] = []  # (name, path, stat)
         found: list[tuple[str, Unit]] = []
+        cores = core_dirs(dirpath)
+        if cores:  # a compiler dump root: its nc<cc>/ are its cores, not inputs of their own
+            found.extend(self._dump_root(root, dirpath, rel_dir))
         for entry in entries:
-            if entry.name.startswith("."):
+            if entry.name.startswith(".") or entry.path in cores.values():
                 continue
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             looked = self._look(entry, rel)
@@ -215,6 +234,23 @@ class _Walker:
                 files.append((entry.name, entry.path, looked))
         found.extend(self._files(root, dirpath, rel_dir, files))
         return found
+
+    def _dump_root(self, root: str, dirpath: str, rel_dir: str) -> list[tuple[str, Unit]]:
+        """The units of a compiler dump root: one core set per ``sg<k>`` (or, for a command
+        that takes symbolic modules, one error unit saying what the root is)."""
+        from lncsplit.corpus.unit import error_info
+
+        rel = rel_dir if rel_dir else PurePath(os.path.abspath(root)).name
+        if not self.core_sets:
+            return [(rel_dir, error_unit(dirpath, rel, f"{dirpath}: {SPLIT_MESSAGE}"))]
+        sets = dump_root_sets(dirpath, self.pass_)
+        out: list[tuple[str, Unit]] = []
+        for s in sets:
+            sub = rel if len(sets) == 1 else f"{rel}/{sg_dir_name(s.subgraph)}"
+            info = None if s.error is None else error_info(s.error)
+            unit = Unit(dirpath, sub, kind="core_set", files=s.files, error=info, dump_root=True)
+            out.append((rel_dir, unit))
+        return out
 
     def _look(self, entry: os.DirEntry[str], rel: str) -> os.stat_result | Unit | None:
         """The entry's ``stat`` (links followed only inside a root), an error unit, or None."""
@@ -341,6 +377,8 @@ def load_core_set(unit: Unit) -> list[Module]:
     if unit.error is not None:
         raise CoreSetError(str(unit.error["message"]))
     modules = [load_input(f) for f in unit.files]
+    if unit.dump_root:  # a core without neuron_core_id is its nc<cc>/ (contract §1.7)
+        imply_cores(modules, unit.files)
     check_core_ids(unit.files, [m.neuron_core_id for m in modules])
     return modules
 

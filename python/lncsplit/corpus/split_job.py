@@ -11,14 +11,22 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from lncsplit._atomic import LINKED_FILE, remove_dirs, remove_outputs, write_core_files
+from lncsplit._atomic import (
+    LINKED_FILE,
+    FileWriter,
+    remove_dirs,
+    remove_outputs,
+    write_core_files,
+    write_files_atomic,
+)
 from lncsplit._inputs import input_stem, is_hlo_input, lower_input, with_input
+from lncsplit.corpus.dump_root import layout_paths, subgraph_of
 from lncsplit.corpus.unit import FileResult, Unit, error_info
 
 if TYPE_CHECKING:
@@ -40,8 +48,14 @@ def process_file(
     out: str | os.PathLike[str],
     options: PassOptions,
     detail: bool = False,
+    spelling: Literal["lncsplit", "compiler"] | None = None,
+    layout: Literal["lncsplit", "compiler"] = "lncsplit",
 ) -> FileResult:
     """The split job for one file: read → pipeline → artifact directories → every core.
+
+    ``spelling`` (contract §1.7): the key names the cores are written in (None: the
+    input's). ``layout="compiler"`` writes core c to ``<rel>/nc<cc>/sg<k>/<stem>.json``
+    (k = its ``subgraph_id``) instead of ``<rel>/nc<cc>.json``.
 
     An HLO file (``*.hlo``, ``*.hlo.txt``, a ``*.txt`` starting with ``HloModule``: the input
     rule, :func:`lncsplit._inputs.is_hlo_input`) is lowered first, with N =
@@ -63,7 +77,8 @@ def process_file(
     dest = output_dir(out, inp.rel)
     created: list[str] = []
     try:
-        _split_into(res, inp.path, _Dest(dest, os.fspath(out), created), options, detail)
+        where = _Dest(dest, os.fspath(out), created, spelling, layout, PurePath(inp.rel).name)
+        _split_into(res, inp.path, where, options, detail)
     except Exception as e:  # noqa: BLE001 - a failed file never stops the run
         remove_dirs(created)
         remove_outputs(dest)
@@ -140,6 +155,9 @@ class _Dest:
     dir: str
     out: str
     created: list[str]
+    spelling: Literal["lncsplit", "compiler"] | None = None
+    layout: Literal["lncsplit", "compiler"] = "lncsplit"
+    stem: str = ""
 
 
 def _split_into(
@@ -169,21 +187,32 @@ def _split_into(
 
         res.detail = {"cores": split_detail(snapshot, cores)}
     phases.enter("write")
+    spelling = dest.spelling
     counts = [m.instruction_count() for m in cores]
     # ``split --link``: the linked module goes beside the cores, in the same write.
     extra: dict[str, bytes | memoryview] = {}
     if options.link:
-        extra[LINKED_FILE] = _core.link(cores).to_bytes(version=2)
+        extra[LINKED_FILE] = _core.link(cores).to_bytes(version=2, spelling=spelling)
     if options.create_artifact_dirs and options.lnc_size > 1:
         # Only now that the pipeline succeeded, and under --out (contract §6).
         root = options.artifact_root if options.artifact_root is not None else dest.out
         dest.created.extend(create_artifact_dirs_under(cores, root))
     del module
+    # ``--layout compiler``: core c at <rel>/nc<cc>/sg<k>/<stem>.json (k its subgraph_id),
+    # named now: the writes below free the cores.
+    paths = (
+        layout_paths(dest.dir, dest.stem, [subgraph_of(m) for m in cores])
+        if dest.layout == "compiler"
+        else None
+    )
     if big:
-        res.outputs = write_core_files(dest.dir, [_streamed(m) for m in cores], extra)
+        writers = [_streamed(m, spelling) for m in cores]
+        res.outputs = _write_cores(dest.dir, paths, writers, extra)
         res.bytes_out = sum(os.path.getsize(f) for f in res.outputs[: len(counts)])
     else:
-        res.outputs, res.bytes_out = _write_buffered(dest.dir, cores, extra, options.parallel)
+        res.outputs, res.bytes_out = _write_buffered(
+            dest.dir, paths, cores, extra, options.parallel, spelling
+        )
     del cores
     res.instructions_out = counts
     phases.finish(res)
@@ -206,29 +235,52 @@ def _trim(_event: Any) -> None:
     _core.trim_memory()
 
 
-def _streamed(core: Any) -> Callable[[str, str, bool], None]:
-    """A :data:`lncsplit._atomic.FileWriter` streaming ``core`` into its file, then freeing it."""
+def _streamed(
+    core: Any, spelling: Literal["lncsplit", "compiler"] | None
+) -> Callable[[str, str, bool], None]:
+    """A :data:`lncsplit._atomic.FileWriter` streaming ``core`` (in ``spelling``) into its
+    file, then freeing it."""
     from lncsplit import _core
 
     def write(tmp: str, final: str, fsync: bool) -> None:
-        _core.write_module_file(core, tmp, final, 2, fsync)
+        _core.write_module_file(core, tmp, final, 2, fsync, spelling)
         _core.release([core])  # written: its memory is not needed for the next core
 
     return write
 
 
+def _write_cores(
+    out_dir: str,
+    paths: list[str] | None,
+    blobs: Sequence[bytes | memoryview | FileWriter],
+    extra: dict[str, bytes | memoryview],
+) -> list[str]:
+    """Write the cores, all or nothing: to ``out_dir/ncCC.json`` (``paths`` None), or each
+    to its ``paths[c]`` with ``extra`` in ``out_dir`` (the compiler's layout)."""
+    if paths is None:
+        return write_core_files(out_dir, blobs, extra)
+    at: dict[str, bytes | memoryview | FileWriter] = dict(zip(paths, blobs, strict=True))
+    at.update({os.path.join(out_dir, k): v for k, v in extra.items()})
+    return write_files_atomic(at)
+
+
 def _write_buffered(
-    out_dir: str, cores: list[Any], extra: dict[str, bytes | memoryview], parallel: bool
+    out_dir: str,
+    paths: list[str] | None,
+    cores: list[Any],
+    extra: dict[str, bytes | memoryview],
+    parallel: bool,
+    spelling: Literal["lncsplit", "compiler"] | None,
 ) -> tuple[list[str], int]:
-    """The N cores serialized at once with the GIL released (the bytes of ``m.to_bytes()``),
-    left in the writer's buffers (no ``bytes`` copy) until written out: ``(outputs, their
-    size)``."""
+    """The N cores serialized at once with the GIL released (the bytes of
+    ``m.to_bytes(spelling=spelling)``), left in the writer's buffers (no ``bytes`` copy) until
+    written out: ``(outputs, their size)``."""
     from lncsplit import _core
 
-    blobs = [memoryview(b) for b in _core.to_buffers_all(cores, 2, parallel)]
+    blobs = [memoryview(b) for b in _core.to_buffers_all(cores, 2, parallel, spelling)]
     # Free the per-core modules outside the GIL so worker threads overlap.
     _core.release(cores)
-    outputs = write_core_files(out_dir, blobs, extra)
+    outputs = _write_cores(out_dir, paths, blobs, extra)
     size = sum(b.nbytes for b in blobs)
     for b in blobs:
         b.release()

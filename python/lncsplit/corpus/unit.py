@@ -42,6 +42,8 @@ class Unit:
             empty for a file.
         error: a problem found by discovery (a malformed core set…): the unit
             is reported failed with it and its job is never called.
+        dump_root: a core set found in a compiler dump root (``nc<cc>/sg<k>/``, contract
+            §1.7): a core file without ``neuron_core_id`` is given its directory's core.
     """
 
     path: str
@@ -49,6 +51,7 @@ class Unit:
     kind: UnitKind = "file"
     files: tuple[str, ...] = ()
     error: ErrorInfo | None = field(default=None, hash=False)
+    dump_root: bool = False
 
     @property
     def sources(self) -> tuple[str, ...]:

@@ -22,6 +22,14 @@ symbolic module, ``lncsplit split`` lowers it itself when named explicitly.
 
 ``lncsplit split`` with no INPUT splits them (lnc 2 by default); every one
 passes the whole pipeline, race-free (lnc_barriercheck, order 92).
+
+``compiler/`` holds the same examples in the compiler's own spelling (contract §1.7:
+``blocks``, ``memorylocations``, ``dims``, ``Skind``, ``LoopAxis``; they split like the
+originals), and ``compiler/scheduled/``, a hand-made post-scheduling compiler dump root
+(``nc00/sg00/bir_debug.sg0000.after-lower_sync.before-lower_act.json``, ``nc01/…``) with
+``sync_info``, a DMA queue started by a ``DMATrigger``, ``GroupResetSemaphores``, a
+repeated instruction name and the compiler's tensor kinds; core 1's file carries no
+``neuron_core_id`` (its directory says which core it is).
 """
 
 from __future__ import annotations
@@ -40,9 +48,25 @@ def example_paths() -> list[Path]:
     return sorted(examples_dir().glob("*.json"))
 
 
+def compiler_example_paths() -> list[Path]:
+    """The example modules in the compiler's spelling (``compiler/*.json``), in name order."""
+    return sorted((examples_dir() / "compiler").glob("*.json"))
+
+
+def scheduled_dump_root() -> Path:
+    """The hand-made post-scheduling compiler dump root (``compiler/scheduled``)."""
+    return examples_dir() / "compiler" / "scheduled"
+
+
 def hlo_example_path() -> Path:
     """The shipped HLO text example (three LNC sharding constraints, lnc 2)."""
     return examples_dir() / "jax_lnc_constraints.hlo.txt"
 
 
-__all__ = ["example_paths", "examples_dir", "hlo_example_path"]
+__all__ = [
+    "compiler_example_paths",
+    "example_paths",
+    "examples_dir",
+    "hlo_example_path",
+    "scheduled_dump_root",
+]

@@ -26,7 +26,7 @@ from typing import Any
 
 from lncsplit import _core
 from lncsplit._core import Expr, InstructionView, Module, Predicate
-from lncsplit.errors import LncsplitError
+from lncsplit.errors import InstructionNotFoundError, LncsplitError
 
 __all__ = [
     "AddressBinding",
@@ -53,20 +53,6 @@ BOUND_OP_FIELDS = (
     "replication_shift_amnt",
     "replication_num_rows",
 )
-
-
-class InstructionNotFoundError(LncsplitError, LookupError):
-    """No instruction of that name; ``.close`` lists close names (difflib)."""
-
-    def __init__(self, name: str, module: str, close: Sequence[str]) -> None:
-        self.name = name
-        self.module = module
-        self.close = list(close)
-        hint = f"; close names: {', '.join(self.close)}" if self.close else "; no close name"
-        super().__init__(f"no instruction named {name!r} in module {module}{hint}")
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 class AmbiguousInstructionError(LncsplitError, LookupError):

@@ -6,6 +6,11 @@
 //! read. `symbolic_ap` and `physical_ap` have exact footprints; a
 //! `register_ap` (its address lives in a register) and an address that stays
 //! undecided with every IV bound cover their whole location.
+//!
+//! A `DMATrigger` accesses what the descriptors of its `dma_blocks` access
+//! (contract §3.6 via §3.8): each `DMADescriptor*` of each block, in queue
+//! order, reads its `ins` and writes its `outs` (`bir/queues.rs`), when the
+//! index was built with the module's queues ([`FunctionIndex::with_queues`]).
 
 use hashbrown::HashMap;
 
@@ -14,10 +19,12 @@ use super::location::locations_of;
 use crate::bir::argument::Argument;
 use crate::bir::dtype::dtype_size;
 use crate::bir::instruction::Instruction;
-use crate::bir::memory::{MemoryLocation, MemoryLocationSet};
+use crate::bir::memory::{memory_of, Memory, MemoryLocation, MemoryLocationSet};
 use crate::bir::module::Function;
+use crate::bir::queues::{is_trigger, trigger_blocks, Queues};
 use crate::error::{Error, Result};
 use crate::pelican::{Bindings, Context};
+use std::sync::Arc;
 
 /// What an access does to its bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -87,7 +94,16 @@ pub struct LocEntry<'m> {
     pub name: &'m str,
     pub mem_type: &'m str,
     pub loc: Option<&'m MemoryLocation>,
+    /// The location's geometry ([`Layout::of_location`]: its `dims` when it
+    /// has them, else its set's): what a `physical_ap`, a whole-location
+    /// access and every (partition, byte) of the location use.
     pub layout: std::result::Result<Layout, FootprintError>,
+    /// The set's tensor geometry ([`Layout::of`]): what a `symbolic_ap`'s
+    /// `addrs` and strides address (the same as `layout` unless the file's
+    /// `dims` disagree with the set's shape).
+    pub tensor: std::result::Result<Layout, FootprintError>,
+    /// `RNGSTATE` / `REG` (contract §1.7): no footprint reaches it.
+    pub unmodelled: bool,
 }
 
 /// A set of the function and its locations.
@@ -128,6 +144,8 @@ enum Shape<'a> {
 pub struct FunctionIndex<'m> {
     pub function: &'m Function,
     sets: HashMap<&'m str, SetEntry<'m>>,
+    /// The module's DMA queues (a `DMATrigger`'s descriptors), if read.
+    queues: Option<Arc<Queues>>,
 }
 
 impl<'m> FunctionIndex<'m> {
@@ -140,12 +158,33 @@ impl<'m> FunctionIndex<'m> {
                     name,
                     mem_type,
                     loc,
-                    layout: Layout::of(set, mem_type),
+                    layout: Layout::of_location(set, loc, mem_type),
+                    tensor: Layout::of(set, mem_type),
+                    unmodelled: memory_of(mem_type) == Memory::Unmodelled,
                 })
                 .collect();
             sets.entry(&*set.name).or_insert(SetEntry { set, locations });
         }
-        FunctionIndex { function, sets }
+        FunctionIndex {
+            function,
+            sets,
+            queues: None,
+        }
+    }
+
+    /// [`FunctionIndex::new`], a `DMATrigger` accessing its descriptors'
+    /// arguments (`queues`: the module's, [`Queues::of`]).
+    pub fn with_queues(function: &'m Function, queues: Option<Arc<Queues>>) -> Self {
+        let mut ix = FunctionIndex::new(function);
+        ix.queues = queues.filter(|q| !q.is_empty());
+        ix
+    }
+
+    /// Whether `inst` has accesses beyond its own arguments (a `DMATrigger`
+    /// whose blocks the index knows): fast paths that read only `ins`/`outs`
+    /// must not take it.
+    pub fn has_descriptor_accesses(&self, inst: &Instruction) -> bool {
+        self.queues.is_some() && is_trigger(inst)
     }
 
     pub fn set(&self, name: &str) -> Option<&SetEntry<'m>> {
@@ -196,27 +235,96 @@ impl<'m> FunctionIndex<'m> {
                 _ => Role::Read,
             };
             for (index, arg) in args.iter().enumerate() {
-                let Some((entry, shape)) = self.addressed(arg) else {
-                    continue;
-                };
-                let entry = entry.ok_or_else(|| unknown_set(code, inst, list, index, arg))?;
-                if !keep(list, index, entry) {
-                    continue;
+                self.argument_accesses(ctx, inst, bindings, code, keep, (list, index, role), arg, out)?;
+            }
+        }
+        if let (Some(q), true) = (&self.queues, is_trigger(inst)) {
+            self.descriptor_accesses(ctx, inst, bindings, code, keep, q, out)?;
+        }
+        Ok(())
+    }
+
+    /// The accesses of a `DMATrigger`'s descriptors: their `ins` read and
+    /// their `outs` written, numbered on after the trigger's own arguments.
+    #[allow(clippy::too_many_arguments)]
+    fn descriptor_accesses<'i>(
+        &'i self,
+        ctx: &Context,
+        inst: &Instruction,
+        bindings: &Bindings,
+        code: u32,
+        keep: &dyn Fn(ArgList, usize, &SetEntry<'m>) -> bool,
+        queues: &Queues,
+        out: &mut Vec<Access<'i>>,
+    ) -> Result<()> {
+        let names = trigger_blocks(inst)?.unwrap_or_default();
+        let (mut ins, mut outs) = (inst.ins.len(), inst.outs.len());
+        for name in names {
+            let block = queues.block(&name).ok_or_else(|| {
+                Error::neuron_at(
+                    code,
+                    format!("DMATrigger {} starts DMA block {name}, which no queue holds", inst.name),
+                    "lncsplit/footprint",
+                    format!("instruction {}, dma_blocks {name}", inst.name),
+                )
+            })?;
+            for d in &block.descriptors {
+                for arg in &d.ins {
+                    let r = (ArgList::Ins, ins, Role::Read);
+                    self.argument_accesses(ctx, inst, bindings, code, keep, r, arg, out)?;
+                    ins += 1;
                 }
-                for (location, loc) in entry.locations.iter().enumerate() {
-                    let ferr = |e: FootprintError| footprint_error(code, inst, list, index, &entry.set.name, &e);
-                    let layout = loc.layout.as_ref().map_err(|e| ferr(e.clone()))?;
-                    let points = points(ctx, &shape, layout, entry.set, bindings)?.map_err(ferr)?;
-                    out.push(Access {
-                        list,
-                        index,
-                        role,
-                        set: entry,
-                        location,
-                        points,
-                    });
+                for arg in &d.outs {
+                    let w = (ArgList::Outs, outs, Role::Write);
+                    self.argument_accesses(ctx, inst, bindings, code, keep, w, arg, out)?;
+                    outs += 1;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The accesses of one argument (`at`: its list, index and role).
+    #[allow(clippy::too_many_arguments)]
+    fn argument_accesses<'i>(
+        &'i self,
+        ctx: &Context,
+        inst: &Instruction,
+        bindings: &Bindings,
+        code: u32,
+        keep: &dyn Fn(ArgList, usize, &SetEntry<'m>) -> bool,
+        at: (ArgList, usize, Role),
+        arg: &Argument,
+        out: &mut Vec<Access<'i>>,
+    ) -> Result<()> {
+        let (list, index, role) = at;
+        let Some((entry, shape)) = self.addressed(arg) else {
+            return Ok(());
+        };
+        let entry = entry.ok_or_else(|| unknown_set(code, inst, list, index, arg))?;
+        if !keep(list, index, entry) {
+            return Ok(());
+        }
+        for (location, loc) in entry.locations.iter().enumerate() {
+            if loc.unmodelled {
+                continue;
+            }
+            let ferr = |e: FootprintError| footprint_error(code, inst, list, index, &entry.set.name, &e);
+            let geometry = if matches!(shape, Shape::Symbolic(_)) {
+                &loc.tensor
+            } else {
+                &loc.layout
+            };
+            let layout = geometry.as_ref().map_err(|e| ferr(e.clone()))?;
+            let points = points(ctx, &shape, layout, entry.set, bindings)?.map_err(ferr)?;
+            out.push(Access {
+                list,
+                index,
+                role,
+                set: entry,
+                location,
+                points,
+            });
         }
         Ok(())
     }
@@ -236,9 +344,26 @@ impl<'m> FunctionIndex<'m> {
                 };
                 Some((entry, Shape::Physical(p)))
             }
-            Argument::Other { kind, .. } if &**kind == "register_ap" => Some((by_name(arg.memsetref()?), Shape::Whole)),
+            // A register address, or a descriptor's symbolic one (its
+            // expressions are not in the module's arena): the whole location.
+            Argument::Other { kind, .. } if matches!(&**kind, "register_ap" | "symbolic_ap" | "symbolic_pwap") => {
+                let entry = match (arg.memsetref(), other_memref(arg)) {
+                    (Some(s), _) => by_name(s),
+                    (None, Some(l)) => self.set_of_location(l),
+                    (None, None) => return None,
+                };
+                Some((entry, Shape::Whole))
+            }
             _ => None,
         }
+    }
+}
+
+/// A kept argument's `memref` (a register address names its location).
+fn other_memref(arg: &Argument) -> Option<&str> {
+    match arg {
+        Argument::Other { fields, .. } => fields.get("memref").and_then(serde_json::Value::as_str),
+        _ => None,
     }
 }
 

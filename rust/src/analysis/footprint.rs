@@ -19,7 +19,7 @@ use smallvec::SmallVec;
 
 use crate::bir::argument::{ApPair, PhysicalAp};
 use crate::bir::dtype::dtype_size;
-use crate::bir::memory::MemoryLocationSet;
+use crate::bir::memory::{MemoryLocation, MemoryLocationSet};
 
 /// Most explicit runs one overlapping-stride access may expand to before the
 /// checker refuses it (a resource limit, documented in docs/passes.md).
@@ -133,6 +133,38 @@ impl Layout {
             on_chip: matches!(mem_type, "SB" | "PSUM"),
             strides,
         })
+    }
+
+    /// A location of `partitions` partitions of `free` elements of `esize`
+    /// bytes, laid out as a rank-2 tensor `[partitions, free]`: the geometry
+    /// of a location's own `dims` (contract §1.7, §3.10).
+    pub fn flat(partitions: i64, free: i64, esize: i64, on_chip: bool) -> FResult<Layout> {
+        let (partitions, free) = (partitions.max(0), free.max(0));
+        mul(mul(partitions, free)?, esize)?;
+        Ok(Layout {
+            partitions,
+            free,
+            esize,
+            on_chip,
+            strides: smallvec::smallvec![free, 1],
+        })
+    }
+
+    /// The geometry of location `loc` of `set` (contract §1.7): the
+    /// location's `dims` when it has them — `dims[0]` partitions of a pitch
+    /// of `dims[1] ÷ element size` elements — else the set's. `physical_ap`
+    /// accesses and the location's memory use it; a `symbolic_ap` addresses
+    /// its set's tensor ([`Layout::of`]; the two agree unless the file's
+    /// `dims` disagree with the set's shape).
+    pub fn of_location(set: &MemoryLocationSet, loc: Option<&MemoryLocation>, mem_type: &str) -> FResult<Layout> {
+        let mut l = Layout::of(set, mem_type)?;
+        if let Some((p, bpp)) = loc.and_then(MemoryLocation::dims_geometry) {
+            let pitch = bpp.div_euclid(l.esize.max(1));
+            mul(mul(p, pitch)?, l.esize)?;
+            l.partitions = p;
+            l.free = pitch;
+        }
+        Ok(l)
     }
 
     /// P·F, the number of elements of the location.
@@ -425,6 +457,27 @@ impl RunSet {
             set.explicit = Some(set.enumerate_runs()?);
         }
         Ok(set)
+    }
+
+    /// The bytes of explicit runs `[start, end)`, in any order, overlapping
+    /// or not (empty runs are dropped): sorted and merged.
+    pub fn from_runs(mut runs: Vec<(i64, i64)>) -> RunSet {
+        runs.retain(|r| r.0 < r.1);
+        runs.sort_unstable();
+        let mut merged: Vec<(i64, i64)> = Vec::with_capacity(runs.len());
+        for (s, e) in runs {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        RunSet {
+            base: 0,
+            dims: SmallVec::new(),
+            run: 0,
+            empty: merged.is_empty(),
+            explicit: Some(merged),
+        }
     }
 
     fn is_mixed_radix(&self) -> FResult<bool> {

@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use super::footprint::{FootprintError, Layout};
 use crate::bir::memory::{MemoryLocation, MemoryLocationSet};
 use crate::bir::module::{Function, Module};
 use crate::error::{Error, Result};
@@ -44,6 +45,16 @@ pub struct Resolved<'m> {
     pub reach: Reach,
     pub set: &'m MemoryLocationSet,
     pub mem_type: &'m str,
+    /// The location reached (None: a set's implicit one).
+    pub loc: Option<&'m MemoryLocation>,
+}
+
+impl Resolved<'_> {
+    /// The reached location's geometry ([`Layout::of_location`]: its `dims`
+    /// when it has them, else its set's).
+    pub fn layout(&self) -> std::result::Result<Layout, FootprintError> {
+        Layout::of_location(self.set, self.loc, self.mem_type)
+    }
 }
 
 /// The locations of a set (its implicit one when it lists none), as
@@ -58,14 +69,19 @@ pub fn locations_of(set: &MemoryLocationSet) -> Vec<(&str, &str, Option<&MemoryL
         .collect()
 }
 
-/// The set and location named `name` in `f` (a set's implicit location too).
-pub fn find_location<'m>(f: &'m Function, name: &str) -> Option<(&'m MemoryLocationSet, &'m str)> {
+/// The set and location named `name` in `f` (a set's implicit location
+/// too: then no location), and its memory type.
+#[allow(clippy::type_complexity)]
+pub fn find_location<'m>(
+    f: &'m Function,
+    name: &str,
+) -> Option<(&'m MemoryLocationSet, &'m str, Option<&'m MemoryLocation>)> {
     for s in &f.allocations {
         if s.locations.is_empty() && &*s.name == name {
-            return Some((s, "DRAM"));
+            return Some((s, "DRAM", None));
         }
         if let Some(l) = s.locations.iter().find(|l| &*l.name == name) {
-            return Some((s, &l.mem_type));
+            return Some((s, &l.mem_type, Some(l)));
         }
     }
     None
@@ -101,11 +117,17 @@ impl<'m> Cores<'m> {
         self.modules.is_empty()
     }
 
-    fn target(&self, core: i64, function: &str, name: &str) -> Option<(&'m MemoryLocationSet, &'m str, u32)> {
+    #[allow(clippy::type_complexity)]
+    fn target(
+        &self,
+        core: i64,
+        function: &str,
+        name: &str,
+    ) -> Option<(&'m MemoryLocationSet, &'m str, Option<&'m MemoryLocation>, u32)> {
         let c = usize::try_from(core).ok()?;
         let f = self.modules.get(c)?.function(function)?;
-        let (set, ty) = find_location(f, name)?;
-        Some((set, ty, c as u32))
+        let (set, ty, loc) = find_location(f, name)?;
+        Some((set, ty, loc, c as u32))
     }
 
     /// Resolve location `loc_name` of `set` as core `core` accesses it in
@@ -122,38 +144,42 @@ impl<'m> Cores<'m> {
         let own_name: &'m str = loc.map_or(&*set.name, |l| &*l.name);
         let own_type: &'m str = loc.map_or("DRAM", |l| &*l.mem_type);
         let rlt = loc.and_then(|l| l.remote_local_target.as_ref());
-        let here = |c: u32, reach: Reach, s: &'m MemoryLocationSet, ty: &'m str, name: &str| Resolved {
-            phys: PhysLoc {
-                core: c,
-                function: fname.clone(),
-                name: Arc::from(name),
-            },
-            reach,
-            set: s,
-            mem_type: ty,
-        };
+        let here =
+            |c: u32, reach: Reach, s: &'m MemoryLocationSet, ty: &'m str, l: Option<&'m MemoryLocation>, name: &str| {
+                Resolved {
+                    phys: PhysLoc {
+                        core: c,
+                        function: fname.clone(),
+                        name: Arc::from(name),
+                    },
+                    reach,
+                    set: s,
+                    mem_type: ty,
+                    loc: l,
+                }
+            };
         if partner_write {
             let partner = (core as i64 + 1) & 1;
-            let (s, ty, c) = self
+            let (s, ty, l, c) = self
                 .target(partner, fname, own_name)
                 .ok_or_else(|| missing_partner(fname, own_name, partner))?;
-            return Ok(here(c, Reach::Partner, s, ty, own_name));
+            return Ok(here(c, Reach::Partner, s, ty, l, own_name));
         }
         if is_shared(set, loc) {
             // Core 0's location of that name (a placed copy names it in its target).
             let name = rlt.filter(|r| r.core == 0).map_or(own_name, |r| &*r.name);
-            let (s, ty, c) = self
+            let (s, ty, l, c) = self
                 .target(0, fname, name)
                 .ok_or_else(|| missing_target(fname, own_name, name, 0))?;
-            return Ok(here(c, Reach::Shared, s, ty, name));
+            return Ok(here(c, Reach::Shared, s, ty, l, name));
         }
         if let Some(r) = rlt {
-            let (s, ty, c) = self
+            let (s, ty, l, c) = self
                 .target(r.core, fname, &r.name)
                 .ok_or_else(|| missing_target(fname, own_name, &r.name, r.core))?;
-            return Ok(here(c, Reach::Proxy, s, ty, &r.name));
+            return Ok(here(c, Reach::Proxy, s, ty, l, &r.name));
         }
-        Ok(here(core as u32, Reach::Private, set, own_type, own_name))
+        Ok(here(core as u32, Reach::Private, set, own_type, loc, own_name))
     }
 }
 

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::instruction::Block;
 use super::module::Function;
-use super::{dump_module, load_module, Module};
+use super::{dump_module, Module};
 use crate::error::Result;
 
 /// Blocks with at least this many instructions are cloned in parallel.
@@ -59,11 +59,17 @@ impl Module {
             functions,
             extra: self.extra.clone(),
             ctx,
+            spelling: self.spelling,
+            implied_core: self.implied_core,
         }
     }
 
-    /// The compiler's clone: serialize to JSON and read it back.
+    /// The compiler's clone: serialize to JSON and read it back (in the
+    /// module's spelling; the core id a dump root implied is not in the
+    /// JSON, so it is carried over).
     pub fn json_clone(&self) -> Result<Module> {
-        load_module(&dump_module(self, 2)?)
+        let mut m = super::load::load_in_spelling(&dump_module(self, 2)?, self.spelling)?;
+        m.implied_core = self.implied_core;
+        Ok(m)
     }
 }

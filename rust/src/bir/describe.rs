@@ -22,9 +22,10 @@ pub fn inferred_lnc(m: &Module) -> Option<i64> {
 /// written) its shard ids, blocks, instructions and memory.
 pub fn describe(m: &Module) -> Value {
     let mut opcodes = vec![0usize; 256];
-    let main = m.functions.iter().filter(|f| &*f.name == "main");
-    let rest = m.functions.iter().filter(|f| &*f.name != "main");
-    let functions: Vec<Value> = main.chain(rest).map(|f| function(f, &mut opcodes)).collect();
+    let functions: Vec<Value> = m
+        .entry_first()
+        .map(|i| function(&m.functions[i], &mut opcodes))
+        .collect();
     let mut hist: Vec<(&str, usize)> = opcodes
         .iter()
         .enumerate()
@@ -37,7 +38,15 @@ pub fn describe(m: &Module) -> Value {
         "name": m.name,
         "arch": m.arch.name(),
         "version": 2,
-        "neuron_core_id": attrs.and_then(|a| a.get(super::NEURON_CORE_ID)).cloned().unwrap_or(Value::Null),
+        // The attribute as written, else the core a dump root's `nc<cc>/` implies.
+        "neuron_core_id": attrs
+            .and_then(|a| a.get(super::NEURON_CORE_ID))
+            .cloned()
+            .or(m.implied_core.map(Value::from))
+            .unwrap_or(Value::Null),
+        "spelling": m.spelling.name(),
+        // contract §1.7: `physical_ap.offset` counts elements of the operand's dtype.
+        "offsets": "elements",
         "artifact_path": m.artifact_path,
         "instructions": m.instruction_count(),
         "opcodes": hist.into_iter().map(|(k, n)| (k.to_string(), Value::from(n))).collect::<Map<_, _>>(),

@@ -9,6 +9,29 @@ use super::opcode::Opcode;
 use super::Extra;
 use crate::pelican::{AffinePredicate, AxisId, ExprId};
 
+/// The name a Loop without one reads as (contract §1.7): `loop@<position>`,
+/// its depth-first position in its function.
+pub fn anonymous_loop_name(position: usize) -> String {
+    format!("loop@{position}")
+}
+
+/// Whether `name` is the one a Loop at `position` gets when it has none
+/// (the compiler's spelling then writes it without a name).
+pub fn is_anonymous_loop_name(name: &str, position: usize) -> bool {
+    name.strip_prefix("loop@")
+        .and_then(|p| p.parse::<usize>().ok())
+        .is_some_and(|p| p == position && name.len() == 5 + decimal_len(position))
+}
+
+fn decimal_len(mut n: usize) -> usize {
+    let mut len = 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Block {
     pub name: Arc<str>,

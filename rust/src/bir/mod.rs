@@ -20,6 +20,7 @@ pub mod instruction;
 pub mod load;
 pub mod memory;
 pub mod module;
+pub mod names;
 pub mod opcode;
 pub mod queues;
 pub mod schema;
@@ -31,7 +32,7 @@ pub type Extra = Option<Arc<serde_json::Map<String, serde_json::Value>>>;
 
 pub use arch::Arch;
 pub use argument::{Addrs, Ap, ApPair, Argument, PhysicalAp, SymbolicAp};
-pub use dump::{dump_module, write_module};
+pub use dump::{dump_module, write_module, Form};
 pub use instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
 pub use load::module_from_value;
 
@@ -53,6 +54,9 @@ pub fn load_module_str(text: &str) -> crate::error::Result<Module> {
 pub use memory::{MemoryLocation, MemoryLocationSet, RemoteLocalTarget};
 pub use module::{Function, Module, NEURON_CORE_ID};
 pub use opcode::Opcode;
+pub use schema::Spelling;
 
+#[cfg(test)]
+mod spelling_tests;
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::arch::Arch;
 use super::instruction::{Block, Instruction};
 use super::memory::{MemoryLocation, MemoryLocationSet};
+use super::schema::Spelling;
 use super::Extra;
 use crate::pelican::Context;
 
@@ -69,6 +70,14 @@ pub struct Module {
     pub functions: Vec<Function>,
     pub extra: Extra,
     pub ctx: Context,
+    /// The key names the module was read with, and is written back in
+    /// (contract §1.7); `clone`, `split` and `link` keep it.
+    pub spelling: Spelling,
+    /// A core id known from where the module was found (the `nc<cc>/`
+    /// directory of a compiler dump root, contract §1.7), for a module whose
+    /// file carries no `neuron_core_id`: read by [`Module::neuron_core_id`],
+    /// never written.
+    pub implied_core: Option<i64>,
 }
 
 impl Default for Module {
@@ -84,6 +93,8 @@ impl Default for Module {
             functions: Vec::new(),
             extra: None,
             ctx: Context::new(),
+            spelling: Spelling::Lncsplit,
+            implied_core: None,
         }
     }
 }
@@ -95,6 +106,26 @@ pub const NEURON_CORE_ID: &str = "neuron_core_id";
 pub const CORES_KEY: &str = "cores";
 /// A linked module's attribute giving N (contract §3.7).
 pub const LNC_ATTR: &str = "lnc";
+
+/// The name of the entry function: `main` when there is one (contract
+/// §1.7; the compiler's `sg0000` otherwise, or whatever comes first).
+pub const ENTRY: &str = "main";
+
+/// [`Module::entry_index`] of a function list.
+pub fn entry_index(functions: &[Function]) -> Option<usize> {
+    match functions.iter().position(|f| &*f.name == ENTRY) {
+        Some(i) => Some(i),
+        None => (!functions.is_empty()).then_some(0),
+    }
+}
+
+/// [`Module::entry_first`] of a function list.
+pub fn entry_first(functions: &[Function]) -> impl Iterator<Item = usize> + '_ {
+    let entry = entry_index(functions);
+    entry
+        .into_iter()
+        .chain((0..functions.len()).filter(move |&i| Some(i) != entry))
+}
 
 /// Does `m` carry the marks of a module `link` made: no `neuron_core_id`,
 /// and the `lnc` attribute or the `cores` key? The one test of "linked" (the
@@ -108,9 +139,34 @@ pub fn is_linked(m: &Module) -> bool {
 }
 
 impl Module {
-    /// `getNeuronCoreId()`: present ⇔ the module is concretized.
+    /// `getNeuronCoreId()`: present ⇔ the module is concretized. The
+    /// attribute, else the core its dump-root directory names
+    /// ([`Module::implied_core`]).
     pub fn neuron_core_id(&self) -> Option<i64> {
+        self.written_core_id().or(self.implied_core)
+    }
+
+    /// The `neuron_core_id` attribute the module's file carries.
+    pub fn written_core_id(&self) -> Option<i64> {
         self.attributes.as_ref()?.get(NEURON_CORE_ID)?.as_i64()
+    }
+
+    /// The index of the entry function (contract §1.7): `main` when there
+    /// is one, else the first function; None without functions.
+    pub fn entry_index(&self) -> Option<usize> {
+        entry_index(&self.functions)
+    }
+
+    /// The entry function ([`Module::entry_index`]).
+    pub fn entry_function(&self) -> Option<&Function> {
+        self.entry_index().map(|i| &self.functions[i])
+    }
+
+    /// The function indices in the order everything that visits `main` first
+    /// uses (contract §3.2, §3.6, the writer): the entry function, then the
+    /// others in module order.
+    pub fn entry_first(&self) -> impl Iterator<Item = usize> + '_ {
+        entry_first(&self.functions)
     }
 
     pub fn set_neuron_core_id(&mut self, core: i64) {

@@ -1,188 +1,405 @@
-//! The module's DMA queues (contract §1.7): queues whose blocks hold
-//! `DMABlock` instructions and their `DMADescriptor*` descriptors, started
-//! by `DMATrigger {dma_blocks}`. The shape real dumps have
-//! (notes/compiler-bir.md §1, §3.4, §5):
+//! The module's DMA queues (contract §1.7), as scheduled compiler dumps
+//! carry them: `queues: [{name, blocks: [{name, instructions: [DMABlock…]}]}]`,
+//! each `DMABlock` holding `blocks` of `DMADescriptor*` instructions whose
+//! `ins`/`outs` are the transfer, started by a `DMATrigger {dma_blocks}` in a
+//! function.
 //!
-//! ```text
-//! queues: [{name, blocks: [{name, instructions: [DMABlock, …]}]}]
-//! DMABlock: {name, opcode: "DMABlock", engine, dma_trigger, sync_info,
-//!            blocks: [{name, instructions: [DMADescriptorCopy, …]}]}
-//! ```
+//! `queues` stays an unknown key of the module (kept and written back as it
+//! was read, in either spelling); this is the typed view of it that the
+//! analyses read: [`Queues::of`]. §3.6 and §3.8 give a `DMATrigger` the
+//! accesses of its blocks' descriptors (each reads its `ins`, writes its
+//! `outs`, in queue order). A `physical_ap` descriptor argument is typed as
+//! the loader types one; any other argument naming memory is kept as
+//! [`Argument::Other`] (covering its whole location: a descriptor's
+//! expressions are not interned in the module's arena). Malformed queues are
+//! a `BirJsonError` at their path, raised when something reads them.
 //!
-//! Descriptors are instructions (`ins`/`outs` like any other); they are read
-//! with the loader's own instruction reader ([`detached_instructions`]).
-//!
-//! Today the loader keeps `queues` as an unknown module key (in
-//! `Module.extra`, round-tripped verbatim). **This file is the one accessor
-//! everything reads the queues through** ([`raw`]), so typing `queues` in the
-//! loader (the compiler-spelling work) changes this file only.
+//! Other readers use the same view: the intra-core engine check (§3.10:
+//! [`Queues::of`], [`Queues::block`], [`trigger_blocks`]) and the simulator,
+//! which runs each descriptor as an instruction of its opcode
+//! ([`Descriptor::instruction`], its other keys such as `accumulate` in
+//! [`Descriptor::extra`]) on the block the trigger's `queue` holds
+//! ([`Queues::block_on`], [`trigger_queue`]). **This file is the one reader
+//! of `queues`.**
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use hashbrown::HashMap;
+use serde_json::{Map, Value};
 
-use super::instruction::Instruction;
-use super::load::detached_instructions;
+use super::argument::{Ap, Argument, PhysicalAp};
+use super::instruction::{Instruction, OpFields};
 use super::module::Module;
+use super::opcode::Opcode;
+use super::schema::key;
+use super::Extra;
 use crate::error::{Error, Result};
-use crate::key;
-use crate::pelican::Context;
 
-/// One `DMABlock`: its queue and its descriptors in queue order.
+/// `DMATrigger` (67 in InstructionType).
+pub const DMA_TRIGGER: &str = "DMATrigger";
+
+/// One `DMADescriptor*` of a DMA block.
+#[derive(Clone, Debug)]
+pub struct Descriptor {
+    pub name: Arc<str>,
+    pub opcode: Arc<str>,
+    pub ins: Vec<Argument>,
+    pub outs: Vec<Argument>,
+    /// Its other keys as written (`accumulate`, `engine`, …).
+    pub extra: Extra,
+}
+
+impl Descriptor {
+    /// The descriptor as an instruction of its opcode (its `ins`, `outs` and
+    /// other keys; no predicates or dependencies), for readers that take
+    /// instructions (the simulator). None when `opcode` is no InstructionType.
+    pub fn instruction(&self) -> Option<Instruction> {
+        let opcode = Opcode::from_name(&self.opcode)?;
+        Some(Instruction {
+            ins: self.ins.clone(),
+            outs: self.outs.clone(),
+            extra: self.extra.clone(),
+            ..Instruction::bare(self.name.clone(), opcode, OpFields::None)
+        })
+    }
+}
+
+/// One `DMABlock` of a queue.
 #[derive(Clone, Debug)]
 pub struct DmaBlock {
     pub name: Arc<str>,
+    /// The queue holding it.
     pub queue: Arc<str>,
-    /// Every `blocks[].instructions[]` of the DMABlock, in order.
-    pub descriptors: Vec<Instruction>,
-    /// Where it is in the module (`$.queues[0].blocks[0].instructions[1]`).
+    /// Its JSON path (`$.queues[q].blocks[b].instructions[i]`).
     pub path: String,
+    /// Its `sync_info`, as written (§3.10 reads it).
+    pub sync_info: Option<Value>,
+    /// Its descriptors, in order.
+    pub descriptors: Vec<Descriptor>,
 }
 
-/// A module's DMA queues, read.
+/// The typed view of a module's `queues`: every DMA block by name (the
+/// first of a repeated name).
 #[derive(Clone, Debug, Default)]
 pub struct Queues {
-    pub blocks: Vec<DmaBlock>,
-    /// The context the descriptors' expressions are interned in (their own:
-    /// descriptors are read apart from the module's functions).
-    pub ctx: Context,
-}
-
-/// The module's `queues` as written, if it has them.
-fn raw(m: &Module) -> Option<&Value> {
-    m.extra.as_ref()?.get(key!(queues queues))
-}
-
-/// True when the module has `queues`.
-pub fn has_queues(m: &Module) -> bool {
-    raw(m).is_some()
-}
-
-fn bad(path: &str, what: &str) -> Error {
-    Error::bir(
-        format!("{what} (contract §1.7: queues: [{{name, blocks: [{{name, instructions: [DMABlock]}}]}}])"),
-        path,
-    )
-}
-
-/// `v[key]` as an array (absent: empty), or the error at `path.key`.
-fn list<'v>(v: &'v Value, key: &str, path: &str) -> Result<&'v [Value]> {
-    match v.get(key) {
-        None => Ok(&[]),
-        Some(Value::Array(a)) => Ok(a),
-        Some(_) => Err(bad(&format!("{path}.{key}"), &format!("`{key}` is not an array"))),
-    }
-}
-
-fn name_of(v: &Value, path: &str) -> Result<Arc<str>> {
-    match v.get(key!(queues name)) {
-        Some(Value::String(s)) => Ok(Arc::from(s.as_str())),
-        Some(_) => Err(bad(&format!("{path}.name"), "`name` is not a string")),
-        None => Err(bad(path, "missing required key \"name\"")),
-    }
+    blocks: Vec<DmaBlock>,
+    by_name: HashMap<Arc<str>, usize>,
 }
 
 impl Queues {
-    /// The module's queues, read (None: it has none). A malformed entry is a
-    /// `BirJsonError` at its path.
-    pub fn of(m: &Module) -> Result<Option<Queues>> {
-        let Some(v) = raw(m) else {
-            return Ok(None);
-        };
-        let Value::Array(queues) = v else {
-            return Err(bad("$.queues", "`queues` is not an array"));
-        };
-        let mut out = Queues::default();
-        // every descriptor of every block, flat, with its path
-        let mut descriptors: Vec<Value> = Vec::new();
-        let mut paths: Vec<String> = Vec::new();
-        // where each block's descriptors start in `descriptors`
-        let mut starts: Vec<usize> = Vec::new();
-        for (qi, q) in queues.iter().enumerate() {
-            let qp = format!("$.queues[{qi}]");
-            let queue = name_of(q, &qp)?;
-            for (bi, b) in list(q, key!(queues blocks), &qp)?.iter().enumerate() {
-                let bp = format!("{qp}.blocks[{bi}]");
-                for (ii, blk) in list(b, key!(queues instructions), &bp)?.iter().enumerate() {
-                    let ip = format!("{bp}.instructions[{ii}]");
-                    if blk.get("opcode").and_then(Value::as_str) != Some("DMABlock") {
-                        return Err(bad(&ip, "a queue block holds DMABlock instructions"));
-                    }
-                    starts.push(descriptors.len());
-                    for (di, d) in list(blk, key!(queues blocks), &ip)?.iter().enumerate() {
-                        let dp = format!("{ip}.blocks[{di}]");
-                        for (k, x) in list(d, key!(queues instructions), &dp)?.iter().enumerate() {
-                            descriptors.push(x.clone());
-                            paths.push(format!("{dp}.instructions[{k}]"));
-                        }
-                    }
-                    out.blocks.push(DmaBlock {
-                        name: name_of(blk, &ip)?,
-                        queue: queue.clone(),
-                        descriptors: Vec::new(),
-                        path: ip,
-                    });
+    /// The module's `queues` read (an empty view without the key).
+    pub fn of(m: &Module) -> Result<Queues> {
+        match m.extra.as_ref().and_then(|x| x.get(key!(module queues))) {
+            None => Ok(Queues::default()),
+            Some(v) => Queues::read(v),
+        }
+    }
+
+    /// The module's `queues` read, None when it has no such key (a
+    /// `DMATrigger` then has no descriptors to look up; with the key, a
+    /// trigger naming a block no queue holds is an error).
+    pub fn of_module(m: &Module) -> Result<Option<Queues>> {
+        match m.extra.as_ref().and_then(|x| x.get(key!(module queues))) {
+            None => Ok(None),
+            Some(v) => Queues::read(v).map(Some),
+        }
+    }
+
+    /// A `queues` value read.
+    pub fn read(v: &Value) -> Result<Queues> {
+        let mut q = Queues::default();
+        let root = format!("$.{}", key!(module queues));
+        for (qi, queue) in array(v, &root)?.iter().enumerate() {
+            let at = format!("{root}[{qi}]");
+            let qname: Arc<str> = Arc::from(string(field(queue, key!(queues name), &at)?, &format!("{at}.name"))?);
+            let Some(blocks) = object(queue, &at)?.get(key!(queues blocks)) else {
+                continue;
+            };
+            for (bi, block) in array(blocks, &format!("{at}.blocks"))?.iter().enumerate() {
+                let bat = format!("{at}.blocks[{bi}]");
+                let Some(insts) = object(block, &bat)?.get(key!(queues instructions)) else {
+                    continue;
+                };
+                for (ii, inst) in array(insts, &format!("{bat}.instructions"))?.iter().enumerate() {
+                    let iat = format!("{bat}.instructions[{ii}]");
+                    let b = dma_block(inst, &qname, &iat)?;
+                    q.by_name.entry(b.name.clone()).or_insert(q.blocks.len());
+                    q.blocks.push(b);
                 }
             }
         }
-        let text = Value::Array(descriptors).to_string();
-        let (mut read, ctx) = detached_instructions(&text).map_err(|e| match e {
-            // the reader's path is into the flat list: the descriptor's own path instead
-            Error::BirJson { message, path } => {
-                let (k, rest) = split_index(&path);
-                let at = paths.get(k).map_or("$.queues", String::as_str);
-                Error::bir(message, format!("{at}{rest}"))
-            }
-            other => other,
-        })?;
-        for (k, b) in out.blocks.iter_mut().enumerate().rev() {
-            b.descriptors = read.split_off(starts[k]);
+        Ok(q)
+    }
+
+    /// The DMA block named `name`.
+    pub fn block(&self, name: &str) -> Option<&DmaBlock> {
+        self.by_name.get(name).map(|&i| &self.blocks[i])
+    }
+
+    /// The DMA block named `name` on `queue`: the first of that name on it,
+    /// or, when `queue` is None (a trigger naming no queue), the first of
+    /// that name in queue order.
+    pub fn block_on(&self, queue: Option<&str>, name: &str) -> Option<&DmaBlock> {
+        match queue {
+            None => self.block(name),
+            Some(q) => self.blocks.iter().find(|b| &*b.name == name && &*b.queue == q),
         }
-        out.ctx = ctx;
-        Ok(Some(out))
     }
 
-    /// The DMABlock `name` on `queue` (on any queue when None): the first in
-    /// queue order.
-    pub fn block(&self, queue: Option<&str>, name: &str) -> Option<&DmaBlock> {
-        self.blocks
-            .iter()
-            .find(|b| &*b.name == name && queue.is_none_or(|q| *b.queue == *q))
+    /// Every DMA block, in queue order.
+    pub fn blocks(&self) -> &[DmaBlock] {
+        &self.blocks
     }
-}
 
-/// A path's first index and the rest (`$[3].ins[0]` → (3, `.ins[0]`)).
-fn split_index(path: &str) -> (usize, &str) {
-    let Some(p) = path.strip_prefix("$[") else {
-        return (usize::MAX, "");
-    };
-    match p.split_once(']') {
-        Some((k, rest)) => (k.parse().unwrap_or(usize::MAX), rest),
-        None => (usize::MAX, ""),
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
     }
 }
 
-/// What a `DMATrigger` starts: its `queue` (None when absent) and the names
-/// of its `dma_blocks` (absent: none), or why they cannot be read.
-pub fn trigger_blocks(inst: &Instruction) -> std::result::Result<(Option<&str>, Vec<&str>), String> {
-    let extra = inst.extra.as_deref();
-    let queue = match extra.and_then(|x| x.get(key!(inst queue))) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(v) => return Err(format!("queue {v} is not a queue name")),
+/// Whether `i` is a `DMATrigger`.
+pub fn is_trigger(i: &Instruction) -> bool {
+    i.opcode == Opcode(67)
+}
+
+/// The DMA block names a `DMATrigger` starts: its `dma_blocks` (a list of
+/// names; KLR's first schema wrote one name as a string). None for any
+/// other instruction.
+pub fn trigger_blocks(i: &Instruction) -> Result<Option<Vec<Arc<str>>>> {
+    if !is_trigger(i) {
+        return Ok(None);
+    }
+    let bad = |v: &Value| {
+        Error::bir(
+            format!(
+                "DMATrigger {}: \"{}\" must be a list of DMA block names, got {v}",
+                i.name,
+                key!(inst dma_blocks)
+            ),
+            format!("instruction {}", i.name),
+        )
     };
-    let names = match extra.and_then(|x| x.get(key!(queues dma_blocks))) {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a
+    match i.extra.as_ref().and_then(|x| x.get(key!(inst dma_blocks))) {
+        None | Some(Value::Null) => Ok(Some(Vec::new())),
+        Some(Value::String(s)) => Ok(Some(vec![Arc::from(s.as_str())])),
+        Some(v @ Value::Array(a)) => a
             .iter()
-            .map(|v| {
-                v.as_str()
-                    .ok_or_else(|| format!("dma_blocks holds {v}, not a DMABlock name"))
-            })
-            .collect::<std::result::Result<_, _>>()?,
-        // KLR's early schema had one name
-        Some(Value::String(s)) => vec![s.as_str()],
-        Some(v) => return Err(format!("dma_blocks {v} is not a list of DMABlock names")),
+            .map(|x| x.as_str().map(Arc::from).ok_or_else(|| bad(v)))
+            .collect::<Result<_>>()
+            .map(Some),
+        Some(v) => Err(bad(v)),
+    }
+}
+
+/// The queue a `DMATrigger` names (`queue`; None when absent).
+pub fn trigger_queue(i: &Instruction) -> Result<Option<&str>> {
+    match i.extra.as_ref().and_then(|x| x.get(key!(inst queue))) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(v) => Err(Error::bir(
+            format!(
+                "DMATrigger {}: \"{}\" must be a queue name, got {v}",
+                i.name,
+                key!(inst queue)
+            ),
+            format!("instruction {}", i.name),
+        )),
+    }
+}
+
+fn dma_block(v: &Value, queue: &Arc<str>, at: &str) -> Result<DmaBlock> {
+    let o = object(v, at)?;
+    let name = Arc::from(string(field(v, key!(queues name), at)?, &format!("{at}.name"))?);
+    let mut descriptors = Vec::new();
+    if let Some(blocks) = o.get(key!(queues blocks)) {
+        for (bi, b) in array(blocks, &format!("{at}.blocks"))?.iter().enumerate() {
+            let bat = format!("{at}.blocks[{bi}]");
+            let Some(insts) = object(b, &bat)?.get(key!(queues instructions)) else {
+                continue;
+            };
+            for (di, d) in array(insts, &format!("{bat}.instructions"))?.iter().enumerate() {
+                descriptors.push(descriptor(d, &format!("{bat}.instructions[{di}]"))?);
+            }
+        }
+    }
+    Ok(DmaBlock {
+        name,
+        queue: queue.clone(),
+        path: at.to_string(),
+        sync_info: o.get(key!(queues sync_info)).cloned(),
+        descriptors,
+    })
+}
+
+fn descriptor(v: &Value, at: &str) -> Result<Descriptor> {
+    let o = object(v, at)?;
+    let name = o.get(key!(inst name)).and_then(Value::as_str).unwrap_or("");
+    let opcode = o
+        .get(key!(inst opcode))
+        .and_then(Value::as_str)
+        .unwrap_or("DMADescriptor");
+    let args = |k: &str| -> Result<Vec<Argument>> {
+        match o.get(k) {
+            None => Ok(Vec::new()),
+            Some(a) => array(a, &format!("{at}.{k}"))?
+                .iter()
+                .enumerate()
+                .map(|(n, x)| argument(x, &format!("{at}.{k}[{n}]")))
+                .collect(),
+        }
     };
-    Ok((queue, names))
+    let own = [key!(inst name), key!(inst opcode), key!(inst ins), key!(inst outs)];
+    let rest: Map<String, Value> = o
+        .iter()
+        .filter(|(k, _)| !own.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Ok(Descriptor {
+        name: Arc::from(name),
+        opcode: Arc::from(opcode),
+        ins: args(key!(inst ins))?,
+        outs: args(key!(inst outs))?,
+        extra: (!rest.is_empty()).then(|| Arc::new(rest)),
+    })
+}
+
+/// A descriptor argument: a `physical_ap` typed; any other kind kept whole.
+fn argument(v: &Value, at: &str) -> Result<Argument> {
+    let o = object(v, at)?;
+    let kind = string(field(v, key!(arg kind), at)?, &format!("{at}.{}", key!(arg kind)))?;
+    if kind != key!(arg_kind physical_ap) {
+        return Ok(Argument::Other {
+            kind: Arc::from(kind),
+            fields: Arc::new(o.clone()),
+        });
+    }
+    let mut ap = Ap::new();
+    for (d, pair) in array(field(v, key!(arg ap), at)?, &format!("{at}.ap"))?
+        .iter()
+        .enumerate()
+    {
+        let p = pair.as_array().and_then(|p| match p[..] {
+            [ref s, ref n] => Some([s.as_i64()?, n.as_i64()?]),
+            _ => None,
+        });
+        ap.push(p.ok_or_else(|| {
+            Error::bir(
+                format!("an ap dim must be [step, num], got {pair}"),
+                format!("{at}.ap[{d}]"),
+            )
+        })?);
+    }
+    let text = |k: &str| -> Result<Option<Arc<str>>> {
+        match o.get(k) {
+            None => Ok(None),
+            Some(x) => string(x, &format!("{at}.{k}")).map(|s| Some(Arc::from(s))),
+        }
+    };
+    let offset = match o.get(key!(arg offset)) {
+        None => None,
+        Some(x) => Some(x.as_i64().ok_or_else(|| {
+            Error::bir(
+                format!("\"offset\" must be a 64-bit integer, got {x}"),
+                format!("{at}.offset"),
+            )
+        })?),
+    };
+    let known = [
+        key!(arg kind),
+        key!(arg ap),
+        key!(arg offset),
+        key!(arg dtype),
+        key!(arg memref),
+        key!(arg memsetref),
+    ];
+    let rest: Map<String, Value> = o
+        .iter()
+        .filter(|(k, _)| !known.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Ok(Argument::Physical(PhysicalAp {
+        ap,
+        offset,
+        dtype: text(key!(arg dtype))?,
+        memref: text(key!(arg memref))?,
+        memsetref: text(key!(arg memsetref))?,
+        extra: (!rest.is_empty()).then(|| Arc::new(rest)),
+    }))
+}
+
+fn object<'v>(v: &'v Value, at: &str) -> Result<&'v Map<String, Value>> {
+    v.as_object()
+        .ok_or_else(|| Error::bir(format!("expected an object, got {}", short(v)), at))
+}
+
+fn array<'v>(v: &'v Value, at: &str) -> Result<&'v [Value]> {
+    v.as_array()
+        .map(Vec::as_slice)
+        .ok_or_else(|| Error::bir(format!("expected an array, got {}", short(v)), at))
+}
+
+fn field<'v>(v: &'v Value, k: &str, at: &str) -> Result<&'v Value> {
+    object(v, at)?
+        .get(k)
+        .ok_or_else(|| Error::bir(format!("missing required key \"{k}\""), at))
+}
+
+fn string<'v>(v: &'v Value, at: &str) -> Result<&'v str> {
+    v.as_str()
+        .ok_or_else(|| Error::bir(format!("expected a string, got {}", short(v)), at))
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 60 {
+        format!("{}…", s.chars().take(57).collect::<String>())
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bir::module_from_value;
+
+    #[test]
+    fn a_trigger_names_its_blocks_and_their_descriptors_are_typed() {
+        let m = module_from_value(crate::bir::spelling_tests::scheduled_example()).expect("loads");
+        let q = Queues::of(&m).expect("queues read");
+        let b = q.block("load_w_block").expect("the block");
+        assert_eq!(&*b.queue, "qPoolDynamic");
+        assert_eq!(b.descriptors.len(), 2);
+        let Argument::Physical(p) = &b.descriptors[1].ins[0] else {
+            panic!("a physical_ap")
+        };
+        assert_eq!((p.offset, p.memref.as_deref()), (Some(4096), Some("w0")));
+        let f = m.entry_function().expect("entry");
+        let trigger = f.basic_blocks[0]
+            .instructions
+            .iter()
+            .find(|i| is_trigger(i))
+            .expect("a trigger");
+        assert_eq!(
+            trigger_blocks(trigger).expect("names"),
+            Some(vec![Arc::from("load_w_block")])
+        );
+    }
+
+    #[test]
+    fn malformed_queues_are_an_error_at_their_path() {
+        let e = Queues::read(
+            &serde_json::json!([{"name": "q", "blocks": [{"instructions": [{"name": "b",
+            "blocks": [{"instructions": [{"ins": [{"kind": "physical_ap", "ap": [[1]]}]}]}]}]}]}]),
+        )
+        .expect_err("malformed");
+        match e {
+            Error::BirJson { path, .. } => {
+                assert_eq!(
+                    path,
+                    "$.queues[0].blocks[0].instructions[0].blocks[0].instructions[0].ins[0].ap[0]"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -11,6 +11,15 @@
 //!
 //! `key!(<object> <field>)` gives the key of `<field>` on `<object>`; a name
 //! not in the table is a compile error.
+//!
+//! **Two spellings** (contract §1.7). lncsplit's dialect is the plain rows;
+//! the compiler's own spelling (neuronx-cc dumps, KLR's published schema)
+//! differs in a few keys, given by `key!(compiler <object> <field>)`: a row
+//! there exists only where the compiler's key differs from lncsplit's, so
+//! every other key is shared. The compiler-only keys lncsplit models
+//! (`Skind`, its two values) are `key!(compiler …)` rows too; `dims` and
+//! `queues` are spelled the same in both. The loader decides a module's
+//! spelling from the first key that tells them apart ([`Spelling`]).
 
 /// The JSON key of a field of a BIR-JSON object (see the module docs).
 #[macro_export]
@@ -99,6 +108,11 @@ macro_rules! key {
     };
     (location remote_local_target) => {
         "remote_local_target"
+    };
+    // Both spellings: the compiler's geometry of a location, kept as read
+    // (contract §1.7); lncsplit's writer adds it only in the compiler's.
+    (location dims) => {
+        "dims"
     };
     (remote name) => {
         "name"
@@ -255,11 +269,8 @@ macro_rules! key {
     (numeric ins) => {
         "ins"
     };
-    // ---- the module's DMA queues (§1.7): kept as the module's unknown key
-    // `queues`, read through `bir/queues.rs` only
-    (queues queues) => {
-        "queues"
-    };
+    // ---- inside the module's DMA queues (§1.7; the module key is
+    // `(module queues)`), read through `bir/queues.rs` only
     (queues name) => {
         "name"
     };
@@ -269,8 +280,8 @@ macro_rules! key {
     (queues instructions) => {
         "instructions"
     };
-    (queues dma_blocks) => {
-        "dma_blocks"
+    (queues sync_info) => {
+        "sync_info"
     };
     // ---- a Loop's axis (§1.4)
     (axis name) => {
@@ -351,9 +362,100 @@ macro_rules! key {
     (arg_kind register_access) => {
         "register_access"
     };
+    // ---- module keys both spellings carry without lncsplit modelling them
+    //      (kept as unknown keys; the race checker reads `queues`, §1.7)
+    (module queues) => {
+        "queues"
+    };
+    (inst dma_blocks) => {
+        "dma_blocks"
+    };
+    // ---- the compiler's spelling (§1.7): only the keys that differ
+    (compiler function basic_blocks) => {
+        "blocks"
+    };
+    (compiler set locations) => {
+        "memorylocations"
+    };
+    (compiler inst axis) => {
+        "LoopAxis"
+    };
+    (compiler axis lo) => {
+        "lb"
+    };
+    (compiler axis step) => {
+        "stride"
+    };
+    // the compiler's kind marker of sets and locations, and its two values
+    (compiler set skind) => {
+        "Skind"
+    };
+    (compiler location skind) => {
+        "Skind"
+    };
+    (compiler skind set) => {
+        "memory_location_set"
+    };
+    (compiler skind location) => {
+        "memory_location"
+    };
 }
 
 pub use key;
+
+/// Which key names a module is written with (contract §1.7): lncsplit's
+/// dialect or the compiler's own. A module keeps the spelling it was read
+/// in; writers write it back unless asked for the other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Spelling {
+    /// lncsplit's dialect (contract §1.1–1.6); also a module where no key
+    /// tells the spellings apart.
+    #[default]
+    Lncsplit,
+    /// neuronx-cc's spelling: `blocks`, `memorylocations`, `LoopAxis`, …
+    Compiler,
+}
+
+impl Spelling {
+    /// `"lncsplit"` | `"compiler"` (the Python and command-line names).
+    pub fn name(self) -> &'static str {
+        match self {
+            Spelling::Lncsplit => "lncsplit",
+            Spelling::Compiler => "compiler",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Spelling> {
+        match name {
+            "lncsplit" => Some(Spelling::Lncsplit),
+            "compiler" => Some(Spelling::Compiler),
+            _ => None,
+        }
+    }
+
+    /// Whose spelling, in an error message.
+    pub fn whose(self) -> &'static str {
+        match self {
+            Spelling::Lncsplit => "lncsplit's",
+            Spelling::Compiler => "the compiler's",
+        }
+    }
+}
+
+/// A key in one spelling or the other: `spelled!(s, function basic_blocks)`
+/// is `key!(function basic_blocks)` for lncsplit's spelling and
+/// `key!(compiler function basic_blocks)` for the compiler's.
+#[macro_export]
+macro_rules! spelled {
+    ($s:expr, $($k:tt)+) => {
+        match $s {
+            $crate::bir::schema::Spelling::Lncsplit => $crate::key!($($k)+),
+            $crate::bir::schema::Spelling::Compiler => $crate::key!(compiler $($k)+),
+        }
+    };
+}
+
+pub use spelled;
 
 #[cfg(test)]
 mod tests {
@@ -372,5 +474,24 @@ mod tests {
             key!(set tensor_shape) => {}
             _ => panic!("a key matches its pattern"),
         }
+    }
+
+    /// The compiler's rows are contract §1.7's table.
+    #[test]
+    fn the_compiler_rows_are_the_contract_table() {
+        use super::Spelling;
+        assert_eq!(key!(compiler function basic_blocks), "blocks");
+        assert_eq!(key!(compiler set locations), "memorylocations");
+        assert_eq!(key!(compiler inst axis), "LoopAxis");
+        assert_eq!(
+            (key!(compiler axis lo), key!(axis ub), key!(compiler axis step)),
+            ("lb", "ub", "stride")
+        );
+        assert_eq!(key!(compiler set skind), "Skind");
+        assert_eq!(key!(location dims), "dims");
+        assert_eq!(spelled!(Spelling::Lncsplit, set locations), "locations");
+        assert_eq!(spelled!(Spelling::Compiler, set locations), "memorylocations");
+        assert_eq!(Spelling::from_name("compiler"), Some(Spelling::Compiler));
+        assert_eq!(Spelling::from_name(Spelling::Lncsplit.name()), Some(Spelling::Lncsplit));
     }
 }

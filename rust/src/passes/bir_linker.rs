@@ -130,28 +130,34 @@ fn alias_name(f: &str, s: &str) -> String {
 /// and barriers over a core that was not given (9006); count its
 /// CoreBarriers (for the global numbering).
 fn scan_core(c: usize, n: usize, m: &Module) -> Result<usize> {
-    let Some(main) = m.function("main") else {
-        return Err(collision(format!("core {c} ({}) has no function main", m.name)));
-    };
-    if main.basic_blocks.is_empty() {
+    // The entry function: `main`, else the first (contract §1.7).
+    let Some(entry) = m.entry_index() else {
         return Err(collision(format!(
-            "core {c} ({}): main has no basic block to hold the instructions link inserts",
+            "core {c} ({}) has no function (no entry function main, nor a first one)",
             m.name
         )));
+    };
+    let main = &m.functions[entry];
+    if main.basic_blocks.is_empty() {
+        return Err(collision(format!(
+            "core {c} ({}): its entry function {} has no basic block to hold the instructions link inserts",
+            m.name, main.name
+        )));
     }
+    crate::bir::names::refuse_repeated_names(m, "link")?;
     let inserted = [sqi_name(c), CB_RETURN.to_string(), return_name(c)];
     let mut problem: Option<Error> = None;
     let mut barriers = 0;
-    for f in &m.functions {
-        let is_main = &*f.name == "main";
+    for (fi, f) in m.functions.iter().enumerate() {
+        let is_main = fi == entry;
         f.walk(&mut |i| {
             if problem.is_some() {
                 return;
             }
             if is_main && inserted.iter().any(|x| **x == *i.name) {
                 problem = Some(collision(format!(
-                    "core {c} ({}): main already has an instruction named {}, a name link inserts",
-                    m.name, i.name
+                    "core {c} ({}): its entry function {} already has an instruction named {}, a name link inserts",
+                    m.name, f.name, i.name
                 )));
             }
             if let OpFields::CoreBarrier { local_id, cores, .. } = &i.op {
@@ -218,12 +224,13 @@ fn shared_sets(cores: &[&Module]) -> Result<Vec<MemoryLocationSet>> {
     Ok(out)
 }
 
-/// The linked module's `main`: the shared sets and the dispatch block.
-fn dispatch_main(n: usize, shared: Vec<MemoryLocationSet>) -> Function {
+/// The linked module's `main`: the shared sets and the dispatch block (a
+/// call of each core's entry function, `entry`).
+fn dispatch_main(n: usize, entry: &str, shared: Vec<MemoryLocationSet>) -> Function {
     let calls = (0..n)
         .map(|c| {
             let op = OpFields::Call {
-                callee: Some(Arc::from(format!("{}.main", core_tag(c)))),
+                callee: Some(Arc::from(format!("{}.{entry}", core_tag(c)))),
                 core: Some(c as i64),
             };
             Instruction::bare(call_name(c), Opcode::CALL, op)
@@ -270,8 +277,9 @@ fn with_alias(s: &MemoryLocationSet, f: &str) -> MemoryLocationSet {
 fn link_core(c: usize, n: usize, m: &Module, map: &IdMap, first_barrier: i64) -> Vec<Function> {
     let mut next = first_barrier;
     let mut out = Vec::with_capacity(m.functions.len());
-    for f in &m.functions {
-        let is_main = &*f.name == "main";
+    let entry = m.entry_index();
+    for (fi, f) in m.functions.iter().enumerate() {
+        let is_main = Some(fi) == entry;
         let last = f.basic_blocks.len().saturating_sub(1);
         let mut blocks: Vec<Block> = f
             .basic_blocks
@@ -370,6 +378,18 @@ pub fn link(cores: &[&Module]) -> Result<Module> {
         .enumerate()
         .map(|(c, m)| scan_core(c, n, m))
         .collect::<Result<_>>()?;
+    let entry = cores[0].entry_function().map_or("main", |f| &*f.name);
+    if let Some((c, m)) = cores
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.entry_function().map(|f| &*f.name) != Some(entry))
+    {
+        return Err(collision(format!(
+            "core {c} ({}): its entry function {} is not core 0's, {entry}",
+            m.name,
+            m.entry_function().map_or("(none)", |f| &*f.name)
+        )));
+    }
     let shared = shared_sets(cores)?;
     // Where each core's ids and barriers start, known before anything is copied.
     let (mut nodes, mut axes, mut barrier) = (0usize, 0usize, 0i64);
@@ -401,7 +421,7 @@ pub fn link(cores: &[&Module]) -> Result<Module> {
         },
     );
     verdict?;
-    let mut functions = vec![dispatch_main(n, shared)];
+    let mut functions = vec![dispatch_main(n, entry, shared)];
     functions.extend(per_core.into_iter().flatten());
     let c0 = cores[0];
     let mut attributes = c0.attributes.clone().unwrap_or_default();
@@ -422,6 +442,8 @@ pub fn link(cores: &[&Module]) -> Result<Module> {
         functions,
         extra: Some(Arc::new(extra)),
         ctx: ctx?,
+        spelling: c0.spelling,
+        implied_core: None,
     })
 }
 
@@ -484,6 +506,8 @@ struct Layout<'a> {
     functions: Vec<Vec<(usize, &'a str)>>,
     /// Names of the linked `main`'s sets (what `alias_of` may name).
     shared: HashSet<&'a str>,
+    /// The cores' entry function (what dispatch calls).
+    entry: &'a str,
 }
 
 /// `nc<cc>.<f>` → (c, f), with `nc<cc>` exactly as `link` writes it.
@@ -513,15 +537,21 @@ fn lnc_of(m: &Module) -> Result<usize> {
         .ok_or_else(|| not_linked(m, "no attribute lnc".into()))
 }
 
-fn check_dispatch(m: &Module, main: &Function, n: usize) -> Result<()> {
+/// The dispatch block of the linked `main`, and the cores' entry function
+/// name its calls name (the same for every core: `nc<cc>.<entry>`).
+fn check_dispatch<'m>(m: &Module, main: &'m Function, n: usize) -> Result<&'m str> {
     let [b] = &main.basic_blocks[..] else {
         return Err(not_linked(m, "main does not have exactly one block (dispatch)".into()));
     };
     if &*b.name != DISPATCH || b.instructions.len() != n {
         return Err(not_linked(m, format!("main's block is not {DISPATCH} with {n} calls")));
     }
+    let entry = match b.instructions.first().map(|i| &i.op) {
+        Some(OpFields::Call { callee: Some(c), .. }) => split_core_name(c).map_or("main", |(_, f)| f),
+        _ => "main",
+    };
     for (c, i) in b.instructions.iter().enumerate() {
-        let want = format!("{}.main", core_tag(c));
+        let want = format!("{}.{entry}", core_tag(c));
         let ok = match &i.op {
             OpFields::Call { callee, core } => {
                 *i.name == *call_name(c) && callee.as_deref() == Some(want.as_str()) && *core == Some(c as i64)
@@ -535,7 +565,7 @@ fn check_dispatch(m: &Module, main: &Function, n: usize) -> Result<()> {
             ));
         }
     }
-    Ok(())
+    Ok(entry)
 }
 
 /// The instructions `link` put into a core's `main` are where it put them.
@@ -585,7 +615,7 @@ fn layout(m: &Module) -> Result<Layout<'_>> {
     let (Some(main), None) = (mains.next(), mains.next()) else {
         return Err(not_linked(m, "no single function main".into()));
     };
-    check_dispatch(m, main, n)?;
+    let entry = check_dispatch(m, main, n)?;
     let mut functions: Vec<Vec<(usize, &str)>> = vec![Vec::new(); n];
     let mut prev = 0;
     for (i, f) in m.functions.iter().enumerate().filter(|(_, f)| &*f.name != "main") {
@@ -603,8 +633,8 @@ fn layout(m: &Module) -> Result<Layout<'_>> {
         }
     }
     for (c, fns) in functions.iter().enumerate() {
-        let Some(&(i, _)) = fns.iter().find(|(_, name)| *name == "main") else {
-            return Err(not_linked(m, format!("no function {}.main", core_tag(c))));
+        let Some(&(i, _)) = fns.iter().find(|(_, name)| *name == entry) else {
+            return Err(not_linked(m, format!("no function {}.{entry}", core_tag(c))));
         };
         check_core_main(m, &m.functions[i], c)?;
     }
@@ -613,6 +643,7 @@ fn layout(m: &Module) -> Result<Layout<'_>> {
         cores,
         functions,
         shared,
+        entry,
     })
 }
 
@@ -665,8 +696,9 @@ fn core_main_blocks(f: &Function, map: &IdMap) -> Vec<Block> {
         .collect()
 }
 
-fn unlink_function(m: &Module, f: &Function, name: &str, map: &IdMap, shared: &HashSet<&str>) -> Result<Function> {
-    let blocks = if name == "main" {
+fn unlink_function(m: &Module, lay: &Layout<'_>, f: &Function, name: &str, map: &IdMap) -> Result<Function> {
+    let shared = &lay.shared;
+    let blocks = if name == lay.entry {
         core_main_blocks(f, map)
     } else {
         f.basic_blocks
@@ -693,7 +725,7 @@ fn unlink_core(m: &Module, lay: &Layout<'_>, c: usize) -> Result<Module> {
     let functions_through = |map: &IdMap| -> Result<Vec<Function>> {
         fns.iter()
             .zip(&lay.functions[c])
-            .map(|(f, (_, name))| unlink_function(m, f, name, map, &lay.shared))
+            .map(|(f, (_, name))| unlink_function(m, lay, f, name, map))
             .collect()
     };
     // The range `link` marked for the core (a module it made in memory),
@@ -727,6 +759,10 @@ fn unlink_core(m: &Module, lay: &Layout<'_>, c: usize) -> Result<Module> {
         functions,
         extra: (!cf.extra.is_empty()).then(|| Arc::new(cf.extra.clone())),
         ctx,
+        spelling: m.spelling,
+        // A core read from a dump root carries no `neuron_core_id`: its
+        // place in the linked module says which core it is (in memory only).
+        implied_core: Some(c as i64),
     })
 }
 
@@ -761,7 +797,7 @@ pub fn tensor_map(m: &Module) -> Result<Value> {
         for &(i, fname) in fns {
             for s in &m.functions[i].allocations {
                 let kind = s.kind.as_deref().unwrap_or("");
-                if kind != "Input" && kind != "Output" {
+                if !s.is_input() && !s.is_output() {
                     continue;
                 }
                 let entry = out.entry(alias_name(fname, &s.name)).or_insert_with(

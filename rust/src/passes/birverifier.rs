@@ -10,7 +10,7 @@ use hashbrown::{HashMap, HashSet};
 use crate::bir::{Block, Function, Module, OpFields};
 use crate::error::{Error, Result};
 
-pub const DUPLICATE_INSTRUCTION: u32 = 9010;
+pub const DUPLICATE_INSTRUCTION: u32 = crate::bir::names::REPEATED_NAME;
 pub const SHARD_UB_MISMATCH: u32 = 9011;
 pub const BAD_LOOP_BOUNDS: u32 = 9012;
 pub const DANGLING_NAME: u32 = 9013;
@@ -120,23 +120,18 @@ fn function_is_clean(m: &Module, f: &Function) -> bool {
 }
 
 fn verify_function(m: &Module, f: &Function) -> Result<()> {
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut dup = None;
-    f.walk(&mut |i| {
-        if !seen.insert(&i.name) && dup.is_none() {
-            dup = Some(i.name.clone());
+    // The compiler's spelling may repeat a name (contract §1.7: real dumps
+    // name a loop-control instruction alike in every body); the passes that
+    // need unique names refuse it themselves (9010).
+    if m.spelling != crate::bir::Spelling::Compiler {
+        if let Some((name, a, b)) = crate::bir::names::first_repeat(f) {
+            return Err(crate::bir::names::repeated_name_error(m, f, &name, a, b, "birverifier"));
         }
-    });
-    if let Some(name) = dup {
-        return Err(fail(
-            DUPLICATE_INSTRUCTION,
-            "instruction names are unique in a function",
-            format!(
-                "module {}: function {} has two instructions named {name}",
-                m.name, f.name
-            ),
-        ));
     }
+    let mut seen: HashSet<&str> = HashSet::new();
+    f.walk(&mut |i| {
+        seen.insert(&i.name);
+    });
     let sets: HashSet<&str> = f.allocations.iter().map(|s| &*s.name).collect();
     let locs: HashSet<&str> = f
         .allocations

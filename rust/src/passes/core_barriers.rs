@@ -26,12 +26,11 @@ pub fn all_cores_op(n: usize) -> OpFields {
     }
 }
 
-/// Indices of `functions` in written order: every `main` first, then the
-/// others in their order (as `bir::dump` writes them).
+/// Indices of `functions` in written order: the entry function (`main`,
+/// else the first) first, then the others in their order (as `bir::dump`
+/// writes them).
 pub fn written_order(functions: &[Function]) -> Vec<usize> {
-    let main = (0..functions.len()).filter(|&i| &*functions[i].name == "main");
-    let rest = (0..functions.len()).filter(|&i| &*functions[i].name != "main");
-    main.chain(rest).collect()
+    crate::bir::module::entry_first(functions).collect()
 }
 
 fn visit_block_mut(b: &mut Block, f: &mut impl FnMut(&mut Instruction)) {

@@ -100,13 +100,8 @@ type ReplicateNames = Vec<HashSet<Arc<str>>>;
 /// loop bodies in order. The same walk keeps each function's `_replicate`
 /// names, so inserting the copies needs no walk of its own.
 fn visit(m: &Module) -> Result<(Vec<Entry>, ReplicateNames)> {
-    let mut order: Vec<usize> = m
-        .functions
-        .iter()
-        .position(|f| &*f.name == "main")
-        .into_iter()
-        .collect();
-    order.extend((0..m.functions.len()).filter(|i| &*m.functions[*i].name != "main"));
+    // The entry function (`main`, else the first: contract §1.7) first.
+    let order: Vec<usize> = m.entry_first().collect();
     let mut entries: Vec<Entry> = Vec::new();
     let mut names: ReplicateNames = vec![HashSet::new(); m.functions.len()];
     for fi in order {

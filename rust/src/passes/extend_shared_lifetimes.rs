@@ -89,7 +89,7 @@ fn check_spmd(cores: &[Module]) -> Result<()> {
 }
 
 fn exempt(set: &MemoryLocationSet) -> bool {
-    matches!(set.kind.as_deref(), Some("Input") | Some("Const"))
+    set.is_input() || set.kind.as_deref() == Some("Const")
 }
 
 /// The shared, non-exempt locations of core 0's function in allocation order.
@@ -386,6 +386,9 @@ pub fn extend_shared_lifetimes(cores: &mut [Module]) -> Result<Vec<Extended>> {
     let n = cores.len();
     if n == 1 {
         return Ok(Vec::new());
+    }
+    for m in cores.iter() {
+        crate::bir::names::refuse_repeated_names(m, "extend_shared_lifetimes")?;
     }
     check_spmd(cores)?;
     let sg = subgraph_id(&cores[0])?;

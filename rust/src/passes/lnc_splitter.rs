@@ -103,6 +103,9 @@ pub fn split_module(orig: &mut Module, opts: &SplitOptions) -> Result<Vec<Module
     if n == 1 {
         return Ok(Vec::new());
     }
+    // The cores are told apart by name (explain, diff, the tail): one name
+    // for two instructions is refused (9010, contract §1.7).
+    crate::bir::names::refuse_repeated_names(orig, "split")?;
     check_shard_bounds(orig, n)?;
     // One walk over the carried values instead of one per core: a module
     // whose carried values hold no ShardId has nothing for the binder to do.
@@ -221,6 +224,8 @@ fn clone_concretized_probing(src: &Module, core: i64, probe: Option<i64>, carrie
         functions,
         extra: src.extra.clone(),
         ctx,
+        spelling: src.spelling,
+        implied_core: src.implied_core,
     };
     stamp_core(&mut m, core);
     if let Some(mut c) = carried {

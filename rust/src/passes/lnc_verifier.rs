@@ -368,7 +368,7 @@ fn verify_remote_targets(mods: &[&Module], nc: usize, index: &[LocIndex<'_>]) ->
     for f in &m.functions {
         for s in &f.allocations {
             for l in &s.locations {
-                if l.is_shared_post_dram_alloc != Some(true) || &*l.mem_type != "DRAM" {
+                if l.is_shared_post_dram_alloc != Some(true) || !l.memory().is_dram() {
                     continue;
                 }
                 let Some(t) = &l.remote_local_target else {

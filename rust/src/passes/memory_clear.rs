@@ -24,6 +24,7 @@ use hashbrown::HashSet;
 use crate::analysis::moved::{bytes_per_partition_moved, MAX_INSTANCES};
 use crate::analysis::walk::static_instances;
 use crate::analysis::Layout;
+use crate::bir::memory::Memory;
 use crate::bir::{Argument, Function, Instruction, MemoryLocation, MemoryLocationSet, Module, Opcode};
 
 /// The per-core limits of one module's arch (`lncsplit.memory.arch`): the
@@ -117,11 +118,13 @@ fn locations_clear(f: &Function, g: &Geometry, dram: &mut Dram) -> bool {
             return false;
         };
         for loc in &s.locations {
-            let ok = match &*loc.mem_type {
-                "SB" => sb_clear(s, loc, bpp, g) && !shared(s, loc),
-                "PSUM" => psum_clear(s, loc, bpp, g) && !shared(s, loc),
-                "DRAM" => dram.add(s, loc, bpp),
-                _ => true,
+            // The compiler's Input/Output are DRAM, Unallocated unplaced
+            // DRAM; RNGSTATE/REG are not memory the model budgets (§1.7).
+            let ok = match loc.memory() {
+                Memory::Sb => sb_clear(s, loc, bpp, g) && !shared(s, loc),
+                Memory::Psum => psum_clear(s, loc, bpp, g) && !shared(s, loc),
+                Memory::Dram | Memory::Unallocated => dram.add(s, loc, bpp),
+                Memory::Unmodelled => true,
             };
             if !ok {
                 return false;
@@ -174,7 +177,7 @@ impl Dram {
             return true;
         }
         let n = tensor_bytes(s, bpp);
-        match loc.addr {
+        match loc.placed_addr() {
             None => self.unplaced += n,
             Some(a) => self.placed.push((a as i128, a as i128 + n)),
         }
@@ -304,7 +307,7 @@ fn instances_within_limit(m: &Module, f: &Function) -> bool {
 /// layout's partition (`check_sb2sb_moved` counts a valid footprint's bytes
 /// per partition, never more; an invalid layout is left out there, 0 here).
 fn partition_bytes(s: &MemoryLocationSet, loc: &MemoryLocation) -> i64 {
-    Layout::of(s, &loc.mem_type).map_or(0, |l| l.partition_bytes())
+    Layout::of_location(s, Some(loc), &loc.mem_type).map_or(0, |l| l.partition_bytes())
 }
 
 fn sb2sb_moves_fit(m: &Module, f: &Function) -> bool {
@@ -330,7 +333,7 @@ impl<'f> CcSets<'f> {
         let mut ok = true;
         for a in i.ins.iter().chain(&i.outs) {
             for (s, l) in targets(f, a) {
-                if &*l.mem_type != "DRAM" || !self.seen.insert((fi, &*s.name)) {
+                if !l.memory().is_dram() || !self.seen.insert((fi, &*s.name)) {
                     continue;
                 }
                 match s.bytes_per_partition() {

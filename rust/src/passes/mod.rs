@@ -10,6 +10,7 @@
 pub mod bir_linker;
 pub mod birverifier;
 pub mod core_barriers;
+pub mod enginecheck;
 pub mod expand_replication;
 pub mod extend_shared_lifetimes;
 pub mod lnc_barriercheck;

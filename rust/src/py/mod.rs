@@ -12,6 +12,7 @@
 mod alloc;
 pub(crate) mod convert;
 pub(crate) mod describe;
+pub(crate) mod enginecheck;
 pub(crate) mod errors;
 pub(crate) mod inspect;
 pub(crate) mod linker;
@@ -56,6 +57,9 @@ mod _core {
     use super::module::{arch_table, generate_corpus, generate_module, write_module_file, PyBirModule};
     #[pymodule_export]
     use super::module::{to_buffers_all, to_bytes_all};
+    // compiler dump roots: the core id a directory gives (contract §1.7)
+    #[pymodule_export]
+    use super::module::{set_implied_core, written_core_id};
     #[pymodule_export]
     use super::output::OutputBuffer;
     #[pymodule_export]
@@ -92,6 +96,9 @@ mod _core {
     // racecheck_symbolic (one proof for every N, contract §3.11)
     #[pymodule_export]
     use super::racecheck::{racecheck_symbolic_plan, with_shard_bound};
+    // enginecheck (lncsplit.enginecheck)
+    #[pymodule_export]
+    use super::enginecheck::{enginecheck, enginecheck_why};
     // bir_linker
     #[pymodule_export]
     use super::linker::{is_linked, link, tensor_map_json, unlink};

@@ -19,8 +19,23 @@ use serde_json::Value;
 use super::convert::json_to_py;
 use super::output::{self, OutputBuffer};
 use super::views::FunctionView;
-use crate::bir::Module;
+use crate::bir::dump::Form;
+use crate::bir::{Module, Spelling};
 use crate::gen::GenOptions;
+
+/// A `spelling=` argument (contract §1.7): None (the module's own),
+/// `"lncsplit"` or `"compiler"`.
+fn form(version: u32, spelling: Option<&str>) -> PyResult<Form> {
+    let spelling = match spelling {
+        None => None,
+        Some(s) => Some(Spelling::from_name(s).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown spelling {s:?}: expected \"lncsplit\" or \"compiler\" (or None: the spelling read)"
+            ))
+        })?),
+    };
+    Ok(Form::new(version, spelling))
+}
 
 /// A BIR module (contract §1, §4).
 #[pyclass(name = "Module", module = "lncsplit")]
@@ -136,20 +151,30 @@ impl PyBirModule {
         Ok(PyBirModule::new(m))
     }
 
-    /// The module as BIR-JSON text (wire `version` 2, or 1 on request).
-    #[pyo3(signature = (version = 2))]
-    fn to_json<'py>(&self, py: Python<'py>, version: u32) -> PyResult<Bound<'py, PyString>> {
+    /// The module as BIR-JSON text (wire `version` 2, or 1 on request), in
+    /// `spelling` (`"lncsplit"` | `"compiler"`; None: the spelling read).
+    #[pyo3(signature = (version = 2, spelling = None))]
+    fn to_json<'py>(&self, py: Python<'py>, version: u32, spelling: Option<&str>) -> PyResult<Bound<'py, PyString>> {
         let m = &self.inner;
-        let chunks = py.detach(|| crate::bir::dump::dump_module_chunks(m, version))?;
+        let f = form(version, spelling)?;
+        let chunks = py.detach(|| crate::bir::dump::dump_module_chunks(m, f))?;
         output::str(py, chunks)
     }
 
-    /// The module as BIR-JSON bytes.
-    #[pyo3(signature = (version = 2))]
-    fn to_bytes<'py>(&self, py: Python<'py>, version: u32) -> PyResult<Bound<'py, PyBytes>> {
+    /// The module as BIR-JSON bytes (see `to_json`).
+    #[pyo3(signature = (version = 2, spelling = None))]
+    fn to_bytes<'py>(&self, py: Python<'py>, version: u32, spelling: Option<&str>) -> PyResult<Bound<'py, PyBytes>> {
         let m = &self.inner;
-        let chunks = py.detach(|| crate::bir::dump::dump_module_chunks(m, version))?;
+        let f = form(version, spelling)?;
+        let chunks = py.detach(|| crate::bir::dump::dump_module_chunks(m, f))?;
         output::bytes(py, chunks)
+    }
+
+    /// The key names the module was read with and is written back in:
+    /// `"lncsplit"` or `"compiler"` (contract §1.7).
+    #[getter]
+    fn spelling(&self) -> &'static str {
+        self.inner.spelling.name()
     }
 
     /// A deep copy: `"structural"` (fast Rust clone) or `"json"` (the
@@ -181,7 +206,7 @@ impl PyBirModule {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
         let py = slf.py();
         let ctor = py.get_type::<PyBirModule>().getattr("from_json")?;
-        let bytes = slf.borrow().to_bytes(py, 2)?;
+        let bytes = slf.borrow().to_bytes(py, 2, None)?;
         Ok((ctor, (bytes,)))
     }
 
@@ -268,7 +293,7 @@ impl PyBirModule {
 /// the policy: temporary name, rename, durability): write the module into
 /// the new file `tmp`, naming `target` in errors; the GIL is released.
 #[pyfunction]
-#[pyo3(signature = (module, tmp, target, version = 2, fsync = true))]
+#[pyo3(signature = (module, tmp, target, version = 2, fsync = true, spelling = None))]
 pub(crate) fn write_module_file(
     py: Python<'_>,
     module: PyRef<'_, PyBirModule>,
@@ -276,9 +301,30 @@ pub(crate) fn write_module_file(
     target: PathBuf,
     version: u32,
     fsync: bool,
+    spelling: Option<&str>,
 ) -> PyResult<()> {
     let m = &module.inner;
-    Ok(py.detach(|| crate::bir::dump::write_module_file(m, version, &tmp, &target, fsync))?)
+    let f = form(version, spelling)?;
+    Ok(py.detach(|| crate::bir::dump::write_module_file(m, f, &tmp, &target, fsync))?)
+}
+
+/// Internal (`lncsplit.load_cores`, dump roots): the core id a module's
+/// `nc<cc>/` directory gives it when its file carries no `neuron_core_id`
+/// (read by `neuron_core_id`, never written). None forgets it.
+#[pyfunction]
+pub(crate) fn set_implied_core(mut module: PyRefMut<'_, PyBirModule>, core: Option<i64>) -> PyResult<()> {
+    if core.is_some_and(|c| c < 0) {
+        return Err(PyValueError::new_err("a core id is >= 0"));
+    }
+    module.module_mut_in_place().implied_core = core;
+    Ok(())
+}
+
+/// Internal: whether the module's file carries `neuron_core_id` (the
+/// attribute), as opposed to a core id a dump root implied.
+#[pyfunction]
+pub(crate) fn written_core_id(module: PyRef<'_, PyBirModule>) -> Option<i64> {
+    module.inner.written_core_id()
 }
 
 /// Internal (tests of the parallel loader): read BIR-JSON reading
@@ -304,9 +350,10 @@ pub(crate) fn _load_traced(
     Ok((out, path))
 }
 
-/// A seeded synthetic symbolic module (`lncsplit gen`).
+/// A seeded synthetic symbolic module (`lncsplit gen`); `scheduled=True`: a
+/// one-core scheduled module (`gen --scheduled`, contract §3.10).
 #[pyfunction]
-#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None, numeric = false, lnc_generic = false))]
+#[pyo3(signature = (seed, instructions, lnc = 2, arch = None, index = 0, racy = false, ap_partitions = None, ap_columns = None, numeric = false, lnc_generic = false, *, scheduled = false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_module(
     py: Python<'_>,
@@ -320,6 +367,7 @@ pub(crate) fn generate_module(
     ap_columns: Option<i64>,
     numeric: bool,
     lnc_generic: bool,
+    scheduled: bool,
 ) -> PyResult<PyBirModule> {
     let opts = GenOptions {
         seed,
@@ -332,6 +380,7 @@ pub(crate) fn generate_module(
         ap_columns,
         numeric,
         lnc_generic,
+        scheduled,
     };
     let m = py.detach(|| crate::gen::generate_module(&opts))?;
     Ok(PyBirModule::new(m))
@@ -341,7 +390,7 @@ pub(crate) fn generate_module(
 /// module is generated with the GIL released and written through the one
 /// write policy (`lncsplit._atomic.write_module_atomic`).
 #[pyfunction]
-#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None, numeric = false, lnc_generic = false))]
+#[pyo3(signature = (dir, modules, instructions, lnc = 2, seed = 0, racy = false, ap_partitions = None, ap_columns = None, numeric = false, lnc_generic = false, *, scheduled = false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn generate_corpus(
     py: Python<'_>,
@@ -355,6 +404,7 @@ pub(crate) fn generate_corpus(
     ap_columns: Option<i64>,
     numeric: bool,
     lnc_generic: bool,
+    scheduled: bool,
 ) -> PyResult<Vec<PathBuf>> {
     let opts = GenOptions {
         seed,
@@ -365,6 +415,7 @@ pub(crate) fn generate_corpus(
         ap_columns,
         numeric,
         lnc_generic,
+        scheduled,
         ..Default::default()
     };
     std::fs::create_dir_all(&dir).map_err(|e| crate::Error::io(&dir, e))?;
@@ -387,15 +438,17 @@ pub(crate) fn generate_corpus(
 /// blocks in parallel chunks too. The same bytes as `m.to_bytes(version)`
 /// for each module in turn.
 #[pyfunction]
-#[pyo3(signature = (modules, version = 2, parallel = true))]
+#[pyo3(signature = (modules, version = 2, parallel = true, spelling = None))]
 pub(crate) fn to_bytes_all<'py>(
     py: Python<'py>,
     modules: Vec<PyRef<'py, PyBirModule>>,
     version: u32,
     parallel: bool,
+    spelling: Option<&str>,
 ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
     let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
-    let all = py.detach(|| crate::bir::dump::dump_modules_chunks(&refs, version, parallel))?;
+    let f = form(version, spelling)?;
+    let all = py.detach(|| crate::bir::dump::dump_modules_chunks(&refs, f, parallel))?;
     all.into_iter().map(|c| output::bytes(py, c)).collect()
 }
 
@@ -404,16 +457,18 @@ pub(crate) fn to_bytes_all<'py>(
 /// in several) instead of copied into a `bytes`. For a caller that only
 /// writes the bytes to a file (the corpus split).
 #[pyfunction]
-#[pyo3(signature = (modules, version = 2, parallel = true))]
+#[pyo3(signature = (modules, version = 2, parallel = true, spelling = None))]
 pub(crate) fn to_buffers_all(
     py: Python<'_>,
     modules: Vec<PyRef<'_, PyBirModule>>,
     version: u32,
     parallel: bool,
+    spelling: Option<&str>,
 ) -> PyResult<Vec<OutputBuffer>> {
     let refs: Vec<&Module> = modules.iter().map(|m| m.module()).collect();
+    let f = form(version, spelling)?;
     let all = py.detach(|| {
-        crate::bir::dump::dump_modules_chunks_in(&refs, version, parallel, output::reuse(refs.len())).map(|all| {
+        crate::bir::dump::dump_modules_chunks_in(&refs, f, parallel, output::reuse(refs.len())).map(|all| {
             all.into_iter()
                 .map(crate::bir::dump::Chunks::concat)
                 .collect::<Vec<_>>()

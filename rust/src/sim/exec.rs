@@ -320,22 +320,9 @@ impl<'m> CoreView<'m> {
         bindings: &Bindings,
         partner: bool,
     ) -> Result<Spans> {
-        self.arguments_in(self.ctx, env, inst, bindings, partner)
-    }
-
-    /// [`Self::arguments`] of an instruction whose expressions live in `ctx`
-    /// (a DMA descriptor's, `bir::queues`).
-    pub(super) fn arguments_in(
-        &self,
-        ctx: &Context,
-        env: &Env<'_, 'm>,
-        inst: &Instruction,
-        bindings: &Bindings,
-        partner: bool,
-    ) -> Result<Spans> {
         let fname = &*self.index.function.name;
         let mut accesses: Vec<Access<'_>> = Vec::with_capacity(4);
-        self.index.accesses(ctx, inst, bindings, 9401, &mut accesses)?;
+        self.index.accesses(self.ctx, inst, bindings, 9401, &mut accesses)?;
         let mut reads: SmallVec<[Arg; 2]> = SmallVec::new();
         let mut writes: SmallVec<[Arg; 1]> = SmallVec::new();
         for a in &accesses {

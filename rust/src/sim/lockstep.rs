@@ -28,7 +28,6 @@ use super::memory::{for_each_run, Journal, LocId, Memory, Span, StoreLog, NO_WRI
 use super::trigger;
 use super::{DynRace, Plan, SimInput, SimOutput, SimResult, Writer};
 use crate::analysis::access::FunctionIndex;
-use crate::analysis::footprint::Layout;
 use crate::analysis::location::{locations_of, Cores};
 use crate::analysis::walk::{Limit, Mask, WalkCursor};
 use crate::bir::instruction::Instruction;
@@ -282,7 +281,7 @@ impl<'m> Engine<'m> {
         for set in &f.allocations {
             for (li, (_, _, loc)) in locations_of(set).into_iter().enumerate() {
                 let r = cores.resolve(c, f, set, loc, false)?;
-                let Ok(layout) = Layout::of(r.set, r.mem_type) else {
+                let Ok(layout) = r.layout() else {
                     continue; // an unknown dtype: any access to it fails with its footprint error
                 };
                 let len = layout.elements().checked_mul(layout.esize).unwrap_or(i64::MAX);
@@ -374,11 +373,7 @@ impl<'m> Engine<'m> {
     }
 
     fn output_sets<'v>(view: &'v CoreView<'m>) -> impl Iterator<Item = &'m crate::bir::MemoryLocationSet> + 'v {
-        view.index
-            .function
-            .allocations
-            .iter()
-            .filter(|s| s.kind.as_deref() == Some("Output"))
+        view.index.function.allocations.iter().filter(|s| s.is_output())
     }
 
     fn output_location(&self, view: &CoreView<'m>, set: &crate::bir::MemoryLocationSet) -> Option<LocId> {
@@ -713,7 +708,7 @@ fn read_queues(programs: &[&Module]) -> Result<Vec<Option<Arc<Queues>>>> {
             out.push(q.clone());
             continue;
         }
-        let q = Queues::of(m)?.map(Arc::new);
+        let q = Queues::of_module(m)?.map(Arc::new);
         read.push((key, q.clone()));
         out.push(q);
     }
@@ -741,7 +736,7 @@ fn check_inputs<B>(plan: &Plan<'_>, inputs: &[SimInput<B>]) -> Result<()> {
         let set = m.function(&i.function).and_then(|f| f.memory_location_set(&i.set));
         match set {
             None => return Err(wrong_input(i, "no such set".into())),
-            Some(s) if s.kind.as_deref() != Some("Input") => {
+            Some(s) if !s.is_input() => {
                 return Err(wrong_input(
                     i,
                     format!("it is an {} set, not Input", s.kind.as_deref().unwrap_or("unkinded")),

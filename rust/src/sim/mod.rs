@@ -205,10 +205,13 @@ pub fn sets(plan: &Plan<'_>) -> Vec<SetInfo> {
     for (core, m) in plan.programs.iter().enumerate() {
         for f in &m.functions {
             for s in &f.allocations {
-                let kind = s.kind.clone().unwrap_or_else(|| Arc::from(""));
-                if !matches!(&*kind, "Input" | "Output") {
-                    continue;
-                }
+                // The compiler's ExternalInput… count as Input, ExternalOutput…
+                // as Output (contract §1.7): the kind is given as counted.
+                let kind: Arc<str> = match (s.is_input(), s.is_output()) {
+                    (true, _) => Arc::from("Input"),
+                    (_, true) => Arc::from("Output"),
+                    _ => continue,
+                };
                 out.push(SetInfo {
                     core,
                     function: f.name.clone(),

@@ -23,7 +23,8 @@ use smallvec::SmallVec;
 
 use super::exec::{cannot_run, check_accumulate, copy_in_mode, CoreView, Env, Op};
 use crate::bir::instruction::Instruction;
-use crate::bir::queues::trigger_blocks;
+use crate::bir::queues::{trigger_blocks, trigger_queue};
+use crate::bir::Argument;
 use crate::error::Result;
 use crate::pelican::Bindings;
 
@@ -42,7 +43,8 @@ pub fn compile<'m>(
             "a DMATrigger accesses memory through the descriptors of its dma_blocks only (contract §3.8), not its own ins/outs".into(),
         ));
     }
-    let (queue, names) = trigger_blocks(inst).map_err(err)?;
+    let queue = trigger_queue(inst)?;
+    let names = trigger_blocks(inst)?.unwrap_or_default();
     let mut ops = SmallVec::new();
     if names.is_empty() {
         return Ok(ops);
@@ -53,26 +55,42 @@ pub fn compile<'m>(
             names[0]
         )));
     };
-    for name in names {
-        let Some(block) = queues.block(queue, name) else {
+    for name in &names {
+        let Some(block) = queues.block_on(queue, name) else {
             let on = queue.map_or(String::new(), |q| format!(" on queue {q}"));
             return Err(err(format!("no DMABlock {name}{on} in the module's queues")));
         };
         for d in &block.descriptors {
             let derr = |why: String| err(format!("descriptor {} of DMABlock {name}: {why}", d.name));
-            let mode = match d.opcode.name() {
+            let mode = match &*d.opcode {
                 "DMADescriptor" | "DMADescriptorCopy" => "Copy",
                 "DMADescriptorReplicate" => "Replicate",
                 "DMADescriptorTranspose" | "DMADescriptorCCE" => {
                     return Err(derr(format!(
                         "{} is not a copy and its semantics are not modelled",
-                        d.opcode.name()
+                        d.opcode
                     )));
                 }
                 other => return Err(derr(format!("{other} is not a DMADescriptor"))),
             };
-            let (reads, writes) = view.arguments_in(&queues.ctx, env, d, bindings, false)?;
-            let acc = crate::analysis::accumulate_op(d).map_err(|e| derr(e.to_string()))?;
+            // Only physical addresses are read into a descriptor
+            // (`bir::queues`); another kind would be a whole-location guess.
+            let other = d.ins.iter().chain(&d.outs).find_map(|a| match a {
+                Argument::Other { kind, fields } if a.memsetref().is_some() || fields.contains_key("memref") => {
+                    Some(kind)
+                }
+                _ => None,
+            });
+            if let Some(kind) = other {
+                return Err(derr(format!(
+                    "its {kind} argument is not simulated (a descriptor addresses memory by physical_ap)"
+                )));
+            }
+            let Some(d) = d.instruction() else {
+                return Err(derr(format!("{} is not an instruction type", d.opcode)));
+            };
+            let (reads, writes) = view.arguments(env, &d, bindings, false)?;
+            let acc = crate::analysis::accumulate_op(&d).map_err(|e| derr(e.to_string()))?;
             check_accumulate(env.mem, acc, &writes).map_err(derr)?;
             let kind = copy_in_mode(mode, &reads, &writes).map_err(derr)?;
             ops.push(Op {

@@ -5,8 +5,9 @@ use super::kept::Kept;
 use super::out::Out;
 use super::{ints, opt, opt_shared, Writer};
 use crate::bir::argument::Argument;
-use crate::bir::instruction::{Dependency, Instruction, IntOrExpr, OpFields};
-use crate::bir::schema::key;
+use crate::bir::instruction::{is_anonymous_loop_name, Dependency, Instruction, IntOrExpr, OpFields};
+use crate::bir::opcode::Opcode;
+use crate::bir::schema::{key, Spelling};
 use crate::error::Result;
 use crate::pelican::AffinePredicate;
 
@@ -27,9 +28,18 @@ impl<'c> Writer<'c> {
     }
 
     pub(super) fn instruction(&mut self, o: &mut Out, i: &'c Instruction) -> Result<()> {
-        o.raw(concat!("{\"", key!(inst name), "\":").as_bytes());
-        o.str(&i.name);
-        o.raw(concat!(",\"", key!(inst opcode), "\":").as_bytes());
+        let position = self.position;
+        self.position += 1;
+        if self.spelling == Spelling::Compiler && i.opcode == Opcode::LOOP && is_anonymous_loop_name(&i.name, position)
+        {
+            // The compiler's Loops have no name: one named after its own
+            // position reads back the same without it (contract §1.7).
+            o.raw(concat!("{\"", key!(inst opcode), "\":").as_bytes());
+        } else {
+            o.raw(concat!("{\"", key!(inst name), "\":").as_bytes());
+            o.str(&i.name);
+            o.raw(concat!(",\"", key!(inst opcode), "\":").as_bytes());
+        }
         o.name(i.opcode.name());
         opt_shared!(o, self.kept, (inst engine), &i.engine);
         self.op_fields(o, &i.op)?;
@@ -72,13 +82,25 @@ impl<'c> Writer<'c> {
                 blocks,
             } => {
                 let a = self.exprs.ctx().axis(*axis);
-                o.raw(concat!(",\"", key!(inst axis), "\":{\"", key!(axis name), "\":").as_bytes());
+                let [head, lo, step] = match self.spelling {
+                    Spelling::Lncsplit => [
+                        concat!(",\"", key!(inst axis), "\":{\"", key!(axis name), "\":"),
+                        concat!(",\"", key!(axis lo), "\":"),
+                        concat!(",\"", key!(axis step), "\":"),
+                    ],
+                    Spelling::Compiler => [
+                        concat!(",\"", key!(compiler inst axis), "\":{\"", key!(axis name), "\":"),
+                        concat!(",\"", key!(compiler axis lo), "\":"),
+                        concat!(",\"", key!(compiler axis step), "\":"),
+                    ],
+                };
+                o.raw(head.as_bytes());
                 o.str(&a.name);
-                o.raw(concat!(",\"", key!(axis lo), "\":").as_bytes());
+                o.raw(lo.as_bytes());
                 o.int(a.lo);
                 o.raw(concat!(",\"", key!(axis ub), "\":").as_bytes());
                 o.int(a.ub);
-                o.raw(concat!(",\"", key!(axis step), "\":").as_bytes());
+                o.raw(step.as_bytes());
                 o.int(a.step);
                 self.kept.extras(o, axis_extra);
                 o.raw(concat!("},\"", key!(inst blocks), "\":[").as_bytes());

@@ -34,6 +34,7 @@ use self::out::Out;
 use super::argument::{Ap, Argument};
 use super::instruction::{Block, Instruction};
 use super::module::Module;
+use super::schema::Spelling;
 use super::Extra;
 use crate::error::{Error, Result};
 use crate::pelican::{Context, ExprId, Wire};
@@ -42,13 +43,44 @@ use crate::pelican::{Context, ExprId, Wire};
 /// (generated modules write about 640).
 pub(super) const BYTES_PER_INSTRUCTION: usize = 700;
 
+/// How a module is written: the wire version of its expressions (1 or 2)
+/// and its key names (contract §1.7; None: the spelling it was read in).
+/// A plain `u32` is a version in the module's own spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Form {
+    pub version: u32,
+    pub spelling: Option<Spelling>,
+}
+
+impl Form {
+    pub fn new(version: u32, spelling: Option<Spelling>) -> Form {
+        Form { version, spelling }
+    }
+}
+
+impl From<u32> for Form {
+    fn from(version: u32) -> Form {
+        Form {
+            version,
+            spelling: None,
+        }
+    }
+}
+
 /// **The writer's one front door**: every entry writes through it. The
 /// version is checked, and carried expressions are put in that version
 /// (`carried::for_version`: a copy only for version 1), so a file holds one
-/// encoding whichever way it is written (contract §1.1, §2.1).
-fn front(m: &Module, version: u32) -> Result<Cow<'_, Module>> {
-    check_version(version)?;
-    crate::bir::carried::for_version(m, version)
+/// encoding whichever way it is written (contract §1.1, §2.1); the spelling
+/// is the one asked for, else the module's, and lncsplit's spelling of a
+/// module that repeats an instruction name is refused (9010: its names are
+/// unique, §1.7).
+fn front(m: &Module, form: Form) -> Result<(Cow<'_, Module>, Spelling)> {
+    check_version(form.version)?;
+    let spelling = form.spelling.unwrap_or(m.spelling);
+    if spelling == Spelling::Lncsplit {
+        crate::bir::names::refuse_repeated_names(m, "lncsplit's spelling")?;
+    }
+    Ok((crate::bir::carried::for_version(m, form.version)?, spelling))
 }
 
 fn check_version(version: u32) -> Result<()> {
@@ -65,49 +97,51 @@ fn check_version(version: u32) -> Result<()> {
 /// written in parallel runs by [`dump_module_parallel`].
 const PAR_BLOCK: usize = 16384;
 
-/// Serialize a module to JSON bytes in wire `version` (1 or 2).
-pub fn dump_module(m: &Module, version: u32) -> Result<Vec<u8>> {
-    dump(m, version, usize::MAX)
+/// Serialize a module to JSON bytes in wire `version` (1 or 2; or a
+/// [`Form`] naming the spelling too).
+pub fn dump_module(m: &Module, form: impl Into<Form>) -> Result<Vec<u8>> {
+    dump(m, form.into(), usize::MAX)
 }
 
 /// [`dump_module`] with large functions written on rayon's pool (runs of
 /// instructions across their blocks, each with its own expression cache,
 /// kept in order): the same bytes. For one big module written from Python; a corpus run keeps
 /// one file per core and uses [`dump_module`].
-pub fn dump_module_parallel(m: &Module, version: u32) -> Result<Vec<u8>> {
-    dump(m, version, PAR_BLOCK)
+pub fn dump_module_parallel(m: &Module, form: impl Into<Form>) -> Result<Vec<u8>> {
+    dump(m, form.into(), PAR_BLOCK)
 }
 
 /// [`dump_module_parallel`] as the chunks it was written in: their
 /// concatenation is the module's JSON. The parallel parts are not copied
 /// together, so a caller that copies the bytes anyway (into a Python `str`
 /// or `bytes`) copies them once.
-pub fn dump_module_chunks(m: &Module, version: u32) -> Result<Chunks> {
-    dump_module_chunks_in(m, version, Vec::new())
+pub fn dump_module_chunks(m: &Module, form: impl Into<Form>) -> Result<Chunks> {
+    dump_module_chunks_in(m, form, Vec::new())
 }
 
 /// [`dump_module_chunks`] starting in `buf` (its capacity reused, see
 /// [`Out::memory_in`]): the same bytes.
-pub fn dump_module_chunks_in(m: &Module, version: u32, buf: Vec<u8>) -> Result<Chunks> {
-    Ok(Chunks(dump_out_in(m, version, PAR_BLOCK, buf)?.into_chunks()))
+pub fn dump_module_chunks_in(m: &Module, form: impl Into<Form>, buf: Vec<u8>) -> Result<Chunks> {
+    Ok(Chunks(dump_out_in(m, form.into(), PAR_BLOCK, buf)?.into_chunks()))
 }
 
 /// Every module's JSON ([`dump_module_chunks`]), the modules written on
 /// rayon's pool when `parallel` (the N cores of one split): the same bytes
 /// as writing them one after the other.
-pub fn dump_modules_chunks(ms: &[&Module], version: u32, parallel: bool) -> Result<Vec<Chunks>> {
-    dump_modules_chunks_in(ms, version, parallel, Vec::new())
+pub fn dump_modules_chunks(ms: &[&Module], form: impl Into<Form>, parallel: bool) -> Result<Vec<Chunks>> {
+    dump_modules_chunks_in(ms, form, parallel, Vec::new())
 }
 
 /// [`dump_modules_chunks`] with module `i` started in `bufs[i]` (modules
 /// past the end of `bufs` in new buffers): the same bytes.
 pub fn dump_modules_chunks_in(
     ms: &[&Module],
-    version: u32,
+    form: impl Into<Form>,
     parallel: bool,
     mut bufs: Vec<Vec<u8>>,
 ) -> Result<Vec<Chunks>> {
     use rayon::prelude::*;
+    let version = form.into();
     bufs.resize_with(ms.len(), Vec::new);
     let work: Vec<(&Module, Vec<u8>)> = ms.iter().copied().zip(bufs).collect();
     if parallel {
@@ -199,29 +233,32 @@ impl Chunks {
 }
 
 /// Functions of at least `par_block` instructions are written in parallel.
-fn dump(m: &Module, version: u32, par_block: usize) -> Result<Vec<u8>> {
-    Ok(dump_out(m, version, par_block)?.into_bytes())
+fn dump(m: &Module, form: impl Into<Form>, par_block: usize) -> Result<Vec<u8>> {
+    Ok(dump_out(m, form, par_block)?.into_bytes())
 }
 
-fn dump_out(m: &Module, version: u32, par_block: usize) -> Result<Out<'static>> {
-    dump_out_in(m, version, par_block, Vec::new())
+fn dump_out(m: &Module, form: impl Into<Form>, par_block: usize) -> Result<Out<'static>> {
+    dump_out_in(m, form.into(), par_block, Vec::new())
 }
 
-fn dump_out_in(m: &Module, version: u32, par_block: usize, buf: Vec<u8>) -> Result<Out<'static>> {
-    let m = &*front(m, version)?;
+fn dump_out_in(m: &Module, form: Form, par_block: usize, buf: Vec<u8>) -> Result<Out<'static>> {
+    let (m, spelling) = front(m, form)?;
+    let m = &*m;
     let cap = m.instruction_count().saturating_mul(BYTES_PER_INSTRUCTION) + 4096;
     let mut o = Out::memory_in(buf, cap);
-    let mut w = Writer::new(&m.ctx, version);
+    let mut w = Writer::new(&m.ctx, form.version, spelling);
     w.par_block = par_block;
     w.module(&mut o, m)?;
     Ok(o)
 }
 
 /// Serialize a module into any writer (streamed in chunks of about 1 MB).
-pub fn write_module<W: Write>(m: &Module, version: u32, mut w: W) -> Result<()> {
-    let m = &*front(m, version)?;
+pub fn write_module<W: Write>(m: &Module, form: impl Into<Form>, mut w: W) -> Result<()> {
+    let form = form.into();
+    let (m, spelling) = front(m, form)?;
+    let m = &*m;
     let mut o = Out::streaming(&mut w);
-    Writer::new(&m.ctx, version).module(&mut o, m)?;
+    Writer::new(&m.ctx, form.version, spelling).module(&mut o, m)?;
     o.flush().map_err(io)
 }
 
@@ -231,8 +268,10 @@ pub fn write_module<W: Write>(m: &Module, version: u32, mut w: W) -> Result<()> 
 /// caller's (`python/lncsplit/_atomic.py`: it picks the temporary name,
 /// renames it into place and removes it on any failure); this is only its
 /// streaming half, so a huge module is never materialized whole.
-pub fn write_module_file(m: &Module, version: u32, tmp: &Path, target: &Path, fsync: bool) -> Result<()> {
-    let m = &*front(m, version)?;
+pub fn write_module_file(m: &Module, form: impl Into<Form>, tmp: &Path, target: &Path, fsync: bool) -> Result<()> {
+    let form = form.into();
+    let (m, spelling) = front(m, form)?;
+    let m = &*m;
     let file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -246,7 +285,7 @@ pub fn write_module_file(m: &Module, version: u32, tmp: &Path, target: &Path, fs
         })?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, &file);
     let mut o = Out::streaming(&mut w);
-    Writer::new(&m.ctx, version).module(&mut o, m)?;
+    Writer::new(&m.ctx, form.version, spelling).module(&mut o, m)?;
     o.flush().map_err(|e| Error::io(target, e))?;
     w.flush().map_err(|e| Error::io(target, e))?;
     drop(w);
@@ -268,7 +307,8 @@ fn to_value<'c>(
 ) -> Result<serde_json::Value> {
     check_version(version)?;
     let mut o = Out::memory(256);
-    f(&mut Writer::new(ctx, version), &mut o)?;
+    // Pieces (the views' JSON) are in lncsplit's spelling.
+    f(&mut Writer::new(ctx, version, Spelling::Lncsplit), &mut o)?;
     serde_json::from_slice(&o.into_bytes()).map_err(|e| Error::pelican(e.to_string(), "QuasiAffineExpr.cpp"))
 }
 
@@ -381,17 +421,23 @@ pub(super) struct Writer<'c> {
     exprs: ExprWriter<'c>,
     kept: Kept,
     version: u32,
+    spelling: Spelling,
+    /// The depth-first position of the next instruction in its function
+    /// (the compiler's spelling leaves out a Loop name `loop@<position>`).
+    position: usize,
     /// A function with this many instructions in its blocks (not counting
     /// those inside loops) has them written in parallel runs.
     par_block: usize,
 }
 
 impl<'c> Writer<'c> {
-    fn new(ctx: &'c Context, version: u32) -> Self {
+    fn new(ctx: &'c Context, version: u32, spelling: Spelling) -> Self {
         Writer {
             exprs: ExprWriter::new(ctx),
             kept: Kept::default(),
             version,
+            spelling,
+            position: 0,
             par_block: usize::MAX,
         }
     }
@@ -491,7 +537,7 @@ mod tests {
         let m = generate_module(&o).unwrap();
         let seq = dump_module(&m, 2).unwrap();
         let mut out = Out::memory(16);
-        Writer::new(&m.ctx, 2).module(&mut out, &m).unwrap();
+        Writer::new(&m.ctx, 2, Spelling::Lncsplit).module(&mut out, &m).unwrap();
         let chunks = out.into_chunks();
         assert!(chunks.len() > 1, "the 16-byte estimate was sealed");
         assert_eq!(Chunks(chunks).concat(), seq);

@@ -6,15 +6,18 @@ use super::out::Out;
 use super::{extras, ints, io, Run, Writer, BYTES_PER_INSTRUCTION};
 use crate::bir::instruction::{Block, Instruction};
 use crate::bir::module::{Function, Module};
-use crate::bir::schema::key;
+use crate::bir::schema::{key, Spelling};
 use crate::error::Result;
 
 impl<'c> Writer<'c> {
     pub(super) fn module(&mut self, o: &mut Out, m: &'c Module) -> Result<()> {
         o.raw(concat!("{\"", key!(module version), "\":").as_bytes());
         o.uint(self.version as u64);
-        o.raw(concat!(",\"", key!(module name), "\":").as_bytes());
-        o.str(&m.name);
+        // The compiler's dumps carry no name: an empty one is left out.
+        if self.spelling == Spelling::Lncsplit || !m.name.is_empty() {
+            o.raw(concat!(",\"", key!(module name), "\":").as_bytes());
+            o.str(&m.name);
+        }
         o.raw(concat!(",\"", key!(module arch), "\":").as_bytes());
         o.name(m.arch.name());
         if let Some(p) = &m.artifact_path {
@@ -26,14 +29,12 @@ impl<'c> Writer<'c> {
             o.value_map(a);
         }
         o.raw(concat!(",\"", key!(module functions), "\":[").as_bytes());
-        // `main` first, then the others in order.
-        let main = m.functions.iter().filter(|f| &*f.name == "main");
-        let rest = m.functions.iter().filter(|f| &*f.name != "main");
-        for (i, f) in main.chain(rest).enumerate() {
+        // The entry function (`main`) first, then the others in order.
+        for (i, f) in m.entry_first().enumerate() {
             if i > 0 {
                 o.byte(b',');
             }
-            self.function(o, f)?;
+            self.function(o, &m.functions[f])?;
         }
         o.byte(b']');
         extras(o, &m.extra);
@@ -63,9 +64,13 @@ impl<'c> Writer<'c> {
             if i > 0 {
                 o.byte(b',');
             }
-            set(o, s);
+            set(o, s, self.spelling);
         }
-        o.raw(concat!("],\"", key!(function basic_blocks), "\":[").as_bytes());
+        o.raw(match self.spelling {
+            Spelling::Lncsplit => concat!("],\"", key!(function basic_blocks), "\":[").as_bytes(),
+            Spelling::Compiler => concat!("],\"", key!(compiler function basic_blocks), "\":[").as_bytes(),
+        });
+        self.position = 0;
         let count: usize = f.basic_blocks.iter().map(|b| b.instructions.len()).sum();
         if count >= self.par_block.max(2) {
             self.blocks_parallel(o, &f.basic_blocks)?;
@@ -128,18 +133,37 @@ impl<'c> Writer<'c> {
             .div_ceil(rayon::current_num_threads().max(1) * 4)
             .max(self.par_block / 16);
         let runs = Run::cut(blocks, run);
-        let (ctx, version) = (self.exprs.ctx(), self.version);
+        let (ctx, version, spelling) = (self.exprs.ctx(), self.version, self.spelling);
+        // Each run's first depth-first position (only the compiler's
+        // spelling reads positions: a Loop named after its own is written
+        // without a name).
+        let starts: Vec<usize> = if spelling == Spelling::Compiler {
+            let mut at = self.position;
+            runs.iter()
+                .map(|r| {
+                    let start = at;
+                    for i in &blocks[r.block].instructions[r.start..r.end] {
+                        i.walk(&mut |_| at += 1);
+                    }
+                    start
+                })
+                .collect()
+        } else {
+            vec![0; runs.len()]
+        };
         // Each run's buffer is sized for its top-level instructions only, so
         // a run holding Loops outgrows it and seals more chunks; they are
         // kept as they are (no join: a join copied the run into fresh pages,
         // 10 % of a 50 MB `to_bytes` in `perf`).
         let parts: Vec<Vec<Vec<u8>>> = runs
             .par_iter()
-            .map(|r| {
+            .zip(starts.par_iter())
+            .map(|(r, &start)| {
                 let b = &blocks[r.block];
                 let insts = &b.instructions[r.start..r.end];
                 let mut part = Out::memory(insts.len().saturating_mul(BYTES_PER_INSTRUCTION) + 256);
-                let mut w = Writer::new(ctx, version);
+                let mut w = Writer::new(ctx, version, spelling);
+                w.position = start;
                 if r.start == 0 {
                     if r.block > 0 {
                         part.byte(b',');

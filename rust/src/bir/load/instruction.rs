@@ -17,7 +17,7 @@ use super::seed::{
 use super::{compact, type_name, Seg, State};
 use crate::bir::instruction::{Block, Dependency, Instruction, IntOrExpr, OpFields};
 use crate::bir::opcode::Opcode;
-use crate::bir::schema::key;
+use crate::bir::schema::{key, spelled, Spelling};
 use crate::bir::Extra;
 use crate::error::Error;
 use crate::pelican::{AffinePredicate, AxisId};
@@ -164,6 +164,22 @@ fn inst_key<'de, A: MapAccess<'de>>(
 ) -> DeResult<(), A::Error> {
     let op = inst.opcode;
     match key {
+        key!(inst axis) | key!(compiler inst axis) if op == Opcode::LOOP => {
+            // The Loop's own axis key was read before it was ready; the
+            // other spelling's is a mixed spelling (a second own one is kept).
+            let other = st.spelling() == Spelling::Lncsplit;
+            let theirs = if other {
+                key!(compiler inst axis)
+            } else {
+                key!(inst axis)
+            };
+            if key == theirs {
+                let s = if other { Spelling::Compiler } else { Spelling::Lncsplit };
+                return Err(st.mixed(s, theirs));
+            }
+            let v = src.read_owned::<ValueK>(st, key)?;
+            rest.insert(key.to_string(), v);
+        }
         key!(inst engine) => inst.engine = Some(src.read::<SharedStrK>(st, key!(inst engine))?),
         key!(inst ins) => inst.ins = src.read::<ArgsK>(st, key!(inst ins))?,
         key!(inst outs) => inst.outs = src.read::<ArgsK>(st, key!(inst outs))?,
@@ -263,12 +279,13 @@ fn inst_key<'de, A: MapAccess<'de>>(
     Ok(())
 }
 
-/// A Loop's `axis`: `{"name", "lo", "ub", "step"}` plus unknown keys; defines
+/// A Loop's `axis`: `{"name", "lo", "ub", "step"}` (the compiler's
+/// `LoopAxis`: `{"name", "lb", "ub", "stride"}`) plus unknown keys; defines
 /// a new axis in the context.
 fn loop_axis<E: de::Error>(st: &mut State, v: Value) -> DeResult<(AxisId, Extra), E> {
     let r = loop_axis_inner(st, v);
     if r.is_err() {
-        st.unwind.push(Seg::Key("axis"));
+        st.unwind.push(Seg::Key(spelled!(st.spelling(), inst axis)));
     }
     r
 }
@@ -278,6 +295,7 @@ fn loop_axis_inner<E: de::Error>(st: &mut State, v: Value) -> DeResult<(AxisId, 
         return Err(st.bir(format!("a loop axis must be an object, got {}", type_name(&v))));
     };
     let (mut name, mut lo, mut ub, mut step) = (None, None, None, None);
+    let (lo_key, step_key) = (spelled!(st.spelling(), axis lo), spelled!(st.spelling(), axis step));
     let mut rest = Map::new();
     for (k, v) in m {
         let slot = match k.as_str() {
@@ -290,9 +308,9 @@ fn loop_axis_inner<E: de::Error>(st: &mut State, v: Value) -> DeResult<(AxisId, 
                 }
                 continue;
             }
-            key!(axis lo) => &mut lo,
+            k if k == lo_key => &mut lo,
             key!(axis ub) => &mut ub,
-            key!(axis step) => &mut step,
+            k if k == step_key => &mut step,
             _ => {
                 rest.insert(k, v);
                 continue;
@@ -375,8 +393,24 @@ impl InstRead {
                 };
                 self.opcode_seen = true;
             }
-            key!(inst axis) if self.is_loop() && !self.ready => {
-                self.axis = Some(val::<ValueK, _>(st, map, key!(inst axis))?)
+            key!(inst axis) | key!(compiler inst axis) if self.is_loop() && !self.ready => {
+                let own = spelled!(st.spelling(), inst axis);
+                if k != own {
+                    let s = if k == key!(inst axis) {
+                        Spelling::Lncsplit
+                    } else {
+                        Spelling::Compiler
+                    };
+                    return Err(st.mixed(
+                        s,
+                        if k == key!(inst axis) {
+                            key!(inst axis)
+                        } else {
+                            key!(compiler inst axis)
+                        },
+                    ));
+                }
+                self.axis = Some(val::<ValueK, _>(st, map, own)?)
             }
             _ if self.ready => inst_key(st, &mut self.inst, &mut self.acc, &mut self.rest, k, Src::Map(map))?,
             _ => match map.next_value::<Box<RawValue>>() {
@@ -398,12 +432,13 @@ impl InstRead {
     fn try_ready<'de, A: MapAccess<'de>>(&mut self, st: &mut State) -> DeResult<(), A::Error> {
         if self.is_loop() && self.axis.is_none() {
             // An axis read before the opcode was captured raw.
-            if let Some(pos) = self.pending.iter().position(|(k, _)| k == key!(inst axis)) {
+            let own = spelled!(st.spelling(), inst axis);
+            if let Some(pos) = self.pending.iter().position(|(k, _)| k == own) {
                 let (_, raw) = self.pending.remove(pos);
                 match st.reparse::<ValueK, A::Error>(&raw) {
                     Ok(v) => self.axis = Some(v),
                     Err(e) => {
-                        st.unwind.push(Seg::Key(key!(inst axis)));
+                        st.unwind.push(Seg::Key(own));
                         return Err(e);
                     }
                 }
@@ -434,7 +469,9 @@ impl InstRead {
     }
 
     fn finish<E: de::Error>(mut self, st: &mut State) -> DeResult<Instruction, E> {
-        if !self.has_name {
+        // The compiler's Loops have no name: named `loop@<position>` once
+        // the function is read (`module.rs`).
+        if !(self.has_name || self.is_loop() && st.compiler()) {
             return Err(st.bir("an instruction is missing required key \"name\""));
         }
         if !self.opcode_seen {
@@ -442,7 +479,22 @@ impl InstRead {
         }
         if !self.ready {
             // Only a Loop without an axis gets here.
-            return Err(st.bir("a Loop instruction is missing required key \"axis\""));
+            let own = spelled!(st.spelling(), inst axis);
+            if let Some((k, _)) = self
+                .pending
+                .iter()
+                .find(|(k, _)| k == key!(inst axis) || k == key!(compiler inst axis))
+            {
+                // The other spelling's axis, captured before the opcode.
+                let s = if k == key!(inst axis) {
+                    Spelling::Lncsplit
+                } else {
+                    Spelling::Compiler
+                };
+                let theirs = spelled!(s, inst axis);
+                return Err(st.mixed(s, theirs));
+            }
+            return Err(st.bir(format!("a Loop instruction is missing required key \"{own}\"")));
         }
         self.inst.op = self.acc.into_op(self.inst.opcode);
         self.inst.extra = st.extras.share_pairs(self.rest.0);

@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use super::seed::{extra, keep, val, visit, BoolK, DeResult, KeySeed, Kind, SeqK, SharedStrK, ValueK, Visit, I64K};
 use super::{compact, Seg, State};
 use crate::bir::dtype::dtype_size;
-use crate::bir::memory::{MemoryLocation, MemoryLocationSet, RemoteLocalTarget};
-use crate::bir::schema::key;
+use crate::bir::memory::{Memory, MemoryLocation, MemoryLocationSet, RemoteLocalTarget, MEMORY_TYPES};
+use crate::bir::schema::{key, Spelling};
 
 pub(super) struct SetK;
 
@@ -61,18 +61,39 @@ impl<'de> Visitor<'de> for Visit<'_, SetK> {
                     }
                     space = Some(a);
                 }
-                key!(set locations) => locations = val::<SeqK<LocK>, _>(st, &mut map, key!(set locations))?,
+                key!(set locations) => {
+                    st.spell_set(Spelling::Lncsplit, key!(set locations))?;
+                    locations = val::<SeqK<LocK>, _>(st, &mut map, key!(set locations))?
+                }
+                key!(compiler set locations) => {
+                    st.spell_set(Spelling::Compiler, key!(compiler set locations))?;
+                    locations = val::<SeqK<LocK>, _>(st, &mut map, key!(compiler set locations))?
+                }
+                key!(compiler set skind) => {
+                    let v = val::<ValueK, _>(st, &mut map, key!(compiler set skind))?;
+                    // The compiler's kind marker: implied by what the object is
+                    // (written again in its spelling); any other value is kept.
+                    if v.as_str() != Some(key!(compiler skind set)) {
+                        rest.insert(k.as_str().to_string(), v);
+                    }
+                }
                 _ => keep(st, &mut map, k, &mut rest)?,
             }
         }
-        let Some(name) = name else {
-            return Err(st.bir("a memory location set is missing required key \"name\""));
-        };
         let Some(dtype) = dtype else {
             return Err(st.bir("a memory location set is missing required key \"dtype\""));
         };
-        let Some(tensor_shape) = shape else {
-            return Err(st.bir("a memory location set is missing required key \"tensor_shape\""));
+        let name = match name {
+            Some(n) => n,
+            None => {
+                st.lenient(key!(set name), "a memory location set")?;
+                st.no_name.clone()
+            }
+        };
+        let given_shape = shape.is_some();
+        let tensor_shape = match shape {
+            Some(s) => s,
+            None => shape_from_dims(st, &dtype, pd, &locations)?,
         };
         if let Some(p) = pd {
             if p < 0 || (p as usize >= tensor_shape.len() && !tensor_shape.is_empty()) {
@@ -82,8 +103,7 @@ impl<'de> Visitor<'de> for Visit<'_, SetK> {
                 ));
             }
         }
-        st.leave();
-        Ok(MemoryLocationSet {
+        let mut set = MemoryLocationSet {
             name,
             kind,
             dtype,
@@ -92,7 +112,68 @@ impl<'de> Visitor<'de> for Visit<'_, SetK> {
             addr_space: space,
             locations,
             extra: extra(rest),
-        })
+        };
+        // Known here: the set's own locations key decided (no locations,
+        // nothing to drop).
+        let keep_first = !given_shape || st.spelling() == Spelling::Lncsplit;
+        implied_dims_dropped(&mut set, keep_first);
+        st.set_index += 1;
+        st.leave();
+        Ok(set)
+    }
+}
+
+/// The `tensor_shape` of a set that has none (the compiler's spelling may
+/// leave it out, contract §1.7): its first location's `dims` read as
+/// `[partitions, bytes per partition ÷ element size]`.
+fn shape_from_dims<E: serde::de::Error>(
+    st: &mut State,
+    dtype: &std::sync::Arc<str>,
+    pd: Option<i64>,
+    locations: &[MemoryLocation],
+) -> DeResult<Vec<i64>, E> {
+    let probe = MemoryLocationSet {
+        name: st.no_name.clone(),
+        kind: None,
+        dtype: dtype.clone(),
+        tensor_shape: Vec::new(),
+        partition_dim: pd,
+        addr_space: None,
+        locations: Vec::new(),
+        extra: None,
+    };
+    let dims = locations.first().and_then(|l| l.dims.as_deref());
+    match dims.and_then(|d| probe.shape_from_dims(d)) {
+        Some(s) => {
+            st.lenient(key!(set tensor_shape), "a memory location set")?;
+            Ok(s)
+        }
+        None if dims.is_some() => Err(st.bir(format!(
+            "a memory location set is missing required key \"tensor_shape\", and its first location's \"dims\" {:?} \
+             is not [partitions, bytes per partition] of whole {dtype} elements",
+            dims.unwrap_or_default(),
+        ))),
+        None => Err(st.bir("a memory location set is missing required key \"tensor_shape\"")),
+    }
+}
+
+/// A location's `dims` equal to what its set's shape implies are not kept
+/// (the compiler's spelling writes them again from the shape, lncsplit's
+/// leaves them out) — except the first location's when they carry meaning:
+/// in lncsplit's spelling (so that the compiler's spelling can leave out a
+/// shape they give) and in a compiler-spelled set that had no
+/// `tensor_shape` (its shape came from them). With the writers' rules
+/// (`dump/memory.rs`) one load makes either spelling byte-stable, and
+/// converting between the spellings and back gives the same bytes.
+fn implied_dims_dropped(set: &mut MemoryLocationSet, keep_first: bool) {
+    let Some(implied) = set.implied_dims() else {
+        return;
+    };
+    let skip = usize::from(keep_first);
+    for l in set.locations.iter_mut().skip(skip) {
+        if l.dims.as_deref() == Some(&implied[..]) {
+            l.dims = None;
+        }
     }
 }
 
@@ -124,6 +205,12 @@ fn remote_local_target<E: serde::de::Error>(st: &mut State, t: Value) -> DeResul
     }
 }
 
+/// A `dims` value as sizes: a non-empty array of integers ≥ 0.
+fn sizes(v: &Value) -> Option<Vec<i64>> {
+    let a = v.as_array().filter(|a| !a.is_empty())?;
+    a.iter().map(|x| x.as_i64().filter(|n| *n >= 0)).collect()
+}
+
 impl<'de> Visitor<'de> for Visit<'_, LocK> {
     type Value = MemoryLocation;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -143,10 +230,10 @@ impl<'de> Visitor<'de> for Visit<'_, LocK> {
                 }
                 key!(location type) => {
                     let t = val::<SharedStrK, _>(st, &mut map, key!(location type))?;
-                    if !matches!(&*t, "DRAM" | "SB" | "PSUM") {
+                    if Memory::of(&t).is_none() {
                         return Err(st.bir_at(
                             key!(location type),
-                            format!("Unknown memory type \"{t}\" (DRAM, SB or PSUM)"),
+                            format!("Unknown memory type \"{t}\" ({MEMORY_TYPES})"),
                         ));
                     }
                     loc.mem_type = t;
@@ -169,6 +256,23 @@ impl<'de> Visitor<'de> for Visit<'_, LocK> {
                 key!(location remote_local_target) => {
                     let t = val::<ValueK, _>(st, &mut map, key!(location remote_local_target))?;
                     loc.remote_local_target = Some(remote_local_target(st, t)?);
+                }
+                key!(location dims) => {
+                    // Kept as read, never an error (contract §1.7): a value
+                    // that is not a list of sizes stays an unknown key.
+                    let v = val::<ValueK, _>(st, &mut map, key!(location dims))?;
+                    match sizes(&v) {
+                        Some(d) => loc.dims = Some(d),
+                        None => {
+                            rest.insert(k.as_str().to_string(), v);
+                        }
+                    }
+                }
+                key!(compiler location skind) => {
+                    let v = val::<ValueK, _>(st, &mut map, key!(compiler location skind))?;
+                    if v.as_str() != Some(key!(compiler skind location)) {
+                        rest.insert(k.as_str().to_string(), v);
+                    }
                 }
                 _ => keep(st, &mut map, k, &mut rest)?,
             }

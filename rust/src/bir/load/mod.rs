@@ -38,6 +38,7 @@ mod parallel;
 mod resolve;
 mod seed;
 mod shared;
+mod spelling;
 
 use std::sync::Arc;
 
@@ -49,7 +50,9 @@ use self::expr::ExprCache;
 pub use self::parallel::{LoadPath, PAR_MIN_ELEMENTS};
 use self::seed::{Kind, Seed};
 use self::shared::{Extras, Strings, Values};
+use self::spelling::{Lenient, SpellAt};
 use super::module::Module;
+use super::schema::Spelling;
 use crate::error::{Error, Result};
 use crate::pelican::{AxisId, Context};
 
@@ -197,6 +200,21 @@ pub fn load_module_reference(text: &str) -> Result<Module> {
     load_serial_reference(text)
 }
 
+/// Read bytes a module of spelling `spelling` wrote (the JSON clone): a
+/// module where no key tells the spellings apart (no function) reads in
+/// that spelling instead of lncsplit's. Serial (a clone runs inside a pass).
+pub(crate) fn load_in_spelling(bytes: &[u8], spelling: Spelling) -> Result<Module> {
+    let text = utf8(bytes)?;
+    match parse_with(text, None, spelling) {
+        Err(Failure::Locate(at)) => match parse_with(text, Some(at), spelling) {
+            Err(Failure::Error(e)) => Err(e),
+            _ => Err(Error::bir("internal error: a register use could not be located", "$")),
+        },
+        Err(Failure::Error(e)) => Err(e),
+        Ok(m) => super::carried::carried_to_v2(m),
+    }
+}
+
 /// The serial loader: the fast reader (`json.rs`), and serde_json's when
 /// the fast one gives up.
 pub(crate) fn load_serial(text: &str) -> Result<Module> {
@@ -240,24 +258,6 @@ pub fn module_from_value(v: Value) -> Result<Module> {
     load(&bytes, LoadOptions::default())
 }
 
-/// Instructions read on their own, outside any function: the DMA
-/// descriptors of a module's `queues` (`bir::queues`). `text` is a JSON
-/// array of instruction objects; their expressions (wire version 2, which
-/// every loaded module carries) are interned in a context of their own,
-/// returned with them. Errors carry paths relative to the array
-/// (`$[1].ins[0]`); the caller prefixes where the array was.
-pub fn detached_instructions(text: &str) -> Result<(Vec<crate::bir::instruction::Instruction>, Context)> {
-    let mut st = State::new(None);
-    let mut de = serde_json::Deserializer::from_str(text);
-    let r = Seed::<instruction::InstsK>::new(&mut st)
-        .deserialize(&mut de)
-        .and_then(|v| de.end().map(|_| v));
-    match r {
-        Ok(v) => Ok((v, std::mem::take(&mut st.ctx))),
-        Err(e) => Err(st.finish(e)),
-    }
-}
-
 /// A register named by an expression but missing from its function's
 /// `registers`, found only when the function ended: which function, which
 /// name. The text is parsed again to report the first use's path.
@@ -273,7 +273,13 @@ enum Failure {
 }
 
 fn parse(text: &str, locate: Option<Locate>) -> std::result::Result<Module, Failure> {
+    parse_with(text, locate, Spelling::Lncsplit)
+}
+
+/// [`parse`], reading a module where no key tells in `default_spelling`.
+fn parse_with(text: &str, locate: Option<Locate>, default_spelling: Spelling) -> std::result::Result<Module, Failure> {
     let mut st = State::new(locate);
+    st.default_spelling = default_spelling;
     let mut de = serde_json::Deserializer::from_str(text);
     let r = Seed::<module::ModuleK>::new(&mut st)
         .deserialize(&mut de)
@@ -329,6 +335,18 @@ struct State {
     /// The name an instruction has until its `name` is read (shared: no
     /// allocation per instruction).
     no_name: Arc<str>,
+    // The spelling (`spelling.rs`).
+    /// Decided by the first key that tells (preset in a parallel chunk).
+    spelling: Option<Spelling>,
+    /// Where it was decided (for the mixed-spellings error).
+    spelling_at: Option<SpellAt>,
+    /// The spelling of a module where no key tells.
+    default_spelling: Spelling,
+    /// Index of the set being read in its function's `allocations`.
+    set_index: usize,
+    /// A set lacking a key only the compiler's spelling may omit, read
+    /// before the spelling was known.
+    lenient: Option<Lenient>,
 }
 
 impl State {
@@ -355,6 +373,11 @@ impl State {
             fast: false,
             arg_scratch: Vec::new(),
             no_name: Arc::from(""),
+            spelling: None,
+            spelling_at: None,
+            default_spelling: Spelling::Lncsplit,
+            set_index: 0,
+            lenient: None,
         }
     }
 

@@ -1,7 +1,9 @@
 //! Pass 2, per function: every `memsetref`, `memref` and dependency names
-//! something in the function; instruction names are unique. The path of an
-//! error is built while it unwinds, relative to the function (the loader
-//! adds the rest).
+//! something in the function; instruction names are unique (in lncsplit's
+//! spelling: the compiler's may repeat a name, contract §1.7, and a
+//! dependency then names its first instance). The path of an error is
+//! built while it unwinds, relative to the function (the loader adds the
+//! rest).
 
 use std::hash::BuildHasher;
 
@@ -42,6 +44,8 @@ type R = std::result::Result<(), Fail>;
 /// Names the instructions of `f` may refer to.
 struct Names<'a> {
     func: &'a str,
+    /// Names must be unique (lncsplit's spelling).
+    unique: bool,
     sets: HashSet<&'a str>,
     locs: HashSet<&'a str>,
     insts: InstNames<'a>,
@@ -86,9 +90,10 @@ pub(super) fn name_hashes(insts: &[Instruction], out: &mut Vec<u64>) {
 
 impl<'a> Names<'a> {
     /// The function's sets and locations; no instruction yet.
-    fn of(f: &'a Function) -> Names<'a> {
+    fn of(f: &'a Function, unique: bool) -> Names<'a> {
         Names {
             func: &f.name,
+            unique,
             sets: f.allocations.iter().map(|s| &*s.name).collect(),
             locs: f
                 .allocations
@@ -101,8 +106,9 @@ impl<'a> Names<'a> {
     }
 }
 
-pub(super) fn resolve_names(f: &Function) -> Result<()> {
-    let mut names = Names::of(f);
+/// Pass 2 of `f`; `unique`: instruction names must not repeat.
+pub(super) fn resolve_names(f: &Function, unique: bool) -> Result<()> {
+    let mut names = Names::of(f, unique);
     let r = (|| -> R {
         for (bi, b) in f.basic_blocks.iter().enumerate() {
             collect_names(b, &mut names, &mut |n| name_hash(n))
@@ -126,8 +132,8 @@ pub(super) fn resolve_names(f: &Function) -> Result<()> {
 /// the instructions are checked on every core. `hashed`: the
 /// [`name_hashes`] of the blocks whose chunks computed them, by the address
 /// of the blocks' instructions.
-pub(super) fn names_resolve(f: &Function, hashed: &[(usize, Vec<u64>)]) -> bool {
-    let mut names = Names::of(f);
+pub(super) fn names_resolve(f: &Function, hashed: &[(usize, Vec<u64>)], unique: bool) -> bool {
+    let mut names = Names::of(f, unique);
     for b in &f.basic_blocks {
         let at = b.instructions.as_ptr().addr();
         let ok = match hashed.iter().find(|h| h.0 == at) {
@@ -160,7 +166,7 @@ pub(super) fn names_resolve(f: &Function, hashed: &[(usize, Vec<u64>)]) -> bool 
 fn collect_names<'a>(b: &'a Block, names: &mut Names<'a>, hash: &mut dyn FnMut(&str) -> u64) -> R {
     for (ii, inst) in b.instructions.iter().enumerate() {
         let r = (|| -> R {
-            if !names.insts.insert(hash(&inst.name), &inst.name) {
+            if !names.insts.insert(hash(&inst.name), &inst.name) && names.unique {
                 let msg = format!(
                     "instruction name \"{}\" is used twice in function \"{}\"",
                     inst.name, names.func

@@ -342,13 +342,31 @@ fn names_and_keys_link_inserts_must_be_free_9502() {
     }
     assert_eq!(code(link(&refs(&cores)).unwrap_err()), NAME_COLLISION);
 
+    // No function at all: no entry function to hold what link inserts.
+    let mut cores = shared_cores();
+    cores[1].functions.clear();
+    let e = link(&refs(&cores)).unwrap_err();
+    assert!(e.to_string().contains("no function"), "{e}");
+    assert_eq!(code(e), NAME_COLLISION);
+}
+
+/// Contract §1.7: a core without `main` has its first function as its entry
+/// function (the compiler's `sg0000`); dispatch calls it, unlink gives it back.
+#[test]
+fn the_entry_function_is_main_else_the_first() {
     let mut cores = shared_cores();
     for c in &mut cores {
-        c.functions[0].name = Arc::from("entry");
+        c.functions[0].name = Arc::from("sg0000");
     }
-    let e = link(&refs(&cores)).unwrap_err();
-    assert!(e.to_string().contains("no function main"));
-    assert_eq!(code(e), NAME_COLLISION);
+    let linked = link(&refs(&cores)).expect("links");
+    let dispatch = &linked.functions[0].basic_blocks[0].instructions;
+    assert!(matches!(&dispatch[1].op, OpFields::Call { callee: Some(c), .. } if &**c == "nc01.sg0000"));
+    let back = unlink(&linked).expect("unlinks");
+    assert_eq!(&*back[1].functions[0].name, "sg0000");
+    // Entry functions of different names on two cores are refused.
+    let mut cores = shared_cores();
+    cores[1].functions[0].name = Arc::from("sg0000");
+    assert_eq!(code(link(&refs(&cores)).unwrap_err()), NAME_COLLISION);
 }
 
 #[test]

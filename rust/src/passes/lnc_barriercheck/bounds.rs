@@ -181,7 +181,7 @@ impl<'i, 'm> Scanner<'i, 'm> {
             }
             Argument::Physical(p) => {
                 let es = esize(p.dtype.as_deref(), entry).map_err(fail)?;
-                for loc in &entry.locations {
+                for loc in entry.locations.iter().filter(|l| !l.unmodelled) {
                     let layout = loc.layout.as_ref().map_err(|e| fail(e.clone()))?;
                     layout.physical(p, es).map_err(fail)?;
                 }
@@ -210,8 +210,8 @@ impl<'i, 'm> Scanner<'i, 'm> {
                 None => return Ok(Verdict::PerInstance),
             }
         }
-        for loc in &entry.locations {
-            let layout = loc.layout.as_ref().map_err(Clone::clone)?;
+        for loc in entry.locations.iter().filter(|l| !l.unmodelled) {
+            let layout = loc.tensor.as_ref().map_err(Clone::clone)?;
             let at_lo = layout.check_symbolic(&ap.ap, &lo, es);
             if hi == lo {
                 at_lo?;

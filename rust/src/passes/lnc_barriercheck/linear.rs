@@ -105,6 +105,9 @@ pub(super) fn plan<'i, 'm>(
     inst: &'m Instruction,
     reached: &dyn Fn(&SetEntry<'m>) -> bool,
 ) -> Option<Vec<ArgPlan<'i, 'm>>> {
+    if index.has_descriptor_accesses(inst) {
+        return None; // a DMATrigger's descriptors: the general path
+    }
     let acc: Option<AccOp> = accumulate_op(inst).ok()?;
     let lists: [(ArgList, &'m [Argument]); 3] = [
         (ArgList::Ins, &inst.ins),
@@ -125,7 +128,7 @@ pub(super) fn plan<'i, 'm>(
                     if !reached(entry) {
                         continue;
                     }
-                    if entry.locations.iter().any(|l| l.layout.is_err()) {
+                    if entry.locations.iter().any(|l| l.tensor.is_err() || l.layout.is_err()) {
                         return None;
                     }
                     let addrs = s.addrs.iter().map(|&a| Affine::of(ctx, a)).collect::<Option<_>>()?;
@@ -167,7 +170,10 @@ pub(super) fn accesses<'i>(plan: &[ArgPlan<'i, '_>], b: &Bindings, out: &mut Vec
             }
         }
         for (location, loc) in a.entry.locations.iter().enumerate() {
-            let points = match loc.layout.as_ref().map(|l| l.symbolic(a.ap, &vals, a.esize)) {
+            if loc.unmodelled {
+                continue;
+            }
+            let points = match loc.tensor.as_ref().map(|l| l.symbolic(a.ap, &vals, a.esize)) {
                 Ok(Ok(p)) => p,
                 _ => {
                     out.truncate(start);

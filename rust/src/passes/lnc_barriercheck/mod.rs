@@ -50,7 +50,7 @@ use serde_json::{json, Value};
 
 use crate::analysis::access::{footprint_error, Access, ArgList, FunctionIndex, Role, SetEntry};
 use crate::analysis::cores as core_set;
-use crate::analysis::footprint::{Layout, Progression};
+use crate::analysis::footprint::Progression;
 use crate::analysis::location::{locations_of, Cores, PhysLoc};
 use crate::analysis::walk::{prune_table, walk_function_pruned, Instance, Limit, Mask, Skip};
 use crate::bir::{Argument, Function, Instruction, Module, OpFields, Opcode};
@@ -343,7 +343,7 @@ struct CoreFn<'m> {
 }
 
 fn owner_partition_bytes(r: &crate::analysis::location::Resolved<'_>) -> i64 {
-    Layout::of(r.set, r.mem_type).map_or(1, |l| l.partition_bytes().max(1))
+    r.layout().map_or(1, |l| l.partition_bytes().max(1))
 }
 
 /// Resolve every location of every core (9303 for a dangling target).
@@ -372,10 +372,12 @@ fn resolve_all<'m>(cores: Cores<'m>, fname: &str, reach: &mut Reach) -> Result<V
         if cores.len() == 2 {
             resolve_partner_writes(cores, c, f, reach, &mut partner)?;
         }
+        // A DMATrigger accesses its descriptors' arguments (§3.6 via §3.8).
+        let queues = crate::bir::queues::Queues::of(m)?;
         out.push(CoreFn {
             module: m,
             function: f,
-            index: FunctionIndex::new(f),
+            index: FunctionIndex::with_queues(f, Some(std::sync::Arc::new(queues))),
             phys,
             partner,
         });
@@ -479,7 +481,9 @@ fn scan<'i, 'm>(cf: &'i CoreFn<'m>, reach: &Reach, reached: &Reached, fast: bool
     let is_reached = |e: &SetEntry<'m>| reached.contains(&(e as *const _ as usize));
     let skip = prune_table(ctx, cf.function, &mut |inst| {
         let (v, t) = bounds::first_error(&mut error, scanner.instruction(inst));
-        let v = v == bounds::Verdict::PerInstance;
+        // A DMATrigger's accesses are its descriptors' (not its own
+        // arguments, which the static scan reads): checked per instance.
+        let v = v == bounds::Verdict::PerInstance || cf.index.has_descriptor_accesses(inst);
         touches.push(t);
         verify.push(v);
         let planned = (fast && t && !v)

@@ -301,6 +301,7 @@ fn proxy_set(target: &MemoryLocationSet, core: usize) -> MemoryLocationSet {
             name: Arc::from(name),
             core: core as i64,
         }),
+        dims: l.and_then(|l| l.dims.clone()),
         extra: l.and_then(|l| l.extra.clone()),
         ..MemoryLocation::unplaced(
             remote(name, core),

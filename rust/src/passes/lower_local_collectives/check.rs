@@ -112,6 +112,8 @@ fn shadows(orig: &[Module], ctxs: &mut [Context], groups: &[Group<'_>], low: &Lo
                 functions,
                 extra: None,
                 ctx: std::mem::take(&mut ctxs[c]),
+                spelling: m.spelling,
+                implied_core: m.implied_core,
             }
         })
         .collect()

@@ -143,7 +143,11 @@ fn all_of_type(set: &MemoryLocationSet, ty: &str) -> bool {
     if set.locations.is_empty() {
         return ty == "DRAM";
     }
-    set.locations.iter().all(|l| &*l.mem_type == ty)
+    // The compiler's Input/Output/Unallocated are DRAM (§1.7).
+    set.locations.iter().all(|l| match ty {
+        "DRAM" => l.memory().is_dram(),
+        _ => &*l.mem_type == ty,
+    })
 }
 
 /// What the lowering needs to know about a group, from its copies.
@@ -305,6 +309,9 @@ pub fn lower_local_collectives(cores: &mut [Module], opts: &LowerOptions) -> Res
         check_cores(&refs, "lower_local_collectives")?;
         if refs.len() == 1 {
             return Ok(Vec::new());
+        }
+        for m in &refs {
+            crate::bir::names::refuse_repeated_names(m, "lower_local_collectives")?;
         }
         // Lowering lines barriers up between cores: with collectives to
         // lower, cores the concretized verifier rejects are refused with its

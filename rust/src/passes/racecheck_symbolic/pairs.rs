@@ -168,7 +168,7 @@ pub fn accesses(model: &FnModel<'_>, forms: &mut Forms<'_>, epochs: &Epochs, max
                 };
                 let owner_pb = *pbs.entry(phys).or_insert_with(|| {
                     find_location(f, phys)
-                        .and_then(|(s, ty)| Layout::of(s, ty).ok())
+                        .and_then(|(s, ty, l)| Layout::of_location(s, l, ty).ok())
                         .map_or(1, |l| l.partition_bytes().max(1))
                 });
                 let sh = match shape(forms, arg, entry, li) {

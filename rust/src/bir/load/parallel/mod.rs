@@ -55,6 +55,7 @@ use super::resolve::{name_hashes, names_resolve};
 use super::seed::{Kind, Seed};
 use super::{module, State};
 use crate::bir::module::Module;
+use crate::bir::schema::Spelling;
 
 /// Smallest instruction array read in parallel: below it the chunks'
 /// fixed costs (a context each, expressions parsed once per chunk) are not
@@ -99,6 +100,7 @@ pub(super) fn load(text: &str, min_elements: usize) -> Result<Module, LoadPath> 
                 scope,
                 text,
                 version: 2,
+                spelling: Spelling::Lncsplit,
                 board: b,
             };
             guard.plan = plan(text.as_bytes(), min_elements, CHUNK.min(min_elements.max(1)), &mut sink);
@@ -121,6 +123,7 @@ fn read(text: &str, board: &Arc<Board>) -> Result<Module, LoadPath> {
                     arrays,
                     next: 0,
                     hashed: Vec::new(),
+                    spelling: plan.spelling,
                 };
                 read_skeleton(text, &plan, splices)
             })
@@ -139,6 +142,7 @@ struct Spawner<'s, 'a> {
     scope: &'a rayon::ScopeFifo<'s>,
     text: &'s str,
     version: u32,
+    spelling: Spelling,
     board: &'s Board,
 }
 
@@ -147,8 +151,12 @@ impl Sink for Spawner<'_, '_> {
         self.version = version;
     }
 
+    fn spelling(&mut self, spelling: Spelling) {
+        self.spelling = spelling;
+    }
+
     fn chunk(&mut self, array: usize, elements: Vec<Range<usize>>) {
-        let (text, version, board) = (self.text, self.version, self.board);
+        let (text, version, spelling, board) = (self.text, self.version, self.spelling, self.board);
         let seq = board.register(array);
         self.scope.spawn_fifo(move |_| {
             let mut guard = ChunkGuard {
@@ -158,7 +166,7 @@ impl Sink for Spawner<'_, '_> {
             };
             if !board.cancelled() {
                 // Each chunk shares its equal values in its own state's tables.
-                guard.chunk = read_chunk(text, &elements, version);
+                guard.chunk = read_chunk(text, &elements, version, spelling);
             }
         });
     }
@@ -177,14 +185,17 @@ fn read_skeleton(text: &str, plan: &Plan, splices: Splices) -> Option<Module> {
     let all_spliced = sp.next == sp.arrays.len();
     // Pass 2 (names), skipped while reading the skeleton: the functions at
     // once, with the names' hashes the chunks computed.
-    let resolved = m.functions.par_iter().all(|f| names_resolve(f, &sp.hashed));
+    let unique = m.spelling == crate::bir::schema::Spelling::Lncsplit;
+    let resolved = m.functions.par_iter().all(|f| names_resolve(f, &sp.hashed, unique));
     (all_spliced && resolved).then_some(m)
 }
 
 /// Read some elements of a top-level block's `instructions`.
-fn read_chunk(text: &str, elements: &[Range<usize>], version: u32) -> Option<Chunk> {
+fn read_chunk(text: &str, elements: &[Range<usize>], version: u32, spelling: Spelling) -> Option<Chunk> {
     let mut st = State::new(None);
     st.version = version;
+    // Known from the scan: the blocks key of the array's function.
+    st.spelling = Some(spelling);
     st.fast = true;
     // Where the serial read is when it reads an element (module, functions,
     // function, basic_blocks, block, instructions).

@@ -1,12 +1,14 @@
 //! The structural pre-scan of the parallel loader: where the big
-//! `functions[*].basic_blocks[*].instructions` arrays are, and the byte range
-//! of each of their elements.
+//! `functions[*].basic_blocks[*].instructions` arrays are (the compiler's
+//! spelling: `functions[*].blocks[*].instructions`, contract §1.7), and the
+//! byte range of each of their elements.
 //!
 //! One pass over the bytes that tracks only strings, escapes and nesting (no
 //! value is decoded, nothing is allocated per value). It accepts a narrow,
 //! plain shape and gives up (no plan: the serial loader reads the text)
 //! on anything else: a key of the module, a function or a block that has an
-//! escape or comes twice, `version` after `functions`, a value that is not
+//! escape or comes twice, `version` after `functions`, functions in both
+//! spellings (or one with both blocks keys), a value that is not
 //! of the shape the plan needs, nesting deeper than [`MAX_PLAN_DEPTH`],
 //! malformed text. Giving up is always safe; a plan is only a hint that the
 //! parallel loader verifies by parsing every element with the serial
@@ -16,7 +18,7 @@ use std::ops::Range;
 
 #[cfg(target_arch = "x86_64")]
 use crate::bir::load::json;
-use crate::bir::schema::key;
+use crate::bir::schema::{key, Spelling};
 
 /// Deepest nesting a plan accepts: well below serde_json's recursion limit
 /// (128) and the loader's own (256), so neither can trigger in the serial
@@ -29,6 +31,8 @@ const MAX_PLAN_DEPTH: u32 = 96;
 #[derive(Debug)]
 pub(super) struct Plan {
     pub(super) arrays: Vec<Range<usize>>,
+    /// The spelling of the functions' blocks key (the chunks were read in it).
+    pub(super) spelling: Spelling,
 }
 
 /// Where the pre-scan hands over work as soon as it is found: `chunk(k,
@@ -37,6 +41,9 @@ pub(super) struct Plan {
 /// the rest of the scan. The wire `version` is known before the first chunk.
 pub(super) trait Sink {
     fn version(&mut self, version: u32);
+    /// The spelling of the functions' blocks key, known before the chunks
+    /// of its first big array (a Loop's axis key depends on it).
+    fn spelling(&mut self, spelling: Spelling);
     fn chunk(&mut self, array: usize, elements: Vec<Range<usize>>);
 }
 
@@ -51,6 +58,7 @@ pub(super) fn plan(text: &[u8], min_elements: usize, chunk_size: usize, sink: &m
         min_elements: min_elements.max(1),
         chunk_size: chunk_size.max(1),
         arrays: Vec::new(),
+        spelling: None,
         sink,
     };
     s.module()?;
@@ -58,7 +66,10 @@ pub(super) fn plan(text: &[u8], min_elements: usize, chunk_size: usize, sink: &m
     if s.i != text.len() || s.arrays.is_empty() {
         return None;
     }
-    Some(Plan { arrays: s.arrays })
+    Some(Plan {
+        arrays: s.arrays,
+        spelling: s.spelling?,
+    })
 }
 
 struct Scanner<'a> {
@@ -67,6 +78,8 @@ struct Scanner<'a> {
     min_elements: usize,
     chunk_size: usize,
     arrays: Vec<Range<usize>>,
+    /// The functions' blocks key's spelling, once one was met.
+    spelling: Option<Spelling>,
     sink: &'a mut dyn Sink,
 }
 
@@ -237,9 +250,32 @@ impl Scanner<'_> {
         })
     }
 
-    /// A function object (depth 3).
+    /// A function object (depth 3): its blocks, in either spelling (the
+    /// same for every function; a function with both keys gives up).
     fn function(&mut self) -> Step<()> {
-        self.object_with(key!(function basic_blocks).as_bytes(), 3, |s| s.array(|s| s.block()))
+        const OURS: &[u8] = key!(function basic_blocks).as_bytes();
+        const THEIRS: &[u8] = key!(compiler function basic_blocks).as_bytes();
+        let mut seen = false;
+        self.object(&[OURS, THEIRS], |s, key| {
+            let spelling = match key {
+                OURS => Spelling::Lncsplit,
+                THEIRS => Spelling::Compiler,
+                _ => return s.value(3).map(|_| ()),
+            };
+            if seen {
+                return None;
+            }
+            seen = true;
+            match s.spelling {
+                Some(known) if known != spelling => return None,
+                Some(_) => {}
+                None => {
+                    s.spelling = Some(spelling);
+                    s.sink.spelling(spelling);
+                }
+            }
+            s.array(|s| s.block())
+        })
     }
 
     /// A block object (depth 5).
@@ -493,6 +529,7 @@ mod tests {
 
     impl Sink for Collect {
         fn version(&mut self, _: u32) {}
+        fn spelling(&mut self, _: Spelling) {}
         fn chunk(&mut self, array: usize, elements: Vec<Range<usize>>) {
             assert!(elements.len() <= 2, "chunks of at most 2");
             self.0.resize_with(self.0.len().max(array + 1), Vec::new);

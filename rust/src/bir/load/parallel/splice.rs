@@ -25,6 +25,8 @@ pub(in crate::bir::load) struct Splices {
     /// The spliced arrays (the address of their instructions) and their
     /// instructions' [`name_hashes`].
     pub(super) hashed: Vec<(usize, Vec<u64>)>,
+    /// The spelling the chunks were read in (the scan's).
+    pub(super) spelling: crate::bir::schema::Spelling,
 }
 
 /// Splice big array `k` in: absorb each chunk's context (as soon as the
@@ -45,6 +47,13 @@ fn splice<E: de::Error>(st: &mut State, k: u64) -> DeResult<Vec<Instruction>, E>
     if usize::try_from(k).ok() != Some(sp.next) || sp.next >= sp.arrays.len() {
         return Err(st.bir("internal: big arrays out of order"));
     }
+    if st.spelling != Some(sp.spelling) {
+        // The skeleton read decided otherwise: the serial read reports why.
+        return Err(st.bir("internal: the chunks were read in the other spelling"));
+    }
+    let Some(sp) = st.splices.as_mut() else {
+        return Err(st.bir("internal: no big array to splice"));
+    };
     let seqs = std::mem::take(&mut sp.arrays[sp.next]);
     sp.next += 1;
     let board = sp.board.clone();

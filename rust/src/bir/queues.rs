@@ -72,6 +72,16 @@ impl Queues {
         }
     }
 
+    /// The module's `queues` read, None when it has no such key (a
+    /// `DMATrigger` then has no descriptors to look up; with the key, a
+    /// trigger naming a block no queue holds is an error).
+    pub fn of_module(m: &Module) -> Result<Option<Queues>> {
+        match m.extra.as_ref().and_then(|x| x.get(key!(module queues))) {
+            None => Ok(None),
+            Some(v) => Queues::read(v).map(Some),
+        }
+    }
+
     /// A `queues` value read.
     pub fn read(v: &Value) -> Result<Queues> {
         let mut q = Queues::default();

@@ -7,6 +7,7 @@ import json
 import os
 import pickle
 from pathlib import Path
+from typing import Literal
 
 import lncsplit
 import pytest
@@ -176,10 +177,17 @@ def test_dump_streams_into_a_temporary_never_the_target(
     seen: list[tuple[str, str, bool]] = []
     real = _core.write_module_file
 
-    def spy(module: Module, tmp: str, target: str, version: int = 2, fsync: bool = True) -> None:
+    def spy(
+        module: Module,
+        tmp: str,
+        target: str,
+        version: int = 2,
+        fsync: bool = True,
+        spelling: Literal["lncsplit", "compiler"] | None = None,
+    ) -> None:
         seen.append((os.path.basename(tmp), os.path.basename(target), fsync))
         assert not (tmp_path / "m.json").exists()  # the target appears only by the rename
-        real(module, tmp, target, version, fsync)
+        real(module, tmp, target, version, fsync, spelling)
 
     monkeypatch.setattr(_core, "write_module_file", spy)
     lncsplit.dump(_m(), tmp_path / "m.json")

@@ -134,6 +134,19 @@ def test_a_gap_in_the_cores_is_9006_naming_the_missing_core(tmp_path: Path) -> N
     assert "9006" in r.stdout + r.stderr and "nc01" in r.stdout + r.stderr
 
 
+def test_core_directories_without_any_sg_directory_are_no_dump_root(tmp_path: Path) -> None:
+    """Contract §1.7: a dump root's nc<cc>/ hold sg<k>/ directories; empty nc00/ nc01/
+    (the artifact directories split creates) are skipped like any empty directory."""
+    for c in ("nc00", "nc01"):
+        (tmp_path / "out" / "k" / c).mkdir(parents=True)
+    assert discover_units([tmp_path], core_sets=True) == []
+    root = _copy_root(tmp_path)
+    shutil.rmtree(root / "nc01" / "sg00")
+    with pytest.raises(NeuronAssertion) as e:  # one core with sg<k>/: still a dump root
+        lncsplit.load_cores(root)
+    assert e.value.code == 9006
+
+
 def test_several_files_and_no_pass_is_an_error_naming_pass(tmp_path: Path) -> None:
     root = _copy_root(tmp_path)
     for c in ("nc00", "nc01"):

@@ -58,6 +58,9 @@ def _describe_from_json(doc: dict[str, Any]) -> dict[str, Any]:
         "version": doc["version"],
         "neuron_core_id": (doc.get("attributes") or {}).get("neuron_core_id"),
         "artifact_path": doc.get("artifact_path"),
+        # contract §1.7: the key names read, and what a physical_ap's offset counts
+        "spelling": "compiler" if any("blocks" in f for f in doc["functions"]) else "lncsplit",
+        "offsets": "elements",
         "instructions": sum(f["instructions"] for f in functions),
         "opcodes": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
         "functions": functions,

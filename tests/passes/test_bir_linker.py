@@ -245,13 +245,27 @@ def test_keys_link_writes_already_present_are_9502() -> None:
     assert code_of(e) == 9502 and "local_id" in str(e.value)
 
 
-def test_cores_without_main_are_9502() -> None:
+def test_a_core_without_main_links_through_its_first_function() -> None:
+    """Contract §1.7: the entry function is `main`, else the first function
+    (the compiler's `sg0000`); dispatch calls it and unlink gives it back."""
     ds = [core(0), core(1)]
     for d in ds:
-        d["functions"][0]["name"] = "entry"
+        d["functions"][0]["name"] = "sg0000"
+    cs = [load(d) for d in ds]
+    linked = lncsplit.link(cs)
+    dispatch = json.loads(linked.to_json())["functions"][0]["basic_blocks"][0]["instructions"]
+    assert [i["callee"] for i in dispatch] == ["nc00.sg0000", "nc01.sg0000"]
+    back = lncsplit.unlink(linked)
+    assert [json.loads(m.to_json())["functions"][0]["name"] for m in back] == ["sg0000", "sg0000"]
+    assert [m.to_bytes() for m in back] == [m.to_bytes() for m in cs]
+
+
+def test_cores_whose_entry_functions_differ_are_9502() -> None:
+    ds = [core(0), core(1)]
+    ds[1]["functions"][0]["name"] = "sg0000"
     with pytest.raises(lncsplit.NeuronAssertion) as e:
         lncsplit.link([load(d) for d in ds])
-    assert code_of(e) == 9502 and "no function main" in str(e.value)
+    assert code_of(e) == 9502 and "entry function" in str(e.value)
 
 
 def test_unlink_refuses_a_core_or_symbolic_module_with_9501() -> None:

@@ -61,7 +61,10 @@ def sg_dir_name(subgraph: int) -> str:
 def core_dirs(dirpath: str) -> dict[int, str]:
     """The ``nc<cc>`` child directories of ``dirpath`` by core index (empty: not a dump root).
     Hidden names and symbolic links are not looked at (contract §6: a dump root's cores are
-    its own directories)."""
+    its own directories). ``nc<cc>/`` directories none of which holds an ``sg<k>/`` are no
+    dump root (contract §1.7: its cores hold ``sg<k>/`` directories): ``split`` creates
+    such empty ones as the cores' ``artifact_path`` (``OUT/out/<kernel>/nc<cc>``), and a
+    split output must stay readable by ``racecheck``, ``verify``… as split outputs."""
     out: dict[int, str] = {}
     try:
         entries = list(os.scandir(dirpath))
@@ -71,11 +74,14 @@ def core_dirs(dirpath: str) -> dict[int, str]:
         m = _CORE_DIR.match(e.name)
         if m and not e.is_symlink() and e.is_dir(follow_symlinks=False):
             out[int(m.group(1))] = e.path
+    if not any(_sg_dirs(d) for d in out.values()):
+        return {}
     return out
 
 
 def is_dump_root(dirpath: str) -> bool:
-    """Whether ``dirpath`` holds ``nc<cc>/`` directories (contract §1.7)."""
+    """Whether ``dirpath`` holds ``nc<cc>/`` directories, one at least holding an ``sg<k>/``
+    (contract §1.7)."""
     return bool(core_dirs(dirpath))
 
 

@@ -176,7 +176,7 @@ impl<'m> FunctionIndex<'m> {
     /// arguments (`queues`: the module's, [`Queues::of`]).
     pub fn with_queues(function: &'m Function, queues: Option<Arc<Queues>>) -> Self {
         let mut ix = FunctionIndex::new(function);
-        ix.queues = queues.filter(|q| !q.is_empty());
+        ix.queues = queues;
         ix
     }
 

@@ -762,7 +762,10 @@ fn unlink_core(m: &Module, lay: &Layout<'_>, c: usize) -> Result<Module> {
         spelling: m.spelling,
         // A core read from a dump root carries no `neuron_core_id`: its
         // place in the linked module says which core it is (in memory only).
-        implied_core: Some(c as i64),
+        // Not with N == 1: link takes a lone core with the attribute absent
+        // as it is (§3.7), and an absent id there is a symbolic module
+        // (the simulator binds its ShardId), not core 0.
+        implied_core: (lay.cores.len() > 1).then_some(c as i64),
     })
 }
 

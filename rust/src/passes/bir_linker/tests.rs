@@ -277,6 +277,20 @@ fn single_core_links_with_one_call() {
     assert_eq!(bytes(&unlink(&linked).unwrap()[0]), bytes(&cores[0]));
 }
 
+/// A lone core without `neuron_core_id` stays symbolic through unlink (no
+/// implied core 0: the simulator binds its ShardId); each of N ≥ 2 cores
+/// is implied by its place.
+#[test]
+fn unlink_implies_core_ids_only_for_two_or_more_cores() {
+    let one = cores_of(2, 300, 1);
+    let back = unlink(&link(&refs(&one)).unwrap()).unwrap();
+    assert_eq!(back[0].neuron_core_id(), None);
+    let two = cores_of(2, 300, 2);
+    let back = unlink(&link(&refs(&two)).unwrap()).unwrap();
+    let ids: Vec<Option<i64>> = back.iter().map(|m| m.implied_core).collect();
+    assert_eq!(ids, [Some(0), Some(1)]);
+}
+
 #[test]
 fn cores_out_of_order_missing_or_duplicated_are_9006() {
     let cores = cores_of(1, 200, 4);

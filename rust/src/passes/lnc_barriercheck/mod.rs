@@ -373,11 +373,11 @@ fn resolve_all<'m>(cores: Cores<'m>, fname: &str, reach: &mut Reach) -> Result<V
             resolve_partner_writes(cores, c, f, reach, &mut partner)?;
         }
         // A DMATrigger accesses its descriptors' arguments (§3.6 via §3.8).
-        let queues = crate::bir::queues::Queues::of(m)?;
+        let queues = crate::bir::queues::Queues::of_module(m)?;
         out.push(CoreFn {
             module: m,
             function: f,
-            index: FunctionIndex::with_queues(f, Some(std::sync::Arc::new(queues))),
+            index: FunctionIndex::with_queues(f, queues.map(std::sync::Arc::new)),
             phys,
             partner,
         });

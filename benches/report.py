@@ -157,6 +157,8 @@ def racecheck_symbolic_figures(quick: bool) -> list[Figure]:
     import bench_racecheck_symbolic as bs
 
     return bs.figures(quick)
+
+
 def enginecheck_figures(quick: bool) -> list[Figure]:
     import bench_enginecheck_ratios as be
 

@@ -146,6 +146,8 @@ def is_os_error_type(name: str) -> bool:
 
     cls = getattr(builtins, name, None) or globals().get(name)
     return isinstance(cls, type) and issubclass(cls, OSError)
+
+
 class InstructionNotFoundError(LncsplitError, LookupError):
     """No instruction of that name; ``.close`` lists close names (difflib).
 

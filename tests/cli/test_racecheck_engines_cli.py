@@ -111,3 +111,18 @@ def test_every_core_of_a_compiler_dump_root_is_checked() -> None:
     docs = json.loads(r.stdout)
     assert [Path(x["input"]).parts[-3:-1] for x in docs] == [("nc00", "sg00"), ("nc01", "sg00")]
     assert all(x["report"]["ok"] for x in docs)
+
+
+def test_symbolic_with_engines_is_a_usage_error(tmp_path: Path) -> None:
+    # two different checks (every N across cores, inside one core): one per run
+    d = gen(tmp_path, racy=False, modules=1)
+    r = run_cli("racecheck", "--symbolic", "--engines", d / "gen_0000.json")
+    assert r.returncode == 2 and "--symbolic and --engines" in r.stderr, r.stderr
+
+
+def test_scheduled_with_numeric_or_lnc_generic_is_a_usage_error(tmp_path: Path) -> None:
+    for other in (["--numeric"], ["--lnc-generic", "4"]):
+        out = tmp_path / other[0].strip("-")
+        r = run_cli("gen", out, "--scheduled", *other, "--modules", "1")
+        assert r.returncode == 2 and f"--scheduled and {other[0]}" in r.stderr, r.stderr
+        assert not out.exists()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import lncsplit
 import pytest
 from cli_helpers import run_cli, tree_bytes
 from lncsplit.examples import example_paths
@@ -236,11 +238,13 @@ def test_split_creates_each_cores_artifact_directory_under_out(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("link", [False, True])
+@pytest.mark.parametrize("spelling", [None, "compiler"])
 def test_a_big_file_is_written_core_by_core_with_the_same_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, link: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, link: bool, spelling: str | None
 ) -> None:
     # Past STREAM_WRITE_FROM each core is streamed into its file and freed (the CLI's peak
-    # memory, issue 40): the files are the ones the buffered write gives, byte for byte.
+    # memory, issue 40): the files are the ones the buffered write gives, byte for byte,
+    # also in the compiler's spelling and layout (nc<cc>/sg<k>/<stem>.json).
     from lncsplit.corpus import split_job
     from lncsplit.pipeline import PassOptions
 
@@ -248,12 +252,14 @@ def test_a_big_file_is_written_core_by_core_with_the_same_bytes(
     options = PassOptions(lnc_size=2, link=link)
     trims: list[int] = []
     monkeypatch.setattr(split_job, "STREAM_WRITE_FROM", 10**12)
-    buffered = split_job.process_file(src, tmp_path / "buffered", options)
+    layout = "compiler" if spelling else "lncsplit"
+    where: dict[str, Any] = {"spelling": spelling, "layout": layout}
+    buffered = split_job.process_file(src, tmp_path / "buffered", options, **where)
     monkeypatch.setattr(split_job, "STREAM_WRITE_FROM", 1)
     import lncsplit._core as core
 
     monkeypatch.setattr(core, "trim_memory", lambda: trims.append(1))
-    streamed = split_job.process_file(src, tmp_path / "streamed", options)
+    streamed = split_job.process_file(src, tmp_path / "streamed", options, **where)
     assert buffered.status == streamed.status == "ok", (buffered.error, streamed.error)
     assert tree_bytes(tmp_path / "buffered") == tree_bytes(tmp_path / "streamed")
     assert (
@@ -261,3 +267,6 @@ def test_a_big_file_is_written_core_by_core_with_the_same_bytes(
         and streamed.instructions_out == buffered.instructions_out
     )
     assert trims, "a big file's pipeline hands freed memory back between passes"
+    if spelling:
+        cores = sorted((tmp_path / "streamed").rglob("nc*/sg*/*.json"))
+        assert len(cores) == 2 and all(lncsplit.load(c).spelling == "compiler" for c in cores)

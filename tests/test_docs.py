@@ -80,3 +80,42 @@ def test_docs_performance_opens_with_how_fast_on_what() -> None:
     first = text[text.index("## How fast, on what") :]
     assert "| figure |" in first[: first.index("\n## ")]
     assert "`cli_split_peak_memory`" in first[: first.index("\n## ")]
+
+
+def _message_strings(path: Path) -> list[tuple[int, str]]:
+    """The string literals of a Python file that are not docstrings: messages, help texts."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    # docstrings, attribute docstrings included: every string that is a statement of its own
+    docstrings = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+
+
+def test_error_messages_and_help_never_point_at_a_contract_section() -> None:
+    # Users read messages and --help, not the specification: they name the docs instead.
+    hits = [
+        f"{p.relative_to(ROOT)}:{n}: {s!r}"
+        for p in sorted((ROOT / "python" / "lncsplit").rglob("*.py"))
+        for n, s in _message_strings(p)
+        if re.search(r"[Cc]ontract('s)? §", s)
+    ]
+    rust_string = re.compile(r'"(?:[^"\\]|\\.)*[Cc]ontract §(?:[^"\\]|\\.)*"')
+    hits += [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+        for p in sorted((ROOT / "rust" / "src").rglob("*.rs"))
+        if not p.name.endswith("tests.rs")
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if not line.lstrip().startswith("//") and rust_string.search(line)
+    ]
+    assert not hits, "\n".join(hits)

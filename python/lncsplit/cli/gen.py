@@ -86,7 +86,7 @@ def add_parser(sub: Any) -> None:
         "--numeric",
         action="store_true",
         help="modules whose compute computes values (random ops and funcs of the vocabulary, "
-        "contract §3.8); --instructions caps their computing instructions",
+        "docs/sim.md); --instructions caps their computing instructions",
     )
     add_spelling_option(g)
     g.set_defaults(run=run)

@@ -40,7 +40,7 @@ _PLOT_LOCK = threading.Lock()
 
 def add_parser(sub: Any) -> None:
     """Register ``memory`` on the subparsers ``sub``."""
-    m = sub.add_parser("memory", help="memory-model report (contract §3.4)")
+    m = sub.add_parser("memory", help="memory-model report (docs/memory.md)")
     m.add_argument("inputs", nargs="+", metavar="INPUT")
     m.add_argument(
         "--lnc", type=positive, help="N for symbolic inputs (default: from the ShardIds, else 2)"

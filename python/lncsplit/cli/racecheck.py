@@ -62,7 +62,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument(
         "--symbolic",
         action="store_true",
-        help="decide every N at once on symbolic module files (contract §3.11); "
+        help="decide every N at once on symbolic module files (docs/passes.md); "
         "--lnc then takes N, LO-HI or all (default 2-64)",
     )
     r.add_argument(

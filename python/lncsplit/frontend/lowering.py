@@ -31,6 +31,7 @@ from typing import Any
 
 from lncsplit._inputs import HLO_SUFFIXES, read_input
 from lncsplit.errors import LncsplitError
+from lncsplit.frontend.dtypes import DTYPE_BYTES, HLO_TO_BIR_DTYPE
 
 from .config import canonical_arch
 from .custom_calls import LNC_SHARDING_CONSTRAINT, CustomCallCheckError, check_custom_call
@@ -54,39 +55,6 @@ __all__ = [
 ]
 
 JsonDict = dict[str, Any]
-
-#: HLO element type → BIR dtype name.
-HLO_TO_BIR_DTYPE: dict[str, str] = {
-    "f64": "float64",
-    "s64": "int64",
-    "u64": "uint64",
-    "f32": "float32",
-    "s32": "int32",
-    "u32": "uint32",
-    "bf16": "bfloat16",
-    "f16": "float16",
-    "s16": "int16",
-    "u16": "uint16",
-    "s8": "int8",
-    "u8": "uint8",
-    "pred": "uint8",
-    "f8e4m3fn": "float8e4",
-    "f8e4m3": "float8e4",
-    "f8e5m2": "float8e5",
-}
-
-_DTYPE_SIZE = {
-    "float64": 8,
-    "int64": 8,
-    "uint64": 8,
-    "float32": 4,
-    "int32": 4,
-    "uint32": 4,
-    "bfloat16": 2,
-    "float16": 2,
-    "int16": 2,
-    "uint16": 2,
-}
 
 
 class LoweringError(LncsplitError, ValueError):
@@ -427,7 +395,7 @@ class _Allocations:
         if name in self.sets:
             return
         shape = list(dims) if dims else [1]
-        size = _DTYPE_SIZE.get(dtype, 1) * math.prod(shape)
+        size = DTYPE_BYTES.get(dtype, 1) * math.prod(shape)
         self.sets[name] = {
             "name": name,
             "kind": kind,

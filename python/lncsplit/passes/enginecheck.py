@@ -28,23 +28,14 @@ from typing import Any, Literal
 from lncsplit import _core
 from lncsplit._core import Module
 from lncsplit.errors import InstructionNotFoundError
+from lncsplit.passes._keyed import Keyed
 from lncsplit.passes.racecheck import Witness
 
 WaitStatus = Literal["early", "deadlock", "no-update"]
 
 
-class _Keyed:
-    """Dict-style access to the JSON form (``to_dict()``) of a report object."""
-
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
-
-
 @dataclass(frozen=True)
-class EngineSide(_Keyed):
+class EngineSide(Keyed):
     """One side of an engine race: the instruction, its position and engine."""
 
     instruction: str
@@ -84,7 +75,7 @@ class EngineSide(_Keyed):
 
 
 @dataclass(frozen=True)
-class EngineLocation(_Keyed):
+class EngineLocation(Keyed):
     """Where the race is: the memory (``SB``, ``PSUM``, ``DRAM``) and a's location."""
 
     space: str
@@ -101,7 +92,7 @@ class EngineLocation(_Keyed):
 
 
 @dataclass(frozen=True)
-class EngineRace(_Keyed):
+class EngineRace(Keyed):
     """Two unordered accesses of one core with a common physical byte."""
 
     kind: str
@@ -156,7 +147,7 @@ class EngineRace(_Keyed):
 
 
 @dataclass(frozen=True)
-class EngineWait(_Keyed):
+class EngineWait(Keyed):
     """A semaphore wait whose status is not ``ok``."""
 
     instruction: str
@@ -209,7 +200,7 @@ class EngineWait(_Keyed):
 
 
 @dataclass(frozen=True)
-class EngineUndecided(_Keyed):
+class EngineUndecided(Keyed):
     """Something the check cannot decide; never silently ordered."""
 
     reason: str

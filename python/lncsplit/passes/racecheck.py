@@ -22,22 +22,13 @@ from typing import Any, Literal
 
 from lncsplit import _core
 from lncsplit._core import Module
+from lncsplit.passes._keyed import Keyed
 
 RaceMode = Literal["exact", "interval"]
 
 
-class _Keyed:
-    """Dict-style access to the JSON form (``to_dict()``) of a report object."""
-
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
-
-
 @dataclass(frozen=True)
-class RaceSide(_Keyed):
+class RaceSide(Keyed):
     """One side of a race: the instruction, its core and its band."""
 
     core: int
@@ -63,7 +54,7 @@ class RaceSide(_Keyed):
 
 
 @dataclass(frozen=True)
-class RaceLocation(_Keyed):
+class RaceLocation(Keyed):
     """The physical location both sides touch: its owning core and name."""
 
     core: int
@@ -74,7 +65,7 @@ class RaceLocation(_Keyed):
 
 
 @dataclass(frozen=True)
-class Witness(_Keyed):
+class Witness(Keyed):
     """The least (partition, byte) of the location both sides touch."""
 
     partition: int
@@ -85,7 +76,7 @@ class Witness(_Keyed):
 
 
 @dataclass(frozen=True)
-class Race(_Keyed):
+class Race(Keyed):
     """Two unordered instructions on two cores touching a common byte."""
 
     a: RaceSide

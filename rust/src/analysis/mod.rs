@@ -6,6 +6,7 @@
 //!   proxy, GPSIMDSB2SB partner)
 //! - `access`: the accesses of one instruction instance, per argument and location
 //! - `walk`: the dynamic order of instruction instances (loops unrolled, masks)
+//! - `ranges`: an expression's `[lo, hi]` over its index ranges (both footprint checks' fast path)
 //! - `moved`: bytes per partition an instruction moves (the GPSIMDSB2SB gate)
 //! - `replica_groups`: a collective's replica groups, every form expanded
 //! - `lnc_barriercheck`: the race checker (`racecheck`: bands, sweep, witnesses)
@@ -15,6 +16,7 @@ pub mod cores;
 pub mod footprint;
 pub mod location;
 pub mod moved;
+pub mod ranges;
 pub mod replica_groups;
 pub mod walk;
 

@@ -1,4 +1,4 @@
-//! One instruction instance on one core (contract §3.8): its accesses are
+//! One instruction instance on one core (docs/sim.md): its accesses are
 //! resolved once to physical spans (an [`Op`]), which can then run forward
 //! and again in the reverse core order without walking or evaluating again.
 //!
@@ -229,7 +229,7 @@ impl<'m> CoreView<'m> {
         let kind = match (class, numeric) {
             (_, Some(sp)) => {
                 if sp == Spec::Matmult && inst.replication_resolution().is_none_or(|r| r > 1) {
-                    return Err(err("replication_resolution > 1 with contract: a contracting Matmult is not replicated (contract §3.8)".into()));
+                    return Err(err("replication_resolution > 1 with contract: a contracting Matmult is not replicated (docs/sim.md)".into()));
                 }
                 if sp == Spec::Matmult && acc.is_some_and(|a| a != AccOp::Add) {
                     return Err(err("a contracting Matmult accumulates with add only".into()));
@@ -435,7 +435,7 @@ fn extents(span: &Span) -> SmallVec<[usize; 4]> {
     span.points.dims.iter().map(|d| d[1].max(0) as usize).collect()
 }
 
-/// A computing instruction's instance, checked (contract §3.8).
+/// A computing instruction's instance, checked (docs/sim.md).
 fn numeric_op(
     sp: &Spec,
     inst: &Instruction,
@@ -445,7 +445,7 @@ fn numeric_op(
 ) -> std::result::Result<NumOp, String> {
     if inst.outs.len() != 1 {
         return Err(format!(
-            "a computing {} has exactly one outs, not {} (contract §3.8)",
+            "a computing {} has exactly one outs, not {} (docs/sim.md)",
             sp.name(),
             inst.outs.len()
         ));
@@ -485,7 +485,7 @@ pub(super) fn check_accumulate(mem: &Memory, acc: Option<AccOp>, writes: &[Arg])
         for span in &a.spans {
             if !span.dtype.is_numeric() {
                 return Err(format!(
-                    "outs[{}] is {}: accumulate combines float and integer dtypes by value (contract §3.8)",
+                    "outs[{}] is {}: accumulate combines float and integer dtypes by value (docs/sim.md)",
                     a.index,
                     span.dtype.name()
                 ));

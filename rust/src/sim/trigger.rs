@@ -40,7 +40,7 @@ pub fn compile<'m>(
     let err = |why: String| cannot_run(view.core, fname, inst, why);
     if inst.arguments().any(|a| a.memsetref().is_some()) {
         return Err(err(
-            "a DMATrigger accesses memory through the descriptors of its dma_blocks only (contract §3.8), not its own ins/outs".into(),
+            "a DMATrigger accesses memory through the descriptors of its dma_blocks only (docs/sim.md), not its own ins/outs".into(),
         ));
     }
     let queue = trigger_queue(inst)?;

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from lncsplit.arch import ArchGeometry
+from lncsplit.frontend.dtypes import DTYPE_BYTES, NUMERIC_HLO_DTYPES
 
 from ..lowering import LoweringError
 
@@ -26,41 +27,8 @@ JsonDict = dict[str, Any]
 Pattern = list[tuple[int, int]]  # [(step, num), ...], partition dim first
 Offset = int | JsonDict  # an element offset: a number or a pelican expression of the shard
 
-#: HLO element type → BIR dtype (pred is uint8 holding 0/1).
-BIR_DTYPES: dict[str, str] = {
-    "f64": "float64",
-    "s64": "int64",
-    "u64": "uint64",
-    "f32": "float32",
-    "s32": "int32",
-    "u32": "uint32",
-    "bf16": "bfloat16",
-    "f16": "float16",
-    "s16": "int16",
-    "u16": "uint16",
-    "s8": "int8",
-    "u8": "uint8",
-    "pred": "uint8",
-    "f8e4m3fn": "float8e4",
-    "f8e5m2": "float8e5",
-}
-
-DTYPE_BYTES: dict[str, int] = {
-    "float64": 8,
-    "int64": 8,
-    "uint64": 8,
-    "float32": 4,
-    "int32": 4,
-    "uint32": 4,
-    "bfloat16": 2,
-    "float16": 2,
-    "int16": 2,
-    "uint16": 2,
-    "int8": 1,
-    "uint8": 1,
-    "float8e4": 1,
-    "float8e5": 1,
-}
+#: HLO element type → BIR dtype, for the types whose values are simulated as JAX computes them.
+BIR_DTYPES = NUMERIC_HLO_DTYPES
 
 DRAM_ALIGN = 64
 SB_ALIGN = 64

@@ -29,7 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .builder import BIR_DTYPES, DTYPE_BYTES, Access, Builder
+from lncsplit.frontend.dtypes import DTYPE_BYTES
+
+from .builder import BIR_DTYPES, Access, Builder
 from .scope import Op
 from .tiles import MAX_PARTITIONS, Tile, flat_pieces, free_limit, tile_cols
 from .values import Buf, Value

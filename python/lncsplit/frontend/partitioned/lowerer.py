@@ -73,7 +73,7 @@ class Lowerer:
             if handler is None:
                 raise LoweringError(
                     f"{where(instr)}: {instr.opcode} is not an op lower_partitioned lowers "
-                    f"(contract §3.9's list): %{instr.name} = {instr.shape} "
+                    f"(docs/frontend.md lists the ops): %{instr.name} = {instr.shape} "
                     f"{instr.opcode}(...) in %{scope.comp.name}"
                 )
             self.builder.begin_op(scope.prefix + instr.name, where(instr))

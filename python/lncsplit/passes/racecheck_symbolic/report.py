@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from lncsplit.passes._keyed import Keyed
+
 Intervals = list[tuple[int, int | None]]
 NSpec = list[Any] | str
 
@@ -79,16 +81,8 @@ def nspec(racing: Intervals, asked: Intervals) -> NSpec:
     return "all" if racing == asked else values(racing)
 
 
-class _Keyed:
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
-
-
 @dataclass(frozen=True)
-class SymbolicSide(_Keyed):
+class SymbolicSide(Keyed):
     """One side of a symbolic race: the instruction, its depth-first position in the
     symbolic module, and the loop iteration of the witness (``{axis: value}``)."""
 
@@ -105,7 +99,7 @@ class SymbolicSide(_Keyed):
 
 
 @dataclass(frozen=True)
-class SymbolicWitness(_Keyed):
+class SymbolicWitness(Keyed):
     """The least witness: at N, cores s1 < s2 race at (partition, byte) — §3.6's
     witness of ``racecheck(split([with_shard_bound(m, N)], N))`` for those cores."""
 
@@ -126,7 +120,7 @@ class SymbolicWitness(_Keyed):
 
 
 @dataclass(frozen=True)
-class SymbolicRace(_Keyed):
+class SymbolicRace(Keyed):
     """A pair of instructions that races for the N in ``n``; ``a`` runs on s1 < s2."""
 
     function: str

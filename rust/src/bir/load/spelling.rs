@@ -90,7 +90,7 @@ impl State {
             None => String::new(),
         };
         let msg = format!(
-            "mixed spellings: \"{key}\" is {} spelling, but the module is in {} spelling{first} (contract §1.7)",
+            "mixed spellings: \"{key}\" is {} spelling, but the module is in {} spelling{first} (docs/bir-json.md)",
             s.whose(),
             self.spelling().whose(),
         );

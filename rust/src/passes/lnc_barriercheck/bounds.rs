@@ -14,9 +14,10 @@ use hashbrown::HashMap;
 
 use crate::analysis::access::{element_size, footprint_error, unknown_set, ArgList, FunctionIndex, SetEntry};
 use crate::analysis::footprint::FootprintError;
+use crate::analysis::ranges::{Ranges, ShardRange};
 use crate::bir::{Argument, Instruction};
 use crate::error::{Error, Result};
-use crate::pelican::{Context, ExprId, Node};
+use crate::pelican::Context;
 
 /// What the static check concluded about one instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,69 +26,6 @@ pub(super) enum Verdict {
     Valid,
     /// Some instance may leave: check each instance.
     PerInstance,
-}
-
-/// `[lo, hi]` of every value `id` can take over its index ranges, memoized;
-/// None when it cannot be bounded (runtime values, unbound indices…).
-pub(super) struct Ranges<'c> {
-    ctx: &'c Context,
-    memo: HashMap<ExprId, Option<(i64, i64)>>,
-}
-
-impl<'c> Ranges<'c> {
-    pub fn new(ctx: &'c Context) -> Self {
-        Ranges {
-            ctx,
-            memo: HashMap::new(),
-        }
-    }
-
-    pub fn of(&mut self, id: ExprId) -> Option<(i64, i64)> {
-        if let Some(c) = self.ctx.as_constant(id) {
-            return Some((c, c));
-        }
-        if let Some(&r) = self.memo.get(&id) {
-            return r;
-        }
-        let r = self.compute(id);
-        self.memo.insert(id, r);
-        r
-    }
-
-    fn compute(&mut self, id: ExprId) -> Option<(i64, i64)> {
-        let ctx = self.ctx;
-        match ctx.node(id) {
-            Node::AffExpr { terms, c } => terms.iter().try_fold((*c, *c), |acc, &(t, k)| {
-                let (lo, hi) = scale(self.of(t)?, k)?;
-                Some((acc.0.checked_add(lo)?, acc.1.checked_add(hi)?))
-            }),
-            Node::Sum { terms } => terms.iter().try_fold((0i64, 0i64), |acc, &t| {
-                let (lo, hi) = self.of(t)?;
-                Some((acc.0.checked_add(lo)?, acc.1.checked_add(hi)?))
-            }),
-            Node::Mult { var, scale: k } => scale(self.of(*var)?, *k),
-            Node::FloorDiv { numer, denom } | Node::CCDiv { numer, denom, .. } if *denom > 0 => {
-                let (lo, hi) = self.of(*numer)?;
-                Some((lo.div_euclid(*denom), hi.div_euclid(*denom)))
-            }
-            Node::Modulo { numer, denom } | Node::CCMod { numer, denom, .. } if *denom > 0 => {
-                let (lo, hi) = self.of(*numer)?;
-                if lo.div_euclid(*denom) == hi.div_euclid(*denom) {
-                    Some((lo.rem_euclid(*denom), hi.rem_euclid(*denom)))
-                } else {
-                    Some((0, denom - 1))
-                }
-            }
-            Node::AffineIV { .. } | Node::ShardId { .. } => Some((ctx.infimum(id)?, ctx.supremum(id)?)),
-            Node::ICmp { .. } => Some((0, 1)),
-            _ => None,
-        }
-    }
-}
-
-fn scale((lo, hi): (i64, i64), k: i64) -> Option<(i64, i64)> {
-    let (a, b) = (lo.checked_mul(k)?, hi.checked_mul(k)?);
-    Some((a.min(b), a.max(b)))
 }
 
 /// One core's function as the scan sees it: its sets by name, each with
@@ -120,7 +58,7 @@ impl<'i, 'm> Scanner<'i, 'm> {
             index,
             sets,
             by_addr,
-            ranges: Ranges::new(ctx),
+            ranges: Ranges::new(ctx, ShardRange::Arena),
         }
     }
 

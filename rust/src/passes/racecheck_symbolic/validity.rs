@@ -25,6 +25,7 @@ use super::nset::ISet;
 use super::shard_bound::rebound_context;
 use crate::analysis::access::{accumulate_op, element_size, footprint_error, unknown_set, FunctionIndex};
 use crate::analysis::location::locations_of;
+use crate::analysis::ranges::{Ranges, ShardRange};
 use crate::analysis::walk::{static_instances, MAX_INSTANCES};
 use crate::bir::{Argument, Module, OpFields, Opcode};
 use crate::error::Error;
@@ -306,107 +307,48 @@ fn remote_targets(model: &FnModel<'_>, fi: usize, v: &mut Validity) {
     }
 }
 
-/// `[lo, hi]` of each expression over every core of `[0, shard_hi]` and its
-/// loops (interval arithmetic, memoized by id; None: unbounded or undecided):
-/// the fast path of the footprint check, as the concrete checker's static
-/// scan (`lnc_barriercheck::bounds`) has it — a footprint is monotone in
-/// every address, so fitting at the least and greatest addresses means
-/// fitting for every instance on every core.
-struct Ranges<'c> {
-    ctx: &'c crate::pelican::Context,
-    shard_hi: Option<i64>,
-    memo: HashMap<ExprId, Option<(i64, i64)>>,
-}
-
-impl Ranges<'_> {
-    fn of(&mut self, id: ExprId) -> Option<(i64, i64)> {
-        if let Some(c) = self.ctx.as_constant(id) {
-            return Some((c, c));
-        }
-        if let Some(&r) = self.memo.get(&id) {
-            return r;
-        }
-        let r = self.compute(id);
-        self.memo.insert(id, r);
-        r
-    }
-
-    fn compute(&mut self, id: ExprId) -> Option<(i64, i64)> {
-        use crate::pelican::Node;
-        let scale = |(lo, hi): (i64, i64), k: i64| -> Option<(i64, i64)> {
-            let (a, b) = (lo.checked_mul(k)?, hi.checked_mul(k)?);
-            Some((a.min(b), a.max(b)))
-        };
-        match self.ctx.node(id) {
-            Node::AffExpr { terms, c } => terms.iter().try_fold((*c, *c), |acc, &(t, k)| {
-                let (lo, hi) = scale(self.of(t)?, k)?;
-                Some((acc.0.checked_add(lo)?, acc.1.checked_add(hi)?))
-            }),
-            Node::Sum { terms } => terms.iter().try_fold((0i64, 0i64), |acc, &t| {
-                let (lo, hi) = self.of(t)?;
-                Some((acc.0.checked_add(lo)?, acc.1.checked_add(hi)?))
-            }),
-            Node::Mult { var, scale: k } => scale(self.of(*var)?, *k),
-            Node::FloorDiv { numer, denom } | Node::CCDiv { numer, denom, .. } if *denom > 0 => {
-                let (lo, hi) = self.of(*numer)?;
-                Some((lo.div_euclid(*denom), hi.div_euclid(*denom)))
-            }
-            Node::Modulo { numer, denom } | Node::CCMod { numer, denom, .. } if *denom > 0 => {
-                let (lo, hi) = self.of(*numer)?;
-                if lo.div_euclid(*denom) == hi.div_euclid(*denom) {
-                    Some((lo.rem_euclid(*denom), hi.rem_euclid(*denom)))
-                } else {
-                    Some((0, denom - 1))
+/// Does every memory argument of `inst` name a set of its function and fit
+/// it for every core and instance (then nothing in it can be 9302)? The
+/// ranges (`analysis::ranges`) span every core of `[0, max_core]`.
+fn clears(ranges: &mut Ranges<'_>, index: &FunctionIndex<'_>, inst: &crate::bir::Instruction) -> bool {
+    for (_, _, arg) in memory_args(inst) {
+        let Some(entry) = set_of(index, arg) else { return false };
+        match arg {
+            Argument::Symbolic(ap) => {
+                let Ok(es) = element_size(ap.dtype.as_deref(), entry.set) else {
+                    return false;
+                };
+                let mut lo = smallvec::SmallVec::<[i64; 4]>::new();
+                let mut hi = smallvec::SmallVec::<[i64; 4]>::new();
+                for &a in &ap.addrs {
+                    let Some((l, h)) = ranges.of(a) else { return false };
+                    lo.push(l);
+                    hi.push(h);
                 }
-            }
-            Node::ShardId { .. } => Some((0, self.shard_hi?)),
-            Node::AffineIV { .. } => Some((self.ctx.infimum(id)?, self.ctx.supremum(id)?)),
-            _ => None,
-        }
-    }
-
-    /// Does every memory argument of `inst` name a set of its function and
-    /// fit it for every core and instance (then nothing in it can be 9302)?
-    fn clears(&mut self, index: &FunctionIndex<'_>, inst: &crate::bir::Instruction) -> bool {
-        for (_, _, arg) in memory_args(inst) {
-            let Some(entry) = set_of(index, arg) else { return false };
-            match arg {
-                Argument::Symbolic(ap) => {
-                    let Ok(es) = element_size(ap.dtype.as_deref(), entry.set) else {
+                for loc in &entry.locations {
+                    let Ok(layout) = &loc.layout else { return false };
+                    if layout.check_symbolic(&ap.ap, &lo, es).is_err()
+                        || layout.check_symbolic(&ap.ap, &hi, es).is_err()
+                    {
                         return false;
-                    };
-                    let mut lo = smallvec::SmallVec::<[i64; 4]>::new();
-                    let mut hi = smallvec::SmallVec::<[i64; 4]>::new();
-                    for &a in &ap.addrs {
-                        let Some((l, h)) = self.of(a) else { return false };
-                        lo.push(l);
-                        hi.push(h);
-                    }
-                    for loc in &entry.locations {
-                        let Ok(layout) = &loc.layout else { return false };
-                        if layout.check_symbolic(&ap.ap, &lo, es).is_err()
-                            || layout.check_symbolic(&ap.ap, &hi, es).is_err()
-                        {
-                            return false;
-                        }
                     }
                 }
-                Argument::Physical(p) => {
-                    let Ok(es) = element_size(p.dtype.as_deref(), entry.set) else {
-                        return false;
-                    };
-                    for loc in &entry.locations {
-                        let Ok(layout) = &loc.layout else { return false };
-                        if layout.physical(p, es).is_err() {
-                            return false;
-                        }
-                    }
-                }
-                _ => {}
             }
+            Argument::Physical(p) => {
+                let Ok(es) = element_size(p.dtype.as_deref(), entry.set) else {
+                    return false;
+                };
+                for loc in &entry.locations {
+                    let Ok(layout) = &loc.layout else { return false };
+                    if layout.physical(p, es).is_err() {
+                        return false;
+                    }
+                }
+            }
+            _ => {}
         }
-        true
     }
+    true
 }
 
 /// The most loop iterations tried to find an instance that leaves its
@@ -429,17 +371,13 @@ fn footprints(
     let mut rebound: Option<(crate::pelican::Context, Vec<ExprId>, HashMap<AxisId, ExprId>)> = None;
     let mut best: Option<(i64, Error)> = None;
     let top = max_core.unwrap_or(i64::MAX / 2);
-    let mut ranges = Ranges {
-        ctx: &module.ctx,
-        shard_hi: max_core,
-        memo: HashMap::new(),
-    };
+    let mut ranges = Ranges::new(&module.ctx, ShardRange::UpTo(max_core));
     for n in &model.nodes {
         let args = memory_args(n.inst);
         if args.is_empty() {
             continue;
         }
-        if ranges.clears(&index, n.inst) && accumulate_op(n.inst).is_ok() {
+        if clears(&mut ranges, &index, n.inst) && accumulate_op(n.inst).is_ok() {
             continue;
         }
         let present = match shard_presence(model.own_preds(n.pos), &forms.qs, max_core) {

@@ -88,7 +88,7 @@ pub fn plan(spec: &Spec, ins: SmallVec<[Option<InArg>; 3]>, outs: &[OutArg], iot
     let what = spec.name();
     if outs.len() != 1 {
         return Err(format!(
-            "a computing {what} has exactly one outs, not {} (contract §3.8)",
+            "a computing {what} has exactly one outs, not {} (docs/sim.md)",
             outs.len()
         ));
     }
@@ -102,7 +102,7 @@ pub fn plan(spec: &Spec, ins: SmallVec<[Option<InArg>; 3]>, outs: &[OutArg], iot
     let need = |k: usize| -> R<&InArg> {
         ins.get(k)
             .and_then(Option::as_ref)
-            .ok_or_else(|| format!("{what} reads a memory ins[{k}] (contract §3.8)"))
+            .ok_or_else(|| format!("{what} reads a memory ins[{k}] (docs/sim.md)"))
     };
     let equal = |k: usize| -> R<()> {
         let a = need(k)?;

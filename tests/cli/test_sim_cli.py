@@ -137,7 +137,7 @@ def test_values_prints_the_output_sets_as_numbers(tmp_path: Path) -> None:
     np.savez(npz, **{"main/x": x})
     r = run_cli("sim", src, "--inputs", npz, "--values", "--json")
     assert r.returncode == 0, r.stderr
-    (detail,) = json.loads(r.stdout)  # one report per input, in one JSON list
+    (detail,) = json.loads(r.stdout)  # one JSON list, an entry per unit
     assert detail["values"][0]["main/y"] == (x * 2).tolist()
     assert detail["opaque"] == []  # the TensorScalar computed
     text = run_cli("sim", src, "--inputs", npz, "--values")

@@ -141,7 +141,43 @@ def test_values_prints_the_output_sets_as_numbers(tmp_path: Path) -> None:
     assert detail["values"][0]["main/y"] == (x * 2).tolist()
     assert detail["opaque"] == []  # the TensorScalar computed
     text = run_cli("sim", src, "--inputs", npz, "--values")
-    assert "core 0 main/y (float32):" in text.stdout and "-7." in text.stdout
+    assert "core 0 main/y (float32, shape 2x4): min -7.0, max 7.0, mean 0.0" in text.stdout
+    assert "-7." in text.stdout
+
+
+def test_values_summarize_each_output_set_with_shape_ends_and_statistics(tmp_path: Path) -> None:
+    # the summary of the CLI reference: shape, first/last elements, min/max/mean
+    src = _scale_module(tmp_path / "m.json", 2.0)
+    npz = tmp_path / "in.npz"
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) - 3.5
+    x[1, 1] = np.nan
+    np.savez(npz, **{"main/x": x})
+    r = run_cli("sim", src, "--inputs", npz, "--values", "--json")
+    assert r.returncode == 0, r.stderr
+    (detail,) = json.loads(r.stdout)
+    y = x * 2
+    rest = y[~np.isnan(y)]
+    assert detail["summary"][0]["main/y"] == {
+        "dtype": "float32",
+        "shape": [2, 4],
+        "first": [-7.0, -5.0, -3.0],
+        "last": ["nan", 5.0, 7.0],
+        "min": -7.0,
+        "max": 7.0,
+        "mean": float(rest.astype(np.float64).mean()),
+        "nan": 1,
+    }
+    text = run_cli("sim", src, "--inputs", npz, "--values").stdout
+    assert "shape 2x4): min -7.0, max 7.0, mean " in text and ", 1 NaN" in text
+
+
+def test_values_summary_of_a_big_set_keeps_only_its_ends() -> None:
+    from lncsplit.cli.sim import summary
+
+    v = np.arange(4096, dtype=np.int32).reshape(64, 64)
+    b = summary(v)
+    assert (b["first"], b["last"], b["shape"]) == ([0, 1, 2], [4093, 4094, 4095], [64, 64])
+    assert (b["min"], b["max"], b["mean"], b["nan"]) == (0, 4095, 2047.5, 0)
 
 
 def test_compare_within_rtol_atol(tmp_path: Path) -> None:

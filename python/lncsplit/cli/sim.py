@@ -12,8 +12,9 @@ OTHER is a module file or split output for a single INPUT; with several, a
 root where each unit's counterpart is ``OTHER/<rel>`` (a split output, as
 ``split --out`` writes it) or ``OTHER/<rel>.json``; ``--rtol``/``--atol``
 compare float Output sets within that tolerance (contract §3.8; default exact).
-``--values`` also prints every Output set as numbers (``--json``: the full
-lists). Dynamic races are reported, not failures (``lncsplit racecheck`` is
+``--values`` also prints every Output set as numbers: its dtype and shape, min/max/mean
+(NaNs counted apart) and the array with its first and last elements (numpy's summary past
+64 elements); ``--json`` carries the same summary and the full lists. Dynamic races are reported, not failures (``lncsplit racecheck`` is
 the tool that fails on races).
 """
 
@@ -203,6 +204,7 @@ def _simulate(unit: Unit, o: _Options, res: FileResult) -> None:
     lines = [_header(unit, result)] + _lines(result)
     if o.values:
         res.detail["values"] = _values(result)
+        res.detail["summary"] = _summaries(result)
         lines += _value_lines(result)
     if o.compare:
         other = counterpart(unit, o.compare, o.single)
@@ -251,24 +253,64 @@ def describe(r: SimResult) -> dict[str, Any]:
     }
 
 
+def _json_number(x: Any) -> Any:
+    """A JSON-safe number: NaN and the infinities as strings."""
+    import numpy as np
+
+    # np.vectorize hands over Python numbers or numpy scalars, depending on the dtype
+    v = x.item() if isinstance(x, np.generic) else x
+    return v if not isinstance(v, float) or np.isfinite(v) else str(v)
+
+
+def summary(v: Any) -> dict[str, Any]:
+    """An Output set's numbers in brief: dtype, shape, the first and last (up to) three
+    elements in row-major order, min/max/mean over the non-NaN elements (None when there are
+    none) and how many are NaN."""
+    import numpy as np
+
+    flat = np.asarray(v).reshape(-1)
+    nan = np.isnan(flat) if flat.dtype.kind == "f" else np.zeros(flat.shape, dtype=bool)
+    finite = flat[~nan]
+    stats: dict[str, Any] = {"min": None, "max": None, "mean": None}
+    if finite.size:
+        stats = {
+            "min": _json_number(finite.min()),
+            "max": _json_number(finite.max()),
+            "mean": _json_number(finite.astype(np.float64).mean()),
+        }
+    return {
+        "dtype": str(flat.dtype),
+        "shape": list(np.shape(v)),
+        "first": [_json_number(x) for x in flat[:3]],
+        "last": [_json_number(x) for x in flat[-3:]],
+        **stats,
+        "nan": int(nan.sum()),
+    }
+
+
 def _values(r: SimResult) -> list[dict[str, Any]]:
     """Per core, every Output set as a nested list of numbers (NaN and inf as strings)."""
     import numpy as np
-
-    def num(x: Any) -> Any:
-        # np.vectorize hands over Python numbers or numpy scalars, depending on the dtype
-        v = x.item() if isinstance(x, np.generic) else x
-        return v if not isinstance(v, float) or np.isfinite(v) else str(v)
 
     out = []
     for core, sets in enumerate(r.outputs):
         out.append(
             {
-                f"{f}/{s}": np.vectorize(num, otypes=[object])(r.values(core, f, s)).tolist()
+                f"{f}/{s}": np.vectorize(_json_number, otypes=[object])(
+                    r.values(core, f, s)
+                ).tolist()
                 for (f, s) in sorted(sets)
             }
         )
     return out
+
+
+def _summaries(r: SimResult) -> list[dict[str, Any]]:
+    """Per core, every Output set's :func:`summary`."""
+    return [
+        {f"{f}/{s}": summary(r.values(core, f, s)) for (f, s) in sorted(sets)}
+        for core, sets in enumerate(r.outputs)
+    ]
 
 
 def _value_lines(r: SimResult) -> list[str]:
@@ -278,7 +320,11 @@ def _value_lines(r: SimResult) -> list[str]:
     for core, sets in enumerate(r.outputs):
         for f, s in sorted(sets):
             v = r.values(core, f, s)
-            text = np.array2string(v, threshold=64, precision=6, max_line_width=96)
-            lines.append(f"  core {core} {f}/{s} ({v.dtype}):")
+            b = summary(v)
+            shape = "x".join(map(str, b["shape"])) or "scalar"
+            nan = f", {b['nan']} NaN" if b["nan"] else ""
+            stats = f"min {b['min']}, max {b['max']}, mean {b['mean']}{nan}"
+            text = np.array2string(v, threshold=64, edgeitems=3, precision=6, max_line_width=96)
+            lines.append(f"  core {core} {f}/{s} ({v.dtype}, shape {shape}): {stats}")
             lines += ["    " + line for line in text.splitlines()]
     return lines

@@ -429,8 +429,44 @@ def _per_core(spec_key: tuple[str, str], value: Any, lnc: int) -> list[Any]:
     )
 
 
+def _shared_sets(mods: list[Module]) -> frozenset[tuple[str, str]]:
+    """(function, set) of every set one memory serves on every core: ``addr_space`` Shared,
+    or a location placed shared (``is_shared_post_dram_alloc``)."""
+    return frozenset(
+        (f.name, s.name)
+        for m in mods
+        for f in m.functions
+        for s in f.allocations
+        if s.addr_space == "Shared" or any(loc.is_shared_post_dram_alloc for loc in s.locations)
+    )
+
+
+def _one_shared_array(key: tuple[str, str], arrays: list[Any], spec: SetSpec) -> None:
+    """9403 unless the per-core arrays given for a Shared set are all there and all equal:
+    every core reads the one memory, so differing arrays would be silently dropped."""
+    if any(a is None for a in arrays):
+        given = [c for c, a in enumerate(arrays) if a is not None]
+        raise _bad_input(
+            key,
+            f"it is a Shared set (one memory for every core): arrays given for cores {given} "
+            f"only; give one array",
+        )
+    first = _check_array(spec, arrays[0])
+    for core, a in enumerate(arrays[1:], 1):
+        if not np.array_equal(_check_array(spec, a), first):
+            raise _bad_input(
+                key,
+                f"it is a Shared set (one memory for every core): the arrays for cores 0 and "
+                f"{core} differ; give one array",
+            )
+
+
 def _input_bytes(
-    specs: list[SetSpec], inputs: Inputs | None, lnc: int, cache: _DrawCache | None = None
+    specs: list[SetSpec],
+    inputs: Inputs | None,
+    lnc: int,
+    cache: _DrawCache | None = None,
+    shared: frozenset[tuple[str, str]] = frozenset(),
 ) -> list[tuple[int, str, str, bytes]]:
     wanted = {(s.core, s.function, s.set): s for s in specs if s.kind == "Input"}
     known = {(s.function, s.set): s for s in specs}
@@ -448,7 +484,10 @@ def _input_bytes(
             raise _bad_input(key, "no such set")
         if spec.kind != "Input":
             raise _bad_input(key, f"it is an {spec.kind} set, not Input")
-        for core, arr in enumerate(_per_core(key, value, lnc)):
+        arrays = _per_core(key, value, lnc)
+        if key in shared and not isinstance(value, np.ndarray):
+            _one_shared_array(key, arrays, spec)
+        for core, arr in enumerate(arrays):
             if arr is not None:
                 given[(core, key[0], key[1])] = arr
     out = []
@@ -477,7 +516,7 @@ def _run(
     mods = _modules(modules)
     n, _symbolic, raw = _core.sim_plan(mods, lnc)
     specs = [SetSpec(c, f, s, k, d, tuple(sh), p, e) for (c, f, s, k, d, sh, p, e) in raw]
-    data = _input_bytes(specs, inputs, n, cache)
+    data = _input_bytes(specs, inputs, n, cache, _shared_sets(mods) if inputs else frozenset())
     res = _core.sim_run(mods, data, lnc)
     return _result(res, specs)
 

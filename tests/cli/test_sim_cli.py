@@ -200,3 +200,19 @@ def test_gen_numeric_modules_compute_and_survive_the_split(tmp_path: Path) -> No
     assert json.loads(sim.stdout)[0]["opaque"] == []  # every compute instruction computed
     out = _split(src, tmp_path / "out")
     assert run_cli("sim", src, "--compare", out).returncode == 0
+
+
+def test_inputs_npz_with_differing_core_arrays_for_a_shared_set_is_9403(tmp_path: Path) -> None:
+    src = _scale_module(tmp_path / "m.json", 2.0)
+    doc = json.loads(src.read_text())
+    doc["functions"][0]["shard_ids"] = [2]
+    doc["functions"][0]["allocations"][0]["addr_space"] = "Shared"
+    src.write_text(json.dumps(doc))
+    x = np.zeros((2, 4), np.float32)
+    npz = tmp_path / "in.npz"
+    np.savez(npz, **{"main/x/0": x, "main/x/1": x + 1})
+    r = run_cli("sim", src, "--inputs", npz)
+    assert r.returncode == 1 and "9403" in r.stdout + r.stderr
+    assert "cores 0 and 1 differ" in r.stdout + r.stderr
+    np.savez(npz, **{"main/x/0": x, "main/x/1": x})
+    assert run_cli("sim", src, "--inputs", npz).returncode == 0

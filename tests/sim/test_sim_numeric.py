@@ -676,3 +676,38 @@ def test_equivalent_compares_floats_within_rtol_atol_and_names_the_values() -> N
     assert not e and isinstance(e.difference.a, float) and e.difference.set == "y"
     assert sim.equivalent(m, m2, x, rtol=1e-5)
     assert sim.equivalent(m, m2, x, atol=1e-3)
+
+
+# ------------------------------------------------------------ inputs of Shared sets
+
+
+def shared_copy_module(n: int) -> lncsplit.Module:
+    """y = x on every core, x a Shared Input set (one memory every core reads)."""
+    x = cset("x", "Input", SHAPE, "float32")
+    x["addr_space"] = "Shared"
+    copy = {
+        "name": "c",
+        "opcode": "TensorCopy",
+        "ins": [whole("x", SHAPE, "float32")],
+        "outs": [whole("y", SHAPE, "float32")],
+    }
+    return module([x, cset("y", "Output", SHAPE, "float32")], [copy], n)
+
+
+def test_a_shared_input_set_takes_one_array_or_equal_ones() -> None:
+    m = shared_copy_module(2)
+    x = np.arange(32, dtype=np.float32).reshape(SHAPE)
+    for given in (x, [x, x.copy()], sim.PerCore({0: x, 1: x.copy()})):
+        r = sim.run(m, {("main", "x"): given})
+        assert (r.values(1, "main", "y") == x).all()
+
+
+def test_differing_arrays_for_a_shared_input_set_are_9403() -> None:
+    m = shared_copy_module(2)
+    x = np.zeros(SHAPE, np.float32)
+    with pytest.raises(NeuronAssertion, match="cores 0 and 1 differ") as e:
+        sim.run(m, {("main", "x"): [x, x + 1]})
+    assert e.value.code == 9403
+    with pytest.raises(NeuronAssertion, match=r"given for cores \[1\] only") as e:
+        sim.run(m, {("main", "x"): sim.PerCore({1: x})})
+    assert e.value.code == 9403

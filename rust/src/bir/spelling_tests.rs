@@ -370,3 +370,62 @@ fn dims_round_trip_between_the_spellings_whatever_locations_carry_them() {
         }
     }
 }
+
+#[test]
+fn every_compiler_memory_type_and_tensor_kind_reads_as_its_dialect_meaning() {
+    use super::memory::Memory;
+    let mut v = compiler_core();
+    let types = ["Input", "Output", "Unallocated", "RNGSTATE", "REG"];
+    let kinds = [
+        "ExternalInput",
+        "ExternalInputParameter",
+        "ExternalOutput",
+        "ExternalOutputParameter",
+        "Internal",
+    ];
+    let sets: Vec<Value> = types
+        .iter()
+        .zip(kinds)
+        .enumerate()
+        .map(|(k, (ty, kind))| {
+            json!({"name": format!("s{k}"), "kind": kind, "dtype": "float32", "tensor_shape": [1, 4],
+                   "memorylocations": [{"name": format!("l{k}"), "type": ty, "dims": [1, 16]}]})
+        })
+        .collect();
+    v["functions"][0]["allocations"] = Value::Array(sets);
+    v["functions"][0]["blocks"][0]["instructions"] = json!([]);
+    let m = module_from_value(v).expect("loads");
+    let f = &m.functions[0];
+    let memory: Vec<Memory> = f.allocations.iter().map(|s| s.locations[0].memory()).collect();
+    assert_eq!(
+        memory,
+        [
+            Memory::Dram,
+            Memory::Dram,
+            Memory::Unallocated,
+            Memory::Unmodelled,
+            Memory::Unmodelled
+        ]
+    );
+    assert!(memory[2].is_dram(), "Unallocated is unplaced DRAM");
+    let io: Vec<(bool, bool)> = f.allocations.iter().map(|s| (s.is_input(), s.is_output())).collect();
+    assert_eq!(
+        io,
+        [
+            (true, false),
+            (true, false),
+            (false, true),
+            (false, true),
+            (false, false)
+        ]
+    );
+    // kept as written: the types and kinds come back in the compiler's spelling
+    let back: Value = serde_json::from_str(&text(&m, compiler())).expect("JSON");
+    for (k, (ty, kind)) in types.iter().zip(kinds).enumerate() {
+        let s = &back["functions"][0]["allocations"][k];
+        assert_eq!(
+            (s["kind"].as_str(), s["memorylocations"][0]["type"].as_str()),
+            (Some(kind), Some(*ty))
+        );
+    }
+}

@@ -480,5 +480,19 @@ def racecheck_symbolic_plan(module: Module, lnc: list[tuple[int, int | None]]) -
     """racecheck_symbolic's Rust sweep over the N in ``lnc`` (intervals, hi None: unbounded):
     invalid N, proved pairs, unknowns and solver queries as JSON text."""
 
+@final
+class DeferredJson:
+    """JSON kept in Rust until asked for (racecheck_symbolic's proved pairs)."""
+
+    def dumps(self) -> str:
+        """The JSON text."""
+
+    def __len__(self) -> int: ...
+
+def racecheck_symbolic_sweep(
+    module: Module, lnc: list[tuple[int, int | None]]
+) -> tuple[str, DeferredJson]:
+    """:func:`racecheck_symbolic_plan` with its ``proved`` list apart, kept in Rust."""
+
 def with_shard_bound(module: Module, n: int) -> Module:
     """A copy of a symbolic module with every ShardId's ``ub`` set to ``n``."""

@@ -374,6 +374,16 @@ def _racecheck_groups(out: list[Module], n: int, parallel: bool = True) -> None:
 
     for cores in kernels(out, n):
         report = racecheck_cores(cores, parallel=parallel)
+        if not report.ok and not report.races:
+            u = report.undecided[0]
+            raise NeuronAssertion(
+                9301,
+                f"cannot prove the cores race-free: {u.race.a.instruction} on core "
+                f"{u.race.a.core} and {u.race.b.instruction} on core {u.race.b.core} on "
+                f"{u.race.location.name} are ordered only by what lncsplit does not model",
+                "lncsplit/lnc_barriercheck",
+                f"module {cores[0].name}: {u.reason}",
+            )
         if not report.ok:
             race = report.races[0]
             more = f" (and {len(report.races) - 1} more)" if len(report.races) > 1 else ""

@@ -156,6 +156,14 @@ def _check(unit: Unit, mode: str, lnc: int | None, res: FileResult) -> None:
 def _race_error(report: Any) -> Exception:
     from lncsplit.errors import NeuronAssertion
 
+    if not report.races:
+        u = report.undecided[0]
+        return NeuronAssertion(
+            9301,
+            f"{len(report.undecided)} undecided pair(s); the first: {u.race.summary()}",
+            "lncsplit/lnc_barriercheck",
+            f"why: {u.reason}",
+        )
     race = report.races[0]
     return NeuronAssertion(
         9301,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lncsplit import _core
@@ -127,21 +127,49 @@ class Race(Keyed):
 
 
 @dataclass(frozen=True)
+class UndecidedRace(Keyed):
+    """A race the modelled order leaves, on cores whose order across cores may
+    come from what lncsplit does not model (semaphores of another core, barriers
+    lowered into semaphores, CoreBarriers the engines do not order): neither a
+    race nor ok. ``reason`` says which; ``race`` is the candidate."""
+
+    reason: str
+    race: Race
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "race": self.race.to_dict()}
+
+    def __str__(self) -> str:
+        return f"undecided: {self.race.summary()}\n  why: {self.reason}"
+
+
+@dataclass(frozen=True)
 class RaceReport:
     """What :func:`racecheck` found, races sorted by (function, a's position,
     b's position, cores, location)."""
 
     mode: str
     races: list[Race]
+    undecided: list[UndecidedRace] = field(default_factory=list)
+    """Candidate races that order lncsplit does not model may prevent (cores
+    with ``sync_info``, docs/engines.md): never ``ok``."""
 
     @property
     def ok(self) -> bool:
-        """True when no race was found."""
-        return not self.races
+        """True when no race was found and nothing is undecided."""
+        return not self.races and not self.undecided
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"ok", "mode", "races": [...]}`` (contract §3.6)."""
-        return {"ok": self.ok, "mode": self.mode, "races": [r.to_dict() for r in self.races]}
+        """``{"ok", "mode", "races": [...]}`` (contract §3.6), with ``"undecided": [...]``
+        when something is (§3.10's cross-core rule)."""
+        out: dict[str, Any] = {
+            "ok": self.ok,
+            "mode": self.mode,
+            "races": [r.to_dict() for r in self.races],
+        }
+        if self.undecided:
+            out["undecided"] = [u.to_dict() for u in self.undecided]
+        return out
 
     def to_json(self, indent: int | None = 2) -> str:
         """The report as a JSON string (deterministic key order)."""
@@ -150,8 +178,12 @@ class RaceReport:
     def __str__(self) -> str:
         if self.ok:
             return f"no race ({self.mode} mode)"
-        lines = [f"{len(self.races)} race(s) ({self.mode} mode)"]
+        head = f"{len(self.races)} race(s)"
+        if self.undecided:
+            head += f", {len(self.undecided)} undecided"
+        lines = [f"{head} ({self.mode} mode)"]
         lines += [str(r) for r in self.races]
+        lines += [str(u) for u in self.undecided]
         return "\n".join(lines)
 
 
@@ -175,7 +207,17 @@ def racecheck_cores(
     if mode not in ("exact", "interval"):
         raise ValueError(f"mode must be 'exact' or 'interval', got {mode!r}")
     doc = json.loads(_core.racecheck(list(cores), mode, parallel))
-    return RaceReport(doc["mode"], [Race.from_dict(r) for r in doc["races"]])
+    undecided = [UndecidedRace(u["reason"], Race.from_dict(u["race"])) for u in doc.get("undecided", [])]
+    return RaceReport(doc["mode"], [Race.from_dict(r) for r in doc["races"]], undecided)
 
 
-__all__ = ["Race", "RaceLocation", "RaceMode", "RaceReport", "RaceSide", "Witness", "racecheck"]
+__all__ = [
+    "Race",
+    "RaceLocation",
+    "RaceMode",
+    "RaceReport",
+    "RaceSide",
+    "UndecidedRace",
+    "Witness",
+    "racecheck",
+]

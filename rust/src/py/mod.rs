@@ -95,7 +95,7 @@ mod _core {
     use super::racecheck::racecheck;
     // racecheck_symbolic (one proof for every N, contract §3.11)
     #[pymodule_export]
-    use super::racecheck::{racecheck_symbolic_plan, with_shard_bound};
+    use super::racecheck::{racecheck_symbolic_plan, racecheck_symbolic_sweep, with_shard_bound, DeferredJson};
     // enginecheck (lncsplit.enginecheck)
     #[pymodule_export]
     use super::enginecheck::{enginecheck, enginecheck_why};

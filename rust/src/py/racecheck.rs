@@ -45,6 +45,47 @@ pub(crate) fn racecheck_symbolic_plan(
     Ok(v.to_string())
 }
 
+/// JSON kept in Rust until it is asked for: the symbolic checker's proved
+/// pairs (one entry per candidate pair, 18k on the benchmark's module, whose
+/// text and parse cost more than the sweep that found them).
+#[pyclass(module = "lncsplit._core", frozen)]
+pub(crate) struct DeferredJson(serde_json::Value);
+
+#[pymethods]
+impl DeferredJson {
+    /// The JSON text (made with the GIL released).
+    fn dumps(&self, py: Python<'_>) -> String {
+        py.detach(|| self.0.to_string())
+    }
+
+    fn __len__(&self) -> usize {
+        self.0.as_array().map_or(0, Vec::len)
+    }
+}
+
+/// [`racecheck_symbolic_plan`] with the plan's `proved` list apart: the plan
+/// without it as JSON text, and the list kept in Rust ([`DeferredJson`]).
+#[pyfunction]
+pub(crate) fn racecheck_symbolic_sweep(
+    py: Python<'_>,
+    module: PyRef<'_, PyBirModule>,
+    lnc: Vec<(i64, Option<i64>)>,
+) -> PyResult<(String, DeferredJson)> {
+    use crate::passes::racecheck_symbolic::{nset::ISet, plan};
+    let mut set = ISet::empty();
+    for (lo, hi) in lnc {
+        set = set.union(&ISet::interval(lo, hi));
+    }
+    let m = module.module();
+    let (text, proved) = py.detach(|| {
+        plan(m, &set).map(|mut v| {
+            let proved = v.as_object_mut().and_then(|o| o.remove("proved")).unwrap_or_default();
+            (v.to_string(), proved)
+        })
+    })?;
+    Ok((text, DeferredJson(proved)))
+}
+
 /// `with_shard_bound(module, n)`: a copy with every ShardId's `ub` set to n.
 #[pyfunction]
 pub(crate) fn with_shard_bound(py: Python<'_>, module: PyRef<'_, PyBirModule>, n: i64) -> PyResult<PyBirModule> {

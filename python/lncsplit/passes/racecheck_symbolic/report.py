@@ -179,13 +179,17 @@ class SymbolicRaceReport:
     unknown: list[dict[str, Any]]
     invalid: dict[int | str, dict[str, Any]]
     stats: dict[str, Any]
-    _proved: list[dict[str, Any]] = field(repr=False)
+    _proved: tuple[Any, list[dict[str, Any]]] = field(repr=False)
+    """The lemmas' proofs (kept in Rust until asked for: a list per candidate
+    pair, whose JSON costs more than the sweep) and the solver's."""
 
     @cached_property
     def proved(self) -> list[dict[str, Any]]:
         """Per pair of accesses that could conflict, why it cannot:
         ``{"a", "b", "location", "reason", "detail"}`` (informational)."""
-        return self._proved
+        lemmas, solver = self._proved
+        listed: list[dict[str, Any]] = lemmas if isinstance(lemmas, list) else json.loads(lemmas.dumps())
+        return listed + solver
 
     @property
     def ok(self) -> bool:

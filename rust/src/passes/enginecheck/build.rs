@@ -143,8 +143,10 @@ pub struct Built<'m> {
     pub names: hashbrown::HashSet<Arc<str>>,
     /// Back-edge regions `[first, last]` of top-level blocks.
     pub regions: Vec<(u32, u32)>,
-    /// Per instance of each CoreBarrier (walk order): its node.
-    pub barriers: Vec<u32>,
+    /// Per instance of each CoreBarrier (walk order): its node, and whether
+    /// its mask is true (a barrier whose mask is undecided does not count in
+    /// the cross-core check, contract §3.6).
+    pub barriers: Vec<(u32, bool)>,
     /// Per position: (start, end) node of each of its instances, in walk order
     /// (for the cross-core check).
     pub instances: Vec<Vec<(u32, u32)>>,
@@ -664,7 +666,7 @@ struct Walk {
     sems: Semaphores,
     accs: Vec<Acc>,
     seq: u64,
-    barriers: Vec<u32>,
+    barriers: Vec<(u32, bool)>,
     instances: Vec<Vec<(u32, u32)>>,
     undecided_masks: Vec<u32>,
     block_starts: Vec<(u32, u32)>,
@@ -841,7 +843,8 @@ impl Walk {
             });
         }
         if inst.opcode == Opcode::CORE_BARRIER {
-            self.barriers.push(start);
+            self.barriers
+                .push((start, at.mask == crate::analysis::walk::Mask::True));
         }
         let own_queue = || match &p.queue {
             Some(q) => Stream::Queue(q.clone()),

@@ -58,6 +58,7 @@ use crate::error::{Error, Result};
 use crate::passes::lnc_verifier;
 
 mod bounds;
+mod engines;
 mod linear;
 mod sweep;
 #[cfg(test)]
@@ -219,20 +220,45 @@ impl Race {
 pub struct RaceReport {
     pub mode: Mode,
     pub races: Vec<Race>,
+    /// Pairs the check cannot decide (contract §3.10's cross-core rule): a
+    /// candidate race that order lncsplit does not model may prevent.
+    pub undecided: Vec<Undecided>,
+}
+
+/// A candidate race on cores whose cross-core order may come from what
+/// lncsplit does not model, with the reason: never reported as ok.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Undecided {
+    pub reason: String,
+    /// The race the modelled order leaves (both sides, location, witness).
+    pub race: Race,
+}
+
+impl Undecided {
+    /// `{"reason", "race": {…}}`.
+    pub fn to_value(&self) -> Value {
+        json!({"reason": self.reason, "race": self.race.to_value()})
+    }
 }
 
 impl RaceReport {
+    /// No race and nothing undecided.
     pub fn ok(&self) -> bool {
-        self.races.is_empty()
+        self.races.is_empty() && self.undecided.is_empty()
     }
 
-    /// `{"ok", "mode", "races": [...]}` (contract §3.6).
+    /// `{"ok", "mode", "races": [...]}` (contract §3.6), with `"undecided":
+    /// [...]` when something is (§3.10's cross-core rule).
     pub fn to_value(&self) -> Value {
-        json!({
+        let mut v = json!({
             "ok": self.ok(),
             "mode": self.mode.name(),
             "races": self.races.iter().map(Race::to_value).collect::<Vec<_>>(),
-        })
+        });
+        if !self.undecided.is_empty() {
+            v["undecided"] = self.undecided.iter().map(Undecided::to_value).collect();
+        }
+        v
     }
 }
 
@@ -254,12 +280,15 @@ pub fn racecheck_with(modules: &[&Module], mode: Mode, parallel: bool) -> Result
         lnc_verifier::verify_concretized(modules, n)?;
     }
     check_sb2sb(modules)?;
-    let mut races = Vec::new();
+    let (mut races, mut undecided) = (Vec::new(), Vec::new());
     for f in &modules[0].functions {
-        races.extend(check_function(cores, &f.name, mode, parallel)?);
+        let (r, u) = check_function(cores, &f.name, mode, parallel)?;
+        races.extend(r);
+        undecided.extend(u);
     }
     races.sort_by(|x, y| x.sort_key().cmp(&y.sort_key()));
-    Ok(RaceReport { mode, races })
+    undecided.sort_by(|x: &Undecided, y: &Undecided| x.race.sort_key().cmp(&y.race.sort_key()));
+    Ok(RaceReport { mode, races, undecided })
 }
 
 /// 9305: GPSIMDSB2SB writes the partner core `(c+1) & 1`, defined for N == 2 only.
@@ -335,6 +364,9 @@ impl Reach {
 struct CoreFn<'m> {
     module: &'m Module,
     function: &'m Function,
+    /// The function's index in its module and the core's index.
+    fidx: usize,
+    core: usize,
     index: FunctionIndex<'m>,
     /// Set name → phys id of each of its locations.
     phys: HashMap<&'m str, Vec<u32>>,
@@ -350,9 +382,10 @@ fn owner_partition_bytes(r: &crate::analysis::location::Resolved<'_>) -> i64 {
 fn resolve_all<'m>(cores: Cores<'m>, fname: &str, reach: &mut Reach) -> Result<Vec<CoreFn<'m>>> {
     let mut out = Vec::with_capacity(cores.len());
     for (c, m) in cores.modules.iter().enumerate() {
-        let Some(f) = m.function(fname) else {
+        let Some(fidx) = m.functions.iter().position(|x| &*x.name == fname) else {
             continue;
         };
+        let f = &m.functions[fidx];
         let mut phys = HashMap::new();
         for set in &f.allocations {
             let mut ids = Vec::new();
@@ -377,6 +410,8 @@ fn resolve_all<'m>(cores: Cores<'m>, fname: &str, reach: &mut Reach) -> Result<V
         out.push(CoreFn {
             module: m,
             function: f,
+            fidx,
+            core: c,
             index: FunctionIndex::with_queues(f, queues.map(std::sync::Arc::new)),
             phys,
             partner,
@@ -518,20 +553,33 @@ struct Collected<'m> {
     /// Ordinals of the counted barrier instances, in execution order.
     barriers: Vec<u32>,
     items: Vec<Item<'m>>,
+    /// Why cross-core order on this core may come from what lncsplit does
+    /// not model ([`engines`]): its races are undecided.
+    unmodelled: Option<String>,
 }
 
 /// The last instance recorded for one (position, argument list, index,
-/// physical location): its barrier count and points, to drop repeats.
-type Last = HashMap<(u32, u8, u32, u32), (u32, Option<Progression>)>;
+/// physical location): its band and points, to drop repeats.
+type Last = HashMap<(u32, u8, u32, u32), ((u32, u32), Option<Progression>)>;
 
 /// One core's barrier instances and recorded accesses; `fast` plans the
 /// accesses it can ([`linear`]; the same items either way).
 fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode, fast: bool) -> Result<Collected<'m>> {
     let reached = reached_sets(cf, reach);
     let sc = scan(cf, reach, &reached, fast)?;
+    // With sync_info, the engine relation places each access among the
+    // barriers ([`engines`]); without it, execution order does.
+    let queues = crate::passes::enginecheck::sync_keys::dma_queues(cf.module)?;
+    let order = engines::CoreOrder::of(cf.module, cf.fidx, cf.core, &queues)?;
+    let mut visits: Vec<u32> = if order.is_some() {
+        vec![0; sc.skip.len()]
+    } else {
+        Vec::new()
+    };
     let mut out = Collected {
         barriers: Vec::new(),
         items: Vec::new(),
+        unmodelled: engines::remote(cf.function, cf.core).or_else(|| order.as_ref().and_then(|o| o.unmodelled.clone())),
     };
     let mut scratch: Vec<Access<'_>> = Vec::new();
     let mut last = Last::new();
@@ -544,6 +592,11 @@ fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode, fast: bool) -> Result
     let prune = |_: &Instruction, pos: u32| sc.skip.get(pos as usize).copied().flatten();
     walk_function_pruned(ctx, cf.function, None, limit, &prune, &mut |at: &Instance<'_, 'm>| {
         let p = at.pos as usize;
+        // This instance's index among its position's (the engine order's key).
+        let k = visits.get_mut(p).map_or(0, |v| {
+            *v += 1;
+            *v - 1
+        });
         if sc.barrier[p] != NOT_A_BARRIER {
             if at.mask == Mask::True {
                 out.barriers.push(sc.barrier[p]);
@@ -566,8 +619,9 @@ fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode, fast: bool) -> Result
                 .accesses_where(ctx, at.inst, at.bindings, 9302, &keep, &mut scratch)?;
         }
         let g = out.barriers.len() as u32;
+        let band = order.as_ref().map_or((g, g), |o| o.band(at.pos, k));
         for a in scratch.drain(..) {
-            record(cf, reach, mode, at, a, g, &mut out.items, &mut last)?;
+            record(cf, reach, mode, at, a, band, &mut out.items, &mut last)?;
         }
         Ok(())
     })?;
@@ -583,7 +637,7 @@ fn record<'m>(
     mode: Mode,
     at: &Instance<'_, 'm>,
     a: Access<'_>,
-    g: u32,
+    band: (u32, u32),
     items: &mut Vec<Item<'m>>,
     last: &mut Last,
 ) -> Result<()> {
@@ -601,7 +655,7 @@ fn record<'m>(
     let slot = last.entry(key);
     if let hashbrown::hash_map::Entry::Occupied(o) = &slot {
         let (pg, pp) = o.get();
-        if *pg == g && pp.as_ref() == a.points.as_ref() {
+        if *pg == band && pp.as_ref() == a.points.as_ref() {
             return Ok(());
         }
     }
@@ -615,12 +669,13 @@ fn record<'m>(
         return Ok(()); // an empty access touches nothing
     };
     // The points move into the repeat test's slot (the footprint is built).
-    slot.insert((g, a.points));
+    slot.insert((band, a.points));
     items.push(Item {
         inst: at.inst,
         phys,
         pos: at.pos,
-        g,
+        g: band.0,
+        gb: band.1,
         role: a.role,
         fp,
     });
@@ -697,10 +752,19 @@ impl PairEpochs {
         }
     }
 
-    fn band(&self, epoch: u32) -> Band {
+    /// The epochs an item of `side` spans: from the pair barriers before it
+    /// to the first one after it (one epoch without `sync_info`).
+    fn span(&self, side: usize, it: &Item<'_>) -> (u32, u32) {
+        (self.epoch(side, it.g), self.epoch(side, it.gb))
+    }
+
+    /// The band of an item of `side` (contract §3.6): the latest pair
+    /// barrier before it (−1: none), the earliest after it (None: none).
+    fn band(&self, side: usize, it: &Item<'_>) -> Band {
+        let (lo, hi) = self.span(side, it);
         Band {
-            lo: epoch as i64 - 1,
-            hi: (epoch < self.total).then_some(epoch as i64),
+            lo: lo as i64 - 1,
+            hi: (hi < self.total).then_some(hi as i64),
         }
     }
 }
@@ -759,7 +823,10 @@ fn sequence_error(fname: &str, bc: &BarrierCores, seqs: &[&[u32]], a: usize, b: 
 
 // ------------------------------------------------------------------ function
 
-fn check_function(cores: Cores<'_>, fname: &str, mode: Mode, parallel: bool) -> Result<Vec<Race>> {
+/// The races of one function and the candidate races left undecided.
+type Found = (Vec<Race>, Vec<Undecided>);
+
+fn check_function(cores: Cores<'_>, fname: &str, mode: Mode, parallel: bool) -> Result<Found> {
     let n = cores.len();
     let mut reach = Reach::default();
     let fns = resolve_all(cores, fname, &mut reach)?;
@@ -770,7 +837,7 @@ fn check_function(cores: Cores<'_>, fname: &str, mode: Mode, parallel: bool) -> 
     };
     let collected: Vec<Collected<'_>> = collected.into_iter().collect::<Result<_>>()?;
     if n < 2 || fns.len() < 2 {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let bc = BarrierCores::of(fns[0].function, n);
     let seqs: Vec<&[u32]> = collected.iter().map(|c| c.barriers.as_slice()).collect();
@@ -790,7 +857,7 @@ fn check_function(cores: Cores<'_>, fname: &str, mode: Mode, parallel: bool) -> 
     let mut phys_ids: Vec<u32> = by_phys.keys().copied().collect();
     phys_ids.sort_unstable();
     let function: Arc<str> = fns[0].function.name.clone();
-    let mut races = Vec::new();
+    let (mut races, mut undecided) = (Vec::new(), Vec::new());
     for id in phys_ids {
         let per_core = &by_phys[&id];
         for a in 0..per_core.len() {
@@ -802,13 +869,21 @@ fn check_function(cores: Cores<'_>, fname: &str, mode: Mode, parallel: bool) -> 
                 let found = sweep::sweep([&per_core[a], &per_core[b]], ep);
                 let loc = &reach.locs[id as usize];
                 let pb = reach.partition_bytes[id as usize];
+                let why = collected[a].unmodelled.as_ref().or(collected[b].unmodelled.as_ref());
                 for w in found {
-                    races.push(make_race(&function, [a, b], loc, pb, &w, ep));
+                    let race = make_race(&function, [a, b], loc, pb, &w, ep);
+                    match why {
+                        None => races.push(race),
+                        Some(reason) => undecided.push(Undecided {
+                            reason: reason.clone(),
+                            race,
+                        }),
+                    }
                 }
             }
         }
     }
-    Ok(races)
+    Ok((races, undecided))
 }
 
 fn make_race(
@@ -819,16 +894,15 @@ fn make_race(
     w: &sweep::Witness<'_, '_>,
     ep: &PairEpochs,
 ) -> Race {
-    let band = ep.band(w.epoch);
-    let side = |c: usize, it: &Item<'_>| RaceSide {
-        core: c as u32,
+    let side = |s: usize, it: &Item<'_>| RaceSide {
+        core: cores[s] as u32,
         function: function.clone(),
         instruction: it.inst.name.clone(),
         position: it.pos,
-        band,
+        band: ep.band(s, it),
     };
-    let a = side(cores[0], w.items[0]);
-    let b = side(cores[1], w.items[1]);
+    let a = side(0, w.items[0]);
+    let b = side(1, w.items[1]);
     // Program order is read from the positions; at a tie a writer goes first
     // (a def before its use).
     let b_first = b.position < a.position

@@ -22,8 +22,12 @@ pub(crate) struct Item<'m> {
     pub phys: u32,
     /// Depth-first position of the instruction on its core.
     pub pos: u32,
-    /// Counted barrier instances of the core before this instance.
+    /// Counted barrier instances of the core before this instance (with
+    /// `sync_info`: the ones its start is ordered after).
     pub g: u32,
+    /// The first counted barrier instance it is ordered before (the count
+    /// when none): `g` without `sync_info` (contract §3.10).
+    pub gb: u32,
     pub role: Role,
     pub fp: Footprint,
 }
@@ -130,7 +134,8 @@ pub(crate) fn bounding_box(p: &Progression, layout: &Layout) -> Result<(i64, i64
 }
 
 /// The sweep's entries `(epoch, least byte, side, index)` of both sides,
-/// sorted. Each is packed into one `u128` with the same order (epoch, then
+/// sorted; an item spanning several epochs (a core with `sync_info`) has one
+/// entry in each, so two items meet iff their spans share an epoch. Each is packed into one `u128` with the same order (epoch, then
 /// the byte with its sign bit flipped, then side and index in 32 bits) while
 /// the indices fit in 31 bits: sorting integers costs a fraction of
 /// comparing tuples field by field, the sweep's largest cost on big modules.
@@ -141,7 +146,8 @@ fn sorted_entries(sides: [&[&Item<'_>]; 2], ep: &PairEpochs) -> Vec<(u32, i64, u
         let mut keys: Vec<u128> = Vec::with_capacity(n);
         for (s, items) in sides.iter().enumerate() {
             for (i, it) in items.iter().enumerate() {
-                keys.push(pack(ep.epoch(s, it.g), it.fp.blo, s as u8, i as u32));
+                let (lo, hi) = ep.span(s, it);
+                keys.extend((lo..=hi).map(|e| pack(e, it.fp.blo, s as u8, i as u32)));
             }
         }
         keys.sort_unstable();
@@ -150,7 +156,8 @@ fn sorted_entries(sides: [&[&Item<'_>]; 2], ep: &PairEpochs) -> Vec<(u32, i64, u
     }
     for (s, items) in sides.iter().enumerate() {
         for (i, it) in items.iter().enumerate() {
-            entries.push((ep.epoch(s, it.g), it.fp.blo, s as u8, i as u32));
+            let (lo, hi) = ep.span(s, it);
+            entries.extend((lo..=hi).map(|e| (e, it.fp.blo, s as u8, i as u32)));
         }
     }
     entries.sort_unstable();

@@ -13,118 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import lncsplit
-from lncsplit import Module
-
-
-def _ap(memref: str) -> dict[str, Any]:
-    return {
-        "kind": "physical_ap",
-        "ap": [[64, 64], [1, 64]],
-        "offset": 0,
-        "dtype": "float32",
-        "memref": memref,
-        "memsetref": f"{memref}_set",
-    }
-
-
-def _set(name: str, mem: str, shared: bool = False) -> dict[str, Any]:
-    s: dict[str, Any] = {
-        "name": f"{name}_set",
-        "kind": "Internal",
-        "dtype": "float32",
-        "tensor_shape": [64, 64],
-        "memorylocations": [{"name": name, "type": mem, "addr": 0, "dims": [64, 256]}],
-    }
-    if shared:
-        s["addr_space"] = "Shared"
-    return s
-
-
-def barrier(engine: str = "SP", k: int = 0, **sync: Any) -> dict[str, Any]:
-    i: dict[str, Any] = {
-        "name": f"cb{k}",
-        "opcode": "CoreBarrier",
-        "id": k,
-        "runtime_semaphore": 0,
-        "cores": [],
-        "engine": engine,
-    }
-    if sync:
-        i["sync_info"] = sync
-    return i
-
-
-def write(engine: str = "SP", **sync: Any) -> dict[str, Any]:
-    """A DMA writing ``buf`` (completes later than it issues)."""
-    i: dict[str, Any] = {
-        "name": "w",
-        "opcode": "DMACopy",
-        "engine": engine,
-        "queue": "q0",
-        "ins": [_ap("sb")],
-        "outs": [_ap("buf")],
-    }
-    if sync:
-        i["sync_info"] = sync
-    return i
-
-
-def read(engine: str = "SP", **sync: Any) -> dict[str, Any]:
-    """A compute instruction reading ``buf`` into SBUF."""
-    i: dict[str, Any] = {
-        "name": "r",
-        "opcode": "TensorCopy",
-        "engine": engine,
-        "ins": [_ap("buf")],
-        "outs": [_ap("sb")],
-    }
-    if sync:
-        i["sync_info"] = sync
-    return i
-
-
-def marker(engine: str = "DVE") -> dict[str, Any]:
-    """An instruction whose only role is to give a module ``sync_info``."""
-    return {
-        "name": "mark",
-        "opcode": "Memset",
-        "engine": engine,
-        "value": 0,
-        "ins": [],
-        "outs": [_ap("sb2")],
-        "sync_info": {"on_wait": [], "on_update": [{"id": 30, "update_value": 1}]},
-    }
-
-
-def core(c: int, insts: list[dict[str, Any]]) -> Module:
-    return Module.from_json(
-        {
-            "version": 2,
-            "arch": "gen3",
-            "attributes": {"neuron_core_id": c},
-            "functions": [
-                {
-                    "name": "sg0000",
-                    "allocations": [_set("buf", "DRAM", True), _set("sb", "SB"), _set("sb2", "SB")],
-                    "blocks": [{"name": "b0", "instructions": insts}],
-                }
-            ],
-        }
-    )
-
-
-def check(c0: list[dict[str, Any]], c1: list[dict[str, Any]]) -> lncsplit.RaceReport:
-    return lncsplit.racecheck([core(0, c0), core(1, c1)])
-
-
-def update(sid: int) -> dict[str, Any]:
-    return {"on_wait": [], "on_update": [{"id": sid, "update_value": 1}]}
-
-
-def wait(src: str, sid: int) -> list[dict[str, Any]]:
-    return [{"from": src, "id": sid, "wait_value": 1}]
-
+from sync_cores import barrier, check, core, marker, read, wait, write
 
 # ------------------------------------------------------------------ without sync_info
 
@@ -141,10 +30,16 @@ def test_without_sync_info_a_core_barrier_fences_every_engine() -> None:
 def test_a_barrier_does_not_wait_for_a_dma_it_does_not_wait_on() -> None:
     # Core 0 has sync_info: the barrier issues after the DMA issues (same engine) but
     # nothing orders the DMA's completion before it.
-    rep = check([write("SP", on_update=[{"id": 3, "update_value": 1}]), barrier("SP")], [barrier(), read()])
-    assert [(r.a.instruction, r.b.instruction, r.kind) for r in rep.races] == [("w", "r", "read-write")]
+    rep = check(
+        [write("SP", on_update=[{"id": 3, "update_value": 1}]), barrier("SP")], [barrier(), read()]
+    )
+    assert [(r.a.instruction, r.b.instruction, r.kind) for r in rep.races] == [
+        ("w", "r", "read-write")
+    ]
     assert rep.races[0].a.band == (-1, None), "the write is after no barrier and before none"
-    assert rep.races[0].b.band == (0, None), "the read is after barrier 0 (core 1 fences everything)"
+    assert rep.races[0].b.band == (0, None), (
+        "the read is after barrier 0 (core 1 fences everything)"
+    )
 
 
 def test_a_barrier_waiting_on_the_dmas_semaphore_orders_it() -> None:
@@ -188,7 +83,10 @@ def test_remote_semaphores_make_a_candidate_race_undecided_never_ok() -> None:
     assert rep.races == []
     assert not rep.ok
     [u] = rep.undecided
-    assert "remote_semaphores" in u.reason and (u.race.a.instruction, u.race.b.instruction) == ("w", "r")
+    assert "remote_semaphores" in u.reason and (u.race.a.instruction, u.race.b.instruction) == (
+        "w",
+        "r",
+    )
     assert rep.to_dict()["undecided"][0]["reason"] == u.reason
 
 

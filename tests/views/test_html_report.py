@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -313,3 +314,37 @@ def test_report_without_source_in_chromium(browser: Any, tmp_path: Path) -> None
         and "core 0 kv_shared_loc" in mem
     )
     assert "Races" in b.find_element("id", "races").text
+
+
+def test_engine_races_are_shown_linked_to_both_rows() -> None:
+    from lncsplit import _core
+
+    m = _core.generate_module(3, 120, 1, scheduled=True, racy=True)
+    expected = lncsplit.enginecheck(m).races
+    assert expected, "a --racy scheduled module races inside its core"
+    data = report_data([m], images=False)
+    rows = {r["name"]: r for r in data["rows"]}
+    engine = data["engine_rows"]
+    assert len(engine) == len(expected)
+    for k, (row, race) in enumerate(zip(engine, expected, strict=True)):
+        assert row["id"] == f"e{k}" and row["kind"] == race.kind and row["core"] == 0
+        for side, want in ((row["a"], race.a), (row["b"], race.b)):
+            assert side["href"] == "#" + rows[want.instruction]["id"]
+            assert {"n": k, "href": f"#e{k}"} in rows[want.instruction]["engine_races"]
+    page = html_report([m], images=False)
+    assert 'id="e0"' in page and 'href="#e0"' in page and "engine race 0" in page
+
+
+def test_undecided_pairs_between_cores_are_shown_and_not_ok() -> None:
+    sys.path.insert(0, str(Path(__file__).parents[1] / "barriercheck"))
+    from sync_cores import barrier, core, marker, read, write
+
+    r = read("DVE", on_wait=[], on_update=[], remote_semaphores=[{"core": 0, "id": 1}])
+    cores = [core(0, [write(), barrier()]), core(1, [marker(), barrier("Pool"), r])]
+    data = report_data(cores, images=False)
+    assert data["races"].status == "races" and data["race_rows"] == []
+    (u,) = data["undecided_rows"]
+    assert "remote_semaphores" in u["reason"]
+    rows = {r["name"]: r for r in data["rows"]}
+    assert u["a"]["href"] == "#" + rows["w"]["id"] and u["b"]["href"] == "#" + rows["r"]["id"]
+    assert "undecided 0" in html_report(cores, images=False)

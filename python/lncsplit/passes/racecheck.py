@@ -207,7 +207,9 @@ def racecheck_cores(
     if mode not in ("exact", "interval"):
         raise ValueError(f"mode must be 'exact' or 'interval', got {mode!r}")
     doc = json.loads(_core.racecheck(list(cores), mode, parallel))
-    undecided = [UndecidedRace(u["reason"], Race.from_dict(u["race"])) for u in doc.get("undecided", [])]
+    undecided = [
+        UndecidedRace(u["reason"], Race.from_dict(u["race"])) for u in doc.get("undecided", [])
+    ]
     return RaceReport(doc["mode"], [Race.from_dict(r) for r in doc["races"]], undecided)
 
 

@@ -145,6 +145,8 @@ def _instruction_rows(
         per_core.append({(r.function, r.name): r for r in walk_instructions(c)})
     differing = {(d.function, d.instruction) for d in diffs.differences if d.instruction}
     race_index = races.by_instruction()
+    engine_index = races.engine_by_instruction()
+    undecided_index = _undecided_index(races)
     rows = []
     for key in merged_order(per_core, order):
         refs = [idx.get(key) for idx in per_core]
@@ -175,6 +177,8 @@ def _instruction_rows(
                     if (c, key[0], s) in ids.sets
                 ],
                 "races": [{"n": k, "href": f"#r{k}"} for k in race_ids],
+                "undecided": [{"n": k, "href": f"#u{k}"} for k in undecided_index.get(key, [])],
+                "engine_races": [{"n": k, "href": f"#e{k}"} for k in engine_index.get(key, [])],
             }
         )
     return rows
@@ -251,6 +255,55 @@ def _race_rows(races: RaceSection, ids: _Ids) -> list[dict[str, Any]]:
     return rows
 
 
+def _undecided_index(races: RaceSection) -> dict[tuple[str, str], list[int]]:
+    """``(function, instruction)`` → indexes of the undecided pairs it is a side of."""
+    out: dict[tuple[str, str], list[int]] = {}
+    for k, u in enumerate(races.undecided):
+        r = u.get("race") or {}
+        for side in ("a", "b"):
+            s = r.get(side) or {}
+            key = (str(s.get("function")), str(s.get("instruction")))
+            if k not in out.get(key, []):
+                out.setdefault(key, []).append(k)
+    return out
+
+
+def _engine_rows(races: RaceSection, ids: _Ids) -> list[dict[str, Any]]:
+    """The races inside one core, each side linked to its instruction's row."""
+    rows = []
+    for k, r in enumerate(races.engine):
+        sides = []
+        for side in ("a", "b"):
+            s = r.get(side) or {}
+            key = (str(s.get("function")), str(s.get("instruction")))
+            sides.append({**s, "href": "#" + ids.inst[key] if key in ids.inst else None})
+        rows.append({**r, "id": f"e{k}", "a": sides[0], "b": sides[1]})
+    return rows
+
+
+def _undecided_rows(races: RaceSection, ids: _Ids) -> list[dict[str, Any]]:
+    """The pairs the cross-core check leaves undecided, each side linked to its row."""
+    rows = []
+    for k, u in enumerate(races.undecided):
+        r = u.get("race") or {}
+        sides = []
+        for side in ("a", "b"):
+            s = r.get(side) or {}
+            key = (str(s.get("function")), str(s.get("instruction")))
+            sides.append({**s, "href": "#" + ids.inst[key] if key in ids.inst else None})
+        rows.append(
+            {
+                "id": f"u{k}",
+                "reason": u.get("reason"),
+                "a": sides[0],
+                "b": sides[1],
+                "location": r.get("location") or {},
+                "witness": r.get("witness") or {},
+            }
+        )
+    return rows
+
+
 def report_data(
     cores: Sequence[Module],
     source: Module | None = None,
@@ -316,6 +369,8 @@ def report_data(
         "diff_counts": {k: len(diffs.of_kind(k)) for k in ("presence", "address", "memory")},
         "races": race_sec,
         "race_rows": race_rows,
+        "engine_rows": _engine_rows(race_sec, ids),
+        "undecided_rows": _undecided_rows(race_sec, ids),
     }
 
 

@@ -41,11 +41,31 @@ class RaceSection:
     message: str = ""
     mode: str | None = None
     races: list[dict[str, Any]] = field(default_factory=list)
+    undecided: list[dict[str, Any]] = field(default_factory=list)
+    """Candidate races between cores that order lncsplit does not model may prevent
+    (``RaceReport.undecided``): ``{"reason", "race"}``."""
+    engine: list[dict[str, Any]] = field(default_factory=list)
+    """Races inside one core (``lncsplit.enginecheck``, docs/engines.md): each
+    ``EngineRace.to_dict()`` with its ``core``."""
+    engine_notes: list[str] = field(default_factory=list)
+    """Per core whose engine check did not come out ok without a race: why (non-ok
+    waits, undecided findings, a refusal)."""
 
     def by_instruction(self) -> dict[tuple[str, str], list[int]]:
         """``(function, instruction)`` → indexes of the races it is a side of (any core)."""
         out: dict[tuple[str, str], list[int]] = {}
         for k, r in enumerate(self.races):
+            for side in ("a", "b"):
+                s = r.get(side) or {}
+                key = (str(s.get("function")), str(s.get("instruction")))
+                if k not in out.get(key, []):
+                    out.setdefault(key, []).append(k)
+        return out
+
+    def engine_by_instruction(self) -> dict[tuple[str, str], list[int]]:
+        """``(function, instruction)`` → indexes of the engine races it is a side of."""
+        out: dict[tuple[str, str], list[int]] = {}
+        for k, r in enumerate(self.engine):
             for side in ("a", "b"):
                 s = r.get(side) or {}
                 key = (str(s.get("function")), str(s.get("instruction")))
@@ -67,8 +87,37 @@ def _document(report: Any) -> dict[str, Any]:
 
 def _from_document(doc: dict[str, Any]) -> RaceSection:
     races = [r for r in doc.get("races") or [] if isinstance(r, dict)]
-    status = "ok" if doc.get("ok", not races) and not races else "races"
-    return RaceSection(status=status, mode=doc.get("mode"), races=races)
+    undecided = [u for u in doc.get("undecided") or [] if isinstance(u, dict)]
+    status = "ok" if doc.get("ok", not races) and not races and not undecided else "races"
+    return RaceSection(status=status, mode=doc.get("mode"), races=races, undecided=undecided)
+
+
+def _engine_races(cores: Sequence[Any], section: RaceSection) -> None:
+    """Add each core's races inside the core (enginecheck) to ``section``."""
+    import lncsplit
+
+    check = getattr(lncsplit, "enginecheck", None)
+    if not callable(check):
+        return
+    for c, m in enumerate(cores):
+        try:
+            rep = check(m)
+        except Exception as e:  # noqa: BLE001 - shown in the page, the rest of the report stands
+            section.engine_notes.append(
+                f"core {c}: the engine check refused it: {type(e).__name__}: {e}"
+            )
+            continue
+        for r in rep.races:
+            d = r.to_dict()
+            d["a"]["function"], d["b"]["function"] = r.a.function, r.b.function
+            d["a"]["label"], d["b"]["label"] = r.a.label(), r.b.label()
+            section.engine.append({**d, "core": c})
+        bad = [w for w in rep.waits if w.status in ("deadlock", "no-update")]
+        if bad or rep.undecided:
+            section.engine_notes.append(
+                f"core {c}: {len(bad)} wait(s) deadlock or no-update, {len(rep.undecided)} undecided"
+                " (lncsplit racecheck --engines lists them)"
+            )
 
 
 def race_section(cores: Sequence[Any], races: Any = None) -> RaceSection:
@@ -76,13 +125,16 @@ def race_section(cores: Sequence[Any], races: Any = None) -> RaceSection:
 
     ``races`` is a race report (a ``RaceReport``, its JSON text, or the decoded dict) to show
     as is; ``False`` skips races; ``None`` runs ``lncsplit.racecheck(cores)`` when this
-    lncsplit has it. A checker that refuses the cores (9302–9306, a verifier error) gives an
+    lncsplit has it. Unless ``False``, each core's races inside the core
+    (``lncsplit.enginecheck``) are added. A checker that refuses the cores (9302–9306, a verifier error) gives an
     ``error`` section with its message rather than failing the whole report.
     """
     if races is False:
         return RaceSection("unavailable", "race check not requested")
     if races is not None:
-        return _from_document(_document(races))
+        section = _from_document(_document(races))
+        _engine_races(cores, section)
+        return section
     import lncsplit
 
     check = getattr(lncsplit, "racecheck", None)
@@ -92,6 +144,8 @@ def race_section(cores: Sequence[Any], races: Any = None) -> RaceSection:
             "this lncsplit has no race checker (lncsplit.racecheck); races are not shown",
         )
     try:
-        return _from_document(_document(check(list(cores))))
+        section = _from_document(_document(check(list(cores))))
     except Exception as e:  # noqa: BLE001 - shown in the page, the rest of the report stands
-        return RaceSection("error", f"{type(e).__name__}: {e}")
+        section = RaceSection("error", f"{type(e).__name__}: {e}")
+    _engine_races(cores, section)
+    return section

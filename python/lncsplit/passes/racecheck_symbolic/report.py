@@ -188,7 +188,9 @@ class SymbolicRaceReport:
         """Per pair of accesses that could conflict, why it cannot:
         ``{"a", "b", "location", "reason", "detail"}`` (informational)."""
         lemmas, solver = self._proved
-        listed: list[dict[str, Any]] = lemmas if isinstance(lemmas, list) else json.loads(lemmas.dumps())
+        listed: list[dict[str, Any]] = (
+            lemmas if isinstance(lemmas, list) else json.loads(lemmas.dumps())
+        )
         return listed + solver
 
     @property

@@ -23,7 +23,7 @@ class Figure:
     @property
     def ok(self) -> bool:
         # A fitted exponent "≈ 1" is read with a 15% tolerance.
-        slack = 1.15 if self.unit == "exponent" else 1.0
+        slack = 1.15 if self.unit == "exponent" and self.target == 1.0 else 1.0
         if self.better == "higher":
             return self.value >= self.target
         return self.value <= self.target * slack

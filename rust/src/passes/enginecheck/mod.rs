@@ -80,14 +80,26 @@ pub fn check_input(m: &Module) -> Result<()> {
 /// enginecheck of one core module (or an N = 1 module). Reports races and
 /// statuses; raises only for invalid input.
 pub fn enginecheck(m: &Module) -> Result<EngineReport> {
+    // LNCSPLIT_ENGINE_TIMING=1 prints each phase's end (docs/performance.md).
+    let clock = std::env::var_os("LNCSPLIT_ENGINE_TIMING").map(|_| std::time::Instant::now());
+    let lap = |what: &str| {
+        if let Some(c) = clock {
+            eprintln!("enginecheck: {what} at {:?}", c.elapsed());
+        }
+    };
     check_input(m)?;
+    lap("input checked");
     let queues = sync_keys::dma_queues(m)?;
+    lap("queues read");
     let sync = build::module_has_sync(m, &queues);
+    lap("sync read");
     let mut out = EngineReport::default();
     for fidx in 0..m.functions.len() {
         let built = build::build(m, fidx, &queues, sync)?;
+        lap("build");
         if sync {
             report::check_function(built, fidx, &mut out)?;
+            lap("check");
         }
     }
     out.sort();

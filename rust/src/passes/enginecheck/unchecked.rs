@@ -19,15 +19,31 @@ pub fn count(regions: &[(u32, u32)], accs: &[Acc], feet: &[Foot], sites: &[Site]
         return 0;
     }
     let mut seen: HashSet<(u32, u32, u32, u32)> = HashSet::new();
+    // The accesses by top-level block, so a region reads its own blocks only
+    // (a scan of every access per region made many small loops quadratic).
+    let blocks = sites.iter().map(|s| s.block).max().map_or(0, |b| b as usize + 1);
+    let mut start = vec![0u32; blocks + 1];
+    for a in accs {
+        start[sites[a.site as usize].block as usize + 1] += 1;
+    }
+    for b in 0..blocks {
+        start[b + 1] += start[b];
+    }
+    let mut by_block = vec![0u32; accs.len()];
+    let mut fill = start.clone();
+    for (i, a) in accs.iter().enumerate() {
+        let b = sites[a.site as usize].block as usize;
+        by_block[fill[b] as usize] = i as u32;
+        fill[b] += 1;
+    }
     for &(first, last) in regions {
         // One item per (site, footprint, role) in the region.
         let mut items: Vec<&Acc> = Vec::new();
         let mut dedup: HashSet<(u32, u32, u8)> = HashSet::new();
-        for a in accs {
-            let b = sites[a.site as usize].block;
-            if b < first || b > last {
-                continue;
-            }
+        let lo = start[(first as usize).min(blocks)] as usize;
+        let hi = start[(last as usize + 1).min(blocks)] as usize;
+        for &i in &by_block[lo..hi] {
+            let a = &accs[i as usize];
             let r = match a.role {
                 crate::analysis::access::Role::Read => 0,
                 crate::analysis::access::Role::Write => 1,

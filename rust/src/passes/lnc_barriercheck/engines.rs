@@ -22,7 +22,7 @@
 //! lowered into semaphores), the core's races are not reported as races but
 //! as `RaceReport.undecided` with the reason, never as ok.
 
-use crate::bir::{Function, Module, Opcode};
+use crate::bir::Module;
 use crate::error::Result;
 use crate::passes::enginecheck::build::{self, Built};
 use crate::passes::enginecheck::report;
@@ -43,8 +43,14 @@ impl<'q> CoreOrder<'q> {
     /// The order of function `fidx` of `m` on core `core`, when `m` uses
     /// semaphores (None: every CoreBarrier fences every engine, as before);
     /// `queues` are `m`'s DMA queues (`sync_keys::dma_queues`).
-    pub fn of(m: &'q Module, fidx: usize, core: usize, queues: &'q [DmaBlock]) -> Result<Option<CoreOrder<'q>>> {
-        if !build::module_has_sync(m, queues) {
+    pub fn of(
+        m: &'q Module,
+        fidx: usize,
+        core: usize,
+        queues: &'q [DmaBlock],
+        sync: bool,
+    ) -> Result<Option<CoreOrder<'q>>> {
+        if !sync {
             return Ok(None);
         }
         let f = &m.functions[fidx];
@@ -90,20 +96,29 @@ impl<'q> CoreOrder<'q> {
     }
 }
 
-/// The first instruction of `f` whose `sync_info` names another core's
+/// What one walk over a core's module tells the cross-core check: whether
+/// the module uses semaphores at all (contract §3.10), and the first
+/// instruction of function `fidx` whose `sync_info` names another core's
 /// semaphores or notifies another core, in words (with or without any other
-/// `sync_info` in the module: such order is never credited).
-pub(super) fn remote(f: &Function, core: usize) -> Option<String> {
+/// `sync_info`: such order is never credited).
+pub(super) fn scan(m: &Module, fidx: usize, core: usize, queues: &[DmaBlock]) -> (bool, Option<String>) {
+    let mut sync = queues.iter().any(|b| !b.sync.is_empty());
     let mut found = None;
-    f.walk(&mut |i| {
-        if found.is_none() && i.opcode != Opcode::CORE_BARRIER {
-            if let Some(k) = sync_keys::remote_sync(i) {
-                found = Some(format!(
-                    "on core {core}, {} in function {} carries {k}: cross-core order through another core's semaphores is not modelled by lncsplit",
-                    i.name, f.name
-                ));
+    for (i, f) in m.functions.iter().enumerate() {
+        f.walk(&mut |inst| {
+            if inst.extra.is_none() {
+                return; // no carried keys (most instructions of most modules)
             }
-        }
-    });
-    found
+            sync |= sync_keys::inst_has_sync(inst);
+            if i == fidx && found.is_none() {
+                if let Some(k) = sync_keys::remote_sync(inst) {
+                    found = Some(format!(
+                        "on core {core}, {} in function {} carries {k}: cross-core order through another core's semaphores is not modelled by lncsplit",
+                        inst.name, f.name
+                    ));
+                }
+            }
+        });
+    }
+    (sync, found)
 }

@@ -570,7 +570,8 @@ fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode, fast: bool) -> Result
     // With sync_info, the engine relation places each access among the
     // barriers ([`engines`]); without it, execution order does.
     let queues = crate::passes::enginecheck::sync_keys::dma_queues(cf.module)?;
-    let order = engines::CoreOrder::of(cf.module, cf.fidx, cf.core, &queues)?;
+    let (sync, remote) = engines::scan(cf.module, cf.fidx, cf.core, &queues);
+    let order = engines::CoreOrder::of(cf.module, cf.fidx, cf.core, &queues, sync)?;
     let mut visits: Vec<u32> = if order.is_some() {
         vec![0; sc.skip.len()]
     } else {
@@ -579,7 +580,7 @@ fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode, fast: bool) -> Result
     let mut out = Collected {
         barriers: Vec::new(),
         items: Vec::new(),
-        unmodelled: engines::remote(cf.function, cf.core).or_else(|| order.as_ref().and_then(|o| o.unmodelled.clone())),
+        unmodelled: remote.or_else(|| order.as_ref().and_then(|o| o.unmodelled.clone())),
     };
     let mut scratch: Vec<Access<'_>> = Vec::new();
     let mut last = Last::new();

@@ -47,9 +47,11 @@ from lncsplit.errors import LncsplitError
 
 #: Peak memory (RSS growth) of ``lncsplit split`` of one big file into 2 cores, as a multiple
 #: of the file's size: ``cli_split_peak_memory`` of ``benches/report.py`` measured 4.5× with
-#: ``--jobs 1`` and 5.1× with the default jobs (30 MB generated module, 2026-12-02; the race
-#: check's working memory is the largest part, docs/performance.md). Each further core adds
-#: about 1.5× the file.
+#: ``--jobs 1`` and 5.1× with the default jobs (30 MB generated module, 2026-12-02); since the
+#: race check keeps its recorded accesses in chunks (2026-12-03) 3.4–3.7× on a 100 MB module
+#: and 4.8× on a 30 MB one (a fixed part of the growth is the commands' own imports). 5.5 keeps
+#: a margin for module shapes with more shared accesses (docs/performance.md). Each further
+#: core adds about 1.5× the file.
 CLI_SPLIT_PEAK_FACTOR = 5.5
 
 #: ``--max-file-size`` when the machine's memory cannot be read.

@@ -405,11 +405,13 @@ impl Progression {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunSet {
     base: i64,
-    dims: SmallVec<[(i64, i64); 4]>,
+    /// Two dims inline (a tile's partition and free dims): a run set is held
+    /// per recorded access by the race checker, whose peak memory it sets.
+    dims: SmallVec<[(i64, i64); 2]>,
     run: i64,
     /// Sorted, disjoint, non-adjacent `[start, end)` runs (absolute), when the
     /// strides overlap; `dims` is then unused.
-    explicit: Option<Vec<(i64, i64)>>,
+    explicit: Option<Box<[(i64, i64)]>>,
     empty: bool,
 }
 
@@ -425,7 +427,7 @@ impl RunSet {
             });
         }
         let mut base = mul(p.base, esize)?;
-        let mut dims: SmallVec<[(i64, i64); 4]> = SmallVec::new();
+        let mut dims: SmallVec<[(i64, i64); 2]> = SmallVec::new();
         for &[step, num] in &p.dims {
             let s = mul(step, esize)?;
             if num <= 1 || s == 0 {
@@ -454,7 +456,7 @@ impl RunSet {
             empty: false,
         };
         if !set.is_mixed_radix()? {
-            set.explicit = Some(set.enumerate_runs()?);
+            set.explicit = Some(set.enumerate_runs()?.into_boxed_slice());
         }
         Ok(set)
     }
@@ -476,7 +478,7 @@ impl RunSet {
             dims: SmallVec::new(),
             run: 0,
             empty: merged.is_empty(),
-            explicit: Some(merged),
+            explicit: Some(merged.into_boxed_slice()),
         }
     }
 

@@ -552,10 +552,43 @@ fn scan<'i, 'm>(cf: &'i CoreFn<'m>, reach: &Reach, reached: &Reached, fast: bool
 struct Collected<'m> {
     /// Ordinals of the counted barrier instances, in execution order.
     barriers: Vec<u32>,
-    items: Vec<Item<'m>>,
+    items: Chunked<Item<'m>>,
     /// Why cross-core order on this core may come from what lncsplit does
     /// not model ([`engines`]): its races are undecided.
     unmodelled: Option<String>,
+}
+
+/// A growing list kept in fixed-size chunks: the recorded accesses of a big
+/// module (~100k of 152 bytes per core) are never copied to a buffer twice
+/// the size, whose old copy the allocator would keep for its purge delay (the
+/// race check's share of the CLI split's peak, docs/performance.md).
+struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+}
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked { chunks: Vec::new() }
+    }
+}
+
+impl<T> Chunked<T> {
+    const CHUNK: usize = 8192;
+
+    fn push(&mut self, x: T) {
+        match self.chunks.last_mut() {
+            Some(c) if c.len() < Self::CHUNK => c.push(x),
+            _ => {
+                let mut c = Vec::with_capacity(Self::CHUNK);
+                c.push(x);
+                self.chunks.push(c);
+            }
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.chunks.iter().flatten()
+    }
 }
 
 /// The last instance recorded for one (position, argument list, index,
@@ -579,7 +612,7 @@ fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode, fast: bool) -> Result
     };
     let mut out = Collected {
         barriers: Vec::new(),
-        items: Vec::new(),
+        items: Chunked::default(),
         unmodelled: remote.or_else(|| order.as_ref().and_then(|o| o.unmodelled.clone())),
     };
     let mut scratch: Vec<Access<'_>> = Vec::new();
@@ -639,7 +672,7 @@ fn record<'m>(
     at: &Instance<'_, 'm>,
     a: Access<'_>,
     band: (u32, u32),
-    items: &mut Vec<Item<'m>>,
+    items: &mut Chunked<Item<'m>>,
     last: &mut Last,
 ) -> Result<()> {
     let set = &*a.set.set.name;
@@ -851,7 +884,7 @@ fn check_function(cores: Cores<'_>, fname: &str, mode: Mode, parallel: bool) -> 
     }
     let mut by_phys: HashMap<u32, Vec<Vec<&Item<'_>>>> = HashMap::new();
     for (c, col) in collected.iter().enumerate() {
-        for it in &col.items {
+        for it in col.items.iter() {
             by_phys.entry(it.phys).or_insert_with(|| vec![Vec::new(); fns.len()])[c].push(it);
         }
     }

@@ -10,7 +10,7 @@ import lncsplit
 from lncsplit import Module
 
 
-def _ap(memref: str) -> dict[str, Any]:
+def physical_ap(memref: str) -> dict[str, Any]:
     return {
         "kind": "physical_ap",
         "ap": [[64, 64], [1, 64]],
@@ -21,7 +21,7 @@ def _ap(memref: str) -> dict[str, Any]:
     }
 
 
-def _set(name: str, mem: str, shared: bool = False) -> dict[str, Any]:
+def location_set(name: str, mem: str, shared: bool = False) -> dict[str, Any]:
     s: dict[str, Any] = {
         "name": f"{name}_set",
         "kind": "Internal",
@@ -55,8 +55,8 @@ def write(engine: str = "SP", **sync: Any) -> dict[str, Any]:
         "opcode": "DMACopy",
         "engine": engine,
         "queue": "q0",
-        "ins": [_ap("sb")],
-        "outs": [_ap("buf")],
+        "ins": [physical_ap("sb")],
+        "outs": [physical_ap("buf")],
     }
     if sync:
         i["sync_info"] = sync
@@ -69,8 +69,8 @@ def read(engine: str = "SP", **sync: Any) -> dict[str, Any]:
         "name": "r",
         "opcode": "TensorCopy",
         "engine": engine,
-        "ins": [_ap("buf")],
-        "outs": [_ap("sb")],
+        "ins": [physical_ap("buf")],
+        "outs": [physical_ap("sb")],
     }
     if sync:
         i["sync_info"] = sync
@@ -85,7 +85,7 @@ def marker(engine: str = "DVE") -> dict[str, Any]:
         "engine": engine,
         "value": 0,
         "ins": [],
-        "outs": [_ap("sb2")],
+        "outs": [physical_ap("sb2")],
         "sync_info": {"on_wait": [], "on_update": [{"id": 30, "update_value": 1}]},
     }
 
@@ -99,7 +99,11 @@ def core(c: int, insts: list[dict[str, Any]]) -> Module:
             "functions": [
                 {
                     "name": "sg0000",
-                    "allocations": [_set("buf", "DRAM", True), _set("sb", "SB"), _set("sb2", "SB")],
+                    "allocations": [
+                        location_set("buf", "DRAM", True),
+                        location_set("sb", "SB"),
+                        location_set("sb2", "SB"),
+                    ],
                     "blocks": [{"name": "b0", "instructions": insts}],
                 }
             ],

@@ -13,34 +13,11 @@ from typing import Any
 import lncsplit
 import pytest
 from lncsplit import Module
-
-
-def _ap(memref: str) -> dict[str, Any]:
-    return {
-        "kind": "physical_ap",
-        "ap": [[64, 64], [1, 64]],
-        "offset": 0,
-        "dtype": "float32",
-        "memref": memref,
-        "memsetref": f"{memref}_set",
-    }
-
-
-def _set(name: str, mem: str, shared: bool = False) -> dict[str, Any]:
-    s: dict[str, Any] = {
-        "name": f"{name}_set",
-        "kind": "Internal",
-        "dtype": "float32",
-        "tensor_shape": [64, 64],
-        "memorylocations": [{"name": name, "type": mem, "addr": 0, "dims": [64, 256]}],
-    }
-    if shared:
-        s["addr_space"] = "Shared"
-    return s
+from sync_cores import location_set, physical_ap
 
 
 def _core(c: int, descriptor_writes: bool) -> dict[str, Any]:
-    sets = [_set("buf", "DRAM", shared=True), _set("sb", "SB")]
+    sets = [location_set("buf", "DRAM", shared=True), location_set("sb", "SB")]
     if c == 0:
         insts = [
             {
@@ -57,11 +34,11 @@ def _core(c: int, descriptor_writes: bool) -> dict[str, Any]:
             "name": "blk-desc0",
             "opcode": "DMADescriptorCopy",
             "engine": "DMA",
-            "ins": [_ap("sb")],
-            "outs": [_ap("buf")],
+            "ins": [physical_ap("sb")],
+            "outs": [physical_ap("buf")],
         }
         if not descriptor_writes:
-            desc["ins"], desc["outs"] = [_ap("buf")], [_ap("sb")]
+            desc["ins"], desc["outs"] = [physical_ap("buf")], [physical_ap("sb")]
         queues = [
             {
                 "name": "q",
@@ -88,8 +65,8 @@ def _core(c: int, descriptor_writes: bool) -> dict[str, Any]:
                 "name": "read",
                 "opcode": "DMACopy",
                 "engine": "SP",
-                "ins": [_ap("buf")],
-                "outs": [_ap("sb")],
+                "ins": [physical_ap("buf")],
+                "outs": [physical_ap("sb")],
             }
         ]
         queues = []

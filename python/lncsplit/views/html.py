@@ -146,7 +146,7 @@ def _instruction_rows(
     differing = {(d.function, d.instruction) for d in diffs.differences if d.instruction}
     race_index = races.by_instruction()
     engine_index = races.engine_by_instruction()
-    undecided_index = _undecided_index(races)
+    undecided_index = races.undecided_by_instruction()
     rows = []
     for key in merged_order(per_core, order):
         refs = [idx.get(key) for idx in per_core]
@@ -226,14 +226,20 @@ def _memory_images(maps: Sequence[Any], report: Any, title: str) -> tuple[list[s
     return per_core, summary
 
 
+def _linked_sides(r: dict[str, Any], ids: _Ids) -> list[dict[str, Any]]:
+    """Both sides of a race dict, each with the ``href`` of its instruction's row (or None)."""
+    sides = []
+    for side in ("a", "b"):
+        s = r.get(side) or {}
+        key = (str(s.get("function")), str(s.get("instruction")))
+        sides.append({**s, "href": "#" + ids.inst[key] if key in ids.inst else None})
+    return sides
+
+
 def _race_rows(races: RaceSection, ids: _Ids) -> list[dict[str, Any]]:
     rows = []
     for k, r in enumerate(races.races):
-        sides = []
-        for side in ("a", "b"):
-            s = r.get(side) or {}
-            key = (str(s.get("function")), str(s.get("instruction")))
-            sides.append({**s, "href": "#" + ids.inst[key] if key in ids.inst else None})
+        sides = _linked_sides(r, ids)
         loc = r.get("location") or {}
         lk = (
             int(loc.get("core", -1)),
@@ -255,29 +261,12 @@ def _race_rows(races: RaceSection, ids: _Ids) -> list[dict[str, Any]]:
     return rows
 
 
-def _undecided_index(races: RaceSection) -> dict[tuple[str, str], list[int]]:
-    """``(function, instruction)`` → indexes of the undecided pairs it is a side of."""
-    out: dict[tuple[str, str], list[int]] = {}
-    for k, u in enumerate(races.undecided):
-        r = u.get("race") or {}
-        for side in ("a", "b"):
-            s = r.get(side) or {}
-            key = (str(s.get("function")), str(s.get("instruction")))
-            if k not in out.get(key, []):
-                out.setdefault(key, []).append(k)
-    return out
-
-
 def _engine_rows(races: RaceSection, ids: _Ids) -> list[dict[str, Any]]:
     """The races inside one core, each side linked to its instruction's row."""
     rows = []
     for k, r in enumerate(races.engine):
-        sides = []
-        for side in ("a", "b"):
-            s = r.get(side) or {}
-            key = (str(s.get("function")), str(s.get("instruction")))
-            sides.append({**s, "href": "#" + ids.inst[key] if key in ids.inst else None})
-        rows.append({**r, "id": f"e{k}", "a": sides[0], "b": sides[1]})
+        a, b = _linked_sides(r, ids)
+        rows.append({**r, "id": f"e{k}", "a": a, "b": b})
     return rows
 
 
@@ -286,17 +275,13 @@ def _undecided_rows(races: RaceSection, ids: _Ids) -> list[dict[str, Any]]:
     rows = []
     for k, u in enumerate(races.undecided):
         r = u.get("race") or {}
-        sides = []
-        for side in ("a", "b"):
-            s = r.get(side) or {}
-            key = (str(s.get("function")), str(s.get("instruction")))
-            sides.append({**s, "href": "#" + ids.inst[key] if key in ids.inst else None})
+        a, b = _linked_sides(r, ids)
         rows.append(
             {
                 "id": f"u{k}",
                 "reason": u.get("reason"),
-                "a": sides[0],
-                "b": sides[1],
+                "a": a,
+                "b": b,
                 "location": r.get("location") or {},
                 "witness": r.get("witness") or {},
             }

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["RaceSection", "race_section", "racecheck_available"]
+__all__ = ["RaceSection", "race_section", "racecheck_available", "sides_index"]
 
 
 def racecheck_available() -> bool:
@@ -53,25 +53,28 @@ class RaceSection:
 
     def by_instruction(self) -> dict[tuple[str, str], list[int]]:
         """``(function, instruction)`` → indexes of the races it is a side of (any core)."""
-        out: dict[tuple[str, str], list[int]] = {}
-        for k, r in enumerate(self.races):
-            for side in ("a", "b"):
-                s = r.get(side) or {}
-                key = (str(s.get("function")), str(s.get("instruction")))
-                if k not in out.get(key, []):
-                    out.setdefault(key, []).append(k)
-        return out
+        return sides_index(self.races)
 
     def engine_by_instruction(self) -> dict[tuple[str, str], list[int]]:
         """``(function, instruction)`` → indexes of the engine races it is a side of."""
-        out: dict[tuple[str, str], list[int]] = {}
-        for k, r in enumerate(self.engine):
-            for side in ("a", "b"):
-                s = r.get(side) or {}
-                key = (str(s.get("function")), str(s.get("instruction")))
-                if k not in out.get(key, []):
-                    out.setdefault(key, []).append(k)
-        return out
+        return sides_index(self.engine)
+
+    def undecided_by_instruction(self) -> dict[tuple[str, str], list[int]]:
+        """``(function, instruction)`` → indexes of the undecided pairs it is a side of."""
+        return sides_index([u.get("race") or {} for u in self.undecided])
+
+
+def sides_index(races: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[int]]:
+    """``(function, instruction)`` → indexes of the race dicts (``{"a", "b", …}``) it is a
+    side of."""
+    out: dict[tuple[str, str], list[int]] = {}
+    for k, r in enumerate(races):
+        for side in ("a", "b"):
+            s = r.get(side) or {}
+            key = (str(s.get("function")), str(s.get("instruction")))
+            if k not in out.get(key, []):
+                out.setdefault(key, []).append(k)
+    return out
 
 
 def _document(report: Any) -> dict[str, Any]:

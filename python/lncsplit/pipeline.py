@@ -380,7 +380,7 @@ def _racecheck_groups(out: list[Module], n: int, parallel: bool = True) -> None:
                 9301,
                 f"cannot prove the cores race-free: {u.race.a.instruction} on core "
                 f"{u.race.a.core} and {u.race.b.instruction} on core {u.race.b.core} on "
-                f"{u.race.location.name} are ordered only by what lncsplit does not model",
+                f"{u.race.location.name} are ordered by nothing lncsplit models",
                 "lncsplit/lnc_barriercheck",
                 f"module {cores[0].name}: {u.reason}",
             )

@@ -144,7 +144,9 @@ pub fn prune_table<'m>(
     function: &'m Function,
     needed: &mut dyn FnMut(&'m Instruction) -> bool,
 ) -> Vec<Option<Skip>> {
-    let mut table = Vec::new();
+    // Sized once: a table grown by doubling leaves its outgrown copies with
+    // the allocator for its purge delay (the race check's peak memory).
+    let mut table = Vec::with_capacity(function.instruction_count());
     for b in &function.basic_blocks {
         for i in &b.instructions {
             prune_subtree(ctx, i, needed, &mut table);

@@ -510,8 +510,10 @@ fn scan<'i, 'm>(cf: &'i CoreFn<'m>, reach: &Reach, reached: &Reached, fast: bool
     let ctx = &cf.module.ctx;
     let mut scanner = bounds::Scanner::new(ctx, &cf.index, |set| reachable(cf, reach, set));
     let mut error = None;
-    let (mut touches, mut verify, mut barrier) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut plan, mut plans) = (Vec::new(), Vec::new());
+    // Per-position tables sized once (see `prune_table`).
+    let n = cf.function.instruction_count();
+    let (mut touches, mut verify, mut barrier) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut plan, mut plans) = (Vec::with_capacity(n), Vec::new());
     let mut barriers = 0u32;
     let is_reached = |e: &SetEntry<'m>| reached.contains(&(e as *const _ as usize));
     let skip = prune_table(ctx, cf.function, &mut |inst| {
@@ -900,6 +902,7 @@ fn check_function(cores: Cores<'_>, fname: &str, mode: Mode, parallel: bool) -> 
                     continue;
                 }
                 let ep = &epochs[&(a, b)];
+                spans_within_limit(&function, [a, b], [&per_core[a], &per_core[b]], ep)?;
                 let found = sweep::sweep([&per_core[a], &per_core[b]], ep);
                 let loc = &reach.locs[id as usize];
                 let pb = reach.partition_bytes[id as usize];
@@ -918,6 +921,35 @@ fn check_function(cores: Cores<'_>, fname: &str, mode: Mode, parallel: bool) -> 
         }
     }
     Ok((races, undecided))
+}
+
+/// The most sweep entries one pair of cores may need on one location: an
+/// access of a core with `sync_info` enters the sweep once per epoch of its
+/// span, so a DMA nothing waits for, on a core with many barriers, could
+/// otherwise ask for (accesses × barriers) entries.
+const MAX_SPAN_ENTRIES: u64 = 1 << 26;
+
+/// 9306 when the spans of one location's accesses would pass [`MAX_SPAN_ENTRIES`].
+fn spans_within_limit(function: &str, cores: [usize; 2], sides: [&[&Item<'_>]; 2], ep: &PairEpochs) -> Result<()> {
+    let mut total = 0u64;
+    for (s, items) in sides.iter().enumerate() {
+        for it in items.iter() {
+            let (lo, hi) = ep.span(s, it);
+            total += u64::from(hi - lo) + 1;
+        }
+    }
+    if total <= MAX_SPAN_ENTRIES {
+        return Ok(());
+    }
+    Err(Error::neuron_at(
+        9306,
+        format!(
+            "the race check of cores {} and {} in function {function} is past its resource limits: accesses ordered by no barrier span {total} epochs in all (at most {MAX_SPAN_ENTRIES})",
+            cores[0], cores[1]
+        ),
+        WHERE,
+        "on a core with sync_info an access spans the barriers the engines do not order it against: add the semaphore waits that order its DMAs before the next CoreBarrier".to_string(),
+    ))
 }
 
 fn make_race(

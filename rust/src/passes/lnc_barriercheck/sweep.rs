@@ -139,9 +139,8 @@ pub(crate) fn bounding_box(p: &Progression, layout: &Layout) -> Result<(i64, i64
 /// the byte with its sign bit flipped, then side and index in 32 bits) while
 /// the indices fit in 31 bits: sorting integers costs a fraction of
 /// comparing tuples field by field, the sweep's largest cost on big modules.
-fn sorted_entries(sides: [&[&Item<'_>]; 2], ep: &PairEpochs) -> Vec<(u32, i64, u8, u32)> {
+fn sorted_entries(sides: [&[&Item<'_>]; 2], ep: &PairEpochs) -> Entries {
     let n = sides[0].len() + sides[1].len();
-    let mut entries: Vec<(u32, i64, u8, u32)> = Vec::with_capacity(n);
     if sides.iter().all(|x| x.len() <= 1 << 31) {
         let mut keys: Vec<u128> = Vec::with_capacity(n);
         for (s, items) in sides.iter().enumerate() {
@@ -151,9 +150,9 @@ fn sorted_entries(sides: [&[&Item<'_>]; 2], ep: &PairEpochs) -> Vec<(u32, i64, u
             }
         }
         keys.sort_unstable();
-        entries.extend(keys.into_iter().map(unpack));
-        return entries;
+        return Entries::Packed(keys);
     }
+    let mut entries: Vec<(u32, i64, u8, u32)> = Vec::with_capacity(n);
     for (s, items) in sides.iter().enumerate() {
         for (i, it) in items.iter().enumerate() {
             let (lo, hi) = ep.span(s, it);
@@ -161,7 +160,14 @@ fn sorted_entries(sides: [&[&Item<'_>]; 2], ep: &PairEpochs) -> Vec<(u32, i64, u
         }
     }
     entries.sort_unstable();
-    entries
+    Entries::Tuples(entries)
+}
+
+/// The sorted entries, packed (read back one at a time: no second copy as
+/// tuples beside the keys) or, past 2³¹ items a side, as tuples.
+enum Entries {
+    Packed(Vec<u128>),
+    Tuples(Vec<(u32, i64, u8, u32)>),
 }
 
 const SIGN: u64 = 1 << 63;
@@ -204,12 +210,22 @@ fn class(r: Role) -> usize {
 /// two cores working on different columns of every partition never meet),
 /// then checks the partition ranges, then — exact mode — the run sets.
 pub(crate) fn sweep<'i, 'm>(sides: [&[&'i Item<'m>]; 2], ep: &PairEpochs) -> Vec<Witness<'i, 'm>> {
-    let entries = sorted_entries(sides, ep);
+    match sorted_entries(sides, ep) {
+        Entries::Packed(k) => sweep_sorted(sides, k.iter().map(|&x| unpack(x))),
+        Entries::Tuples(t) => sweep_sorted(sides, t.iter().copied()),
+    }
+}
+
+/// [`sweep`] over the entries `(epoch, least byte, side, index)` in order.
+fn sweep_sorted<'i, 'm>(
+    sides: [&[&'i Item<'m>]; 2],
+    entries: impl Iterator<Item = (u32, i64, u8, u32)>,
+) -> Vec<Witness<'i, 'm>> {
     let mut best: HashMap<(u32, u32), Witness<'i, 'm>> = HashMap::new();
     // active[side][class]: indices into sides[side] whose byte interval may still reach.
     let mut active: [[Vec<u32>; 2]; 2] = Default::default();
     let mut epoch = None;
-    for &(e, blo, s, i) in &entries {
+    for (e, blo, s, i) in entries {
         if epoch != Some(e) {
             epoch = Some(e);
             active.iter_mut().flatten().for_each(Vec::clear);

@@ -34,8 +34,15 @@ def location_set(name: str, mem: str, shared: bool = False) -> dict[str, Any]:
     return s
 
 
+def _with_sync(inst: dict[str, Any], sync: dict[str, Any]) -> dict[str, Any]:
+    """``inst`` with ``sync_info`` = ``sync`` when any is given."""
+    if sync:
+        inst["sync_info"] = sync
+    return inst
+
+
 def barrier(engine: str = "SP", k: int = 0, **sync: Any) -> dict[str, Any]:
-    i: dict[str, Any] = {
+    inst = {
         "name": f"cb{k}",
         "opcode": "CoreBarrier",
         "id": k,
@@ -43,14 +50,12 @@ def barrier(engine: str = "SP", k: int = 0, **sync: Any) -> dict[str, Any]:
         "cores": [],
         "engine": engine,
     }
-    if sync:
-        i["sync_info"] = sync
-    return i
+    return _with_sync(inst, sync)
 
 
 def write(engine: str = "SP", **sync: Any) -> dict[str, Any]:
     """A DMA writing ``buf`` (completes later than it issues)."""
-    i: dict[str, Any] = {
+    inst = {
         "name": "w",
         "opcode": "DMACopy",
         "engine": engine,
@@ -58,23 +63,19 @@ def write(engine: str = "SP", **sync: Any) -> dict[str, Any]:
         "ins": [physical_ap("sb")],
         "outs": [physical_ap("buf")],
     }
-    if sync:
-        i["sync_info"] = sync
-    return i
+    return _with_sync(inst, sync)
 
 
 def read(engine: str = "SP", **sync: Any) -> dict[str, Any]:
     """A compute instruction reading ``buf`` into SBUF."""
-    i: dict[str, Any] = {
+    inst = {
         "name": "r",
         "opcode": "TensorCopy",
         "engine": engine,
         "ins": [physical_ap("buf")],
         "outs": [physical_ap("sb")],
     }
-    if sync:
-        i["sync_info"] = sync
-    return i
+    return _with_sync(inst, sync)
 
 
 def marker(engine: str = "DVE") -> dict[str, Any]:

@@ -35,14 +35,16 @@ pub(crate) fn racecheck_symbolic_plan(
     module: PyRef<'_, PyBirModule>,
     lnc: Vec<(i64, Option<i64>)>,
 ) -> PyResult<String> {
-    use crate::passes::racecheck_symbolic::{nset::ISet, plan};
-    let mut set = ISet::empty();
-    for (lo, hi) in lnc {
-        set = set.union(&ISet::interval(lo, hi));
-    }
+    let set = lnc_set(lnc);
     let m = module.module();
-    let v = py.detach(|| plan(m, &set))?;
+    let v = py.detach(|| crate::passes::racecheck_symbolic::plan(m, &set))?;
     Ok(v.to_string())
+}
+
+/// The N of `lnc`, given as intervals `(lo, hi)` (hi None: unbounded).
+fn lnc_set(lnc: Vec<(i64, Option<i64>)>) -> crate::passes::racecheck_symbolic::nset::ISet {
+    use crate::passes::racecheck_symbolic::nset::ISet;
+    (lnc.into_iter()).fold(ISet::empty(), |set, (lo, hi)| set.union(&ISet::interval(lo, hi)))
 }
 
 /// JSON kept in Rust until it is asked for: the symbolic checker's proved
@@ -71,14 +73,10 @@ pub(crate) fn racecheck_symbolic_sweep(
     module: PyRef<'_, PyBirModule>,
     lnc: Vec<(i64, Option<i64>)>,
 ) -> PyResult<(String, DeferredJson)> {
-    use crate::passes::racecheck_symbolic::{nset::ISet, plan};
-    let mut set = ISet::empty();
-    for (lo, hi) in lnc {
-        set = set.union(&ISet::interval(lo, hi));
-    }
+    let set = lnc_set(lnc);
     let m = module.module();
     let (text, proved) = py.detach(|| {
-        plan(m, &set).map(|mut v| {
+        crate::passes::racecheck_symbolic::plan(m, &set).map(|mut v| {
             let proved = v.as_object_mut().and_then(|o| o.remove("proved")).unwrap_or_default();
             (v.to_string(), proved)
         })

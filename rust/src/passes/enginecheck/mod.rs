@@ -80,13 +80,8 @@ pub fn check_input(m: &Module) -> Result<()> {
 /// enginecheck of one core module (or an N = 1 module). Reports races and
 /// statuses; raises only for invalid input.
 pub fn enginecheck(m: &Module) -> Result<EngineReport> {
-    // LNCSPLIT_ENGINE_TIMING=1 prints each phase's end (docs/performance.md).
-    let clock = std::env::var_os("LNCSPLIT_ENGINE_TIMING").map(|_| std::time::Instant::now());
-    let lap = |what: &str| {
-        if let Some(c) = clock {
-            eprintln!("enginecheck: {what} at {:?}", c.elapsed());
-        }
-    };
+    let phases = Phases::start();
+    let lap = |what: &str| phases.lap(what);
     check_input(m)?;
     lap("input checked");
     let queues = sync_keys::dma_queues(m)?;
@@ -104,6 +99,22 @@ pub fn enginecheck(m: &Module) -> Result<EngineReport> {
     }
     out.sort();
     Ok(out)
+}
+
+/// `LNCSPLIT_ENGINE_TIMING=1`: each phase's end on stderr, since the clock
+/// started (docs/performance.md); nothing, and no clock read, without it.
+pub(crate) struct Phases(Option<std::time::Instant>);
+
+impl Phases {
+    pub fn start() -> Phases {
+        Phases(std::env::var_os("LNCSPLIT_ENGINE_TIMING").map(|_| std::time::Instant::now()))
+    }
+
+    pub fn lap(&self, what: impl std::fmt::Display) {
+        if let Some(c) = self.0 {
+            eprintln!("enginecheck: {what} at {:?}", c.elapsed());
+        }
+    }
 }
 
 impl EngineReport {

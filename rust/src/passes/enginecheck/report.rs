@@ -297,7 +297,7 @@ pub fn order(b: &mut Built<'_>) -> Result<Ordered> {
 /// Check one built function and add its findings to `out`.
 pub fn check_function(mut b: Built<'_>, fidx: usize, out: &mut EngineReport) -> Result<()> {
     let function = b.function.name.clone();
-    let t0 = std::env::var_os("LNCSPLIT_ENGINE_TIMING").map(|_| std::time::Instant::now());
+    let phases = super::Phases::start();
     let Ordered {
         statuses,
         blocked,
@@ -305,9 +305,7 @@ pub fn check_function(mut b: Built<'_>, fidx: usize, out: &mut EngineReport) -> 
         two_streams,
         groupless,
     } = order(&mut b)?;
-    if let Some(c) = t0 {
-        eprintln!("enginecheck: order ({} nodes) took {:?}", b.graph.len(), c.elapsed());
-    }
+    phases.lap(format_args!("order ({} nodes)", b.graph.len()));
     let site = |s: u32| &b.sites[s as usize];
     let undecided = |reason: String, s: u32| Undecided {
         function: function.clone(),
@@ -376,11 +374,8 @@ pub fn check_function(mut b: Built<'_>, fidx: usize, out: &mut EngineReport) -> 
     let accs: Vec<Acc> = b.accs.iter().copied().filter(|a| !blocked[a.start as usize]).collect();
     let sites_pos = |s: u32| b.sites[s as usize].position;
     let spaces = &b.places.spaces;
-    let clock = std::env::var_os("LNCSPLIT_ENGINE_TIMING").map(|_| std::time::Instant::now());
     let found = sweep::sweep(&accs, &b.feet, spaces, &b.graph, &sites_pos);
-    if let Some(c) = clock {
-        eprintln!("enginecheck: sweep of {} accesses took {:?}", accs.len(), c.elapsed());
-    }
+    phases.lap(format_args!("sweep of {} accesses", accs.len()));
     let mut by_node: HashMap<u32, Vec<&UpdateEv>> = HashMap::new();
     for u in &b.sems.updates {
         by_node.entry(u.node).or_default().push(u);

@@ -280,7 +280,11 @@ pub struct DmaBlock {
 /// (at its path) and its descriptors' arguments sorted by what enginecheck
 /// makes of them. A repeated DMABlock name denotes its first one.
 pub fn dma_queues(m: &Module) -> Result<Vec<DmaBlock>> {
-    let queues = crate::bir::queues::Queues::of(m)?;
+    dma_queues_of(&crate::bir::queues::Queues::of(m)?)
+}
+
+/// [`dma_queues`] of queues already read.
+pub fn dma_queues_of(queues: &crate::bir::queues::Queues) -> Result<Vec<DmaBlock>> {
     let mut out = Vec::with_capacity(queues.blocks().len());
     for b in queues.blocks() {
         let sync = match &b.sync_info {

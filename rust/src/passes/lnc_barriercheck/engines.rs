@@ -22,7 +22,10 @@
 //! lowered into semaphores), the core's races are not reported as races but
 //! as `RaceReport.undecided` with the reason, never as ok.
 
-use crate::bir::Module;
+use std::sync::Arc;
+
+use crate::bir::queues::Queues;
+use crate::bir::{Function, Module};
 use crate::error::Result;
 use crate::passes::enginecheck::build::{self, Built};
 use crate::passes::enginecheck::report;
@@ -96,29 +99,42 @@ impl<'q> CoreOrder<'q> {
     }
 }
 
-/// What one walk over a core's module tells the cross-core check: whether
-/// the module uses semaphores at all (contract §3.10), and the first
-/// instruction of function `fidx` whose `sync_info` names another core's
+/// What the cross-core check reads of one core's module once, for all its
+/// functions: its `queues` (one read, shared by the DMA-trigger accesses
+/// and the engine order), their DMA blocks, and whether the module uses
+/// semaphores at all (contract §3.10).
+pub(super) struct CoreSync {
+    pub queues: Option<Arc<Queues>>,
+    pub blocks: Vec<DmaBlock>,
+    pub sync: bool,
+}
+
+impl CoreSync {
+    pub fn of(m: &Module) -> Result<CoreSync> {
+        let queues = Queues::of_module(m)?.map(Arc::new);
+        let blocks = match &queues {
+            Some(q) => sync_keys::dma_queues_of(q)?,
+            None => Vec::new(),
+        };
+        let sync = build::module_has_sync(m, &blocks);
+        Ok(CoreSync { queues, blocks, sync })
+    }
+}
+
+/// The first instruction of `f` whose `sync_info` names another core's
 /// semaphores or notifies another core, in words (with or without any other
 /// `sync_info`: such order is never credited).
-pub(super) fn scan(m: &Module, fidx: usize, core: usize, queues: &[DmaBlock]) -> (bool, Option<String>) {
-    let mut sync = queues.iter().any(|b| !b.sync.is_empty());
+pub(super) fn remote(f: &Function, core: usize) -> Option<String> {
     let mut found = None;
-    for (i, f) in m.functions.iter().enumerate() {
-        f.walk(&mut |inst| {
-            if inst.extra.is_none() {
-                return; // no carried keys (most instructions of most modules)
+    f.walk(&mut |inst| {
+        if found.is_none() && inst.extra.is_some() {
+            if let Some(k) = sync_keys::remote_sync(inst) {
+                found = Some(format!(
+                    "on core {core}, {} in function {} carries {k}: cross-core order through another core's semaphores is not modelled by lncsplit",
+                    inst.name, f.name
+                ));
             }
-            sync |= sync_keys::inst_has_sync(inst);
-            if i == fidx && found.is_none() {
-                if let Some(k) = sync_keys::remote_sync(inst) {
-                    found = Some(format!(
-                        "on core {core}, {} in function {} carries {k}: cross-core order through another core's semaphores is not modelled by lncsplit",
-                        inst.name, f.name
-                    ));
-                }
-            }
-        });
-    }
-    (sync, found)
+        }
+    });
+    found
 }

@@ -280,9 +280,13 @@ pub fn racecheck_with(modules: &[&Module], mode: Mode, parallel: bool) -> Result
         lnc_verifier::verify_concretized(modules, n)?;
     }
     check_sb2sb(modules)?;
+    let syncs: Vec<engines::CoreSync> = modules
+        .iter()
+        .map(|m| engines::CoreSync::of(m))
+        .collect::<Result<_>>()?;
     let (mut races, mut undecided) = (Vec::new(), Vec::new());
     for f in &modules[0].functions {
-        let (r, u) = check_function(cores, &f.name, mode, parallel)?;
+        let (r, u) = check_function(cores, &syncs, &f.name, mode, parallel)?;
         races.extend(r);
         undecided.extend(u);
     }
@@ -379,7 +383,12 @@ fn owner_partition_bytes(r: &crate::analysis::location::Resolved<'_>) -> i64 {
 }
 
 /// Resolve every location of every core (9303 for a dangling target).
-fn resolve_all<'m>(cores: Cores<'m>, fname: &str, reach: &mut Reach) -> Result<Vec<CoreFn<'m>>> {
+fn resolve_all<'m>(
+    cores: Cores<'m>,
+    syncs: &[engines::CoreSync],
+    fname: &str,
+    reach: &mut Reach,
+) -> Result<Vec<CoreFn<'m>>> {
     let mut out = Vec::with_capacity(cores.len());
     for (c, m) in cores.modules.iter().enumerate() {
         let Some(fidx) = m.functions.iter().position(|x| &*x.name == fname) else {
@@ -406,13 +415,13 @@ fn resolve_all<'m>(cores: Cores<'m>, fname: &str, reach: &mut Reach) -> Result<V
             resolve_partner_writes(cores, c, f, reach, &mut partner)?;
         }
         // A DMATrigger accesses its descriptors' arguments (§3.6 via §3.8).
-        let queues = crate::bir::queues::Queues::of_module(m)?;
+        let queues = syncs[c].queues.clone();
         out.push(CoreFn {
             module: m,
             function: f,
             fidx,
             core: c,
-            index: FunctionIndex::with_queues(f, queues.map(std::sync::Arc::new)),
+            index: FunctionIndex::with_queues(f, queues),
             phys,
             partner,
         });
@@ -599,14 +608,19 @@ type Last = HashMap<(u32, u8, u32, u32), ((u32, u32), Option<Progression>)>;
 
 /// One core's barrier instances and recorded accesses; `fast` plans the
 /// accesses it can ([`linear`]; the same items either way).
-fn collect<'m>(cf: &CoreFn<'m>, reach: &Reach, mode: Mode, fast: bool) -> Result<Collected<'m>> {
+fn collect<'m>(
+    cf: &CoreFn<'m>,
+    cs: &engines::CoreSync,
+    reach: &Reach,
+    mode: Mode,
+    fast: bool,
+) -> Result<Collected<'m>> {
     let reached = reached_sets(cf, reach);
     let sc = scan(cf, reach, &reached, fast)?;
     // With sync_info, the engine relation places each access among the
     // barriers ([`engines`]); without it, execution order does.
-    let queues = crate::passes::enginecheck::sync_keys::dma_queues(cf.module)?;
-    let (sync, remote) = engines::scan(cf.module, cf.fidx, cf.core, &queues);
-    let order = engines::CoreOrder::of(cf.module, cf.fidx, cf.core, &queues, sync)?;
+    let remote = engines::remote(cf.function, cf.core);
+    let order = engines::CoreOrder::of(cf.module, cf.fidx, cf.core, &cs.blocks, cs.sync)?;
     let mut visits: Vec<u32> = if order.is_some() {
         vec![0; sc.skip.len()]
     } else {
@@ -862,14 +876,24 @@ fn sequence_error(fname: &str, bc: &BarrierCores, seqs: &[&[u32]], a: usize, b: 
 /// The races of one function and the candidate races left undecided.
 type Found = (Vec<Race>, Vec<Undecided>);
 
-fn check_function(cores: Cores<'_>, fname: &str, mode: Mode, parallel: bool) -> Result<Found> {
+fn check_function(
+    cores: Cores<'_>,
+    syncs: &[engines::CoreSync],
+    fname: &str,
+    mode: Mode,
+    parallel: bool,
+) -> Result<Found> {
     let n = cores.len();
     let mut reach = Reach::default();
-    let fns = resolve_all(cores, fname, &mut reach)?;
+    let fns = resolve_all(cores, syncs, fname, &mut reach)?;
     let collected: Vec<Result<Collected>> = if parallel {
-        fns.par_iter().map(|cf| collect(cf, &reach, mode, FAST)).collect()
+        fns.par_iter()
+            .map(|cf| collect(cf, &syncs[cf.core], &reach, mode, FAST))
+            .collect()
     } else {
-        fns.iter().map(|cf| collect(cf, &reach, mode, FAST)).collect()
+        fns.iter()
+            .map(|cf| collect(cf, &syncs[cf.core], &reach, mode, FAST))
+            .collect()
     };
     let collected: Vec<Collected<'_>> = collected.into_iter().collect::<Result<_>>()?;
     if n < 2 || fns.len() < 2 {

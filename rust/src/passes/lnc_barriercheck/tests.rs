@@ -584,12 +584,15 @@ type Recorded = (Vec<u32>, Vec<(String, u32, u32, u32, String, [i64; 5], String)
 fn records(cores: &[Module], mode: Mode, fast: bool) -> std::result::Result<Vec<Recorded>, String> {
     let refs: Vec<&Module> = cores.iter().collect();
     let cs = super::Cores::checked(&refs, "test").map_err(|e| e.to_string())?;
+    let syncs: Vec<super::engines::CoreSync> = (refs.iter().map(|m| super::engines::CoreSync::of(m)))
+        .collect::<super::Result<_>>()
+        .map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for f in &cores[0].functions {
         let mut reach = super::Reach::default();
-        let fns = super::resolve_all(cs, &f.name, &mut reach).map_err(|e| e.to_string())?;
+        let fns = super::resolve_all(cs, &syncs, &f.name, &mut reach).map_err(|e| e.to_string())?;
         for cf in &fns {
-            let c = super::collect(cf, &reach, mode, fast).map_err(|e| e.to_string())?;
+            let c = super::collect(cf, &syncs[cf.core], &reach, mode, fast).map_err(|e| e.to_string())?;
             let items = (c.items.iter())
                 .map(|it| {
                     let fp = &it.fp;
@@ -616,10 +619,12 @@ fn records(cores: &[Module], mode: Mode, fast: bool) -> std::result::Result<Vec<
 fn planned(cores: &[Module]) -> usize {
     let refs: Vec<&Module> = cores.iter().collect();
     let cs = super::Cores::checked(&refs, "test").unwrap();
+    let syncs: Vec<super::engines::CoreSync> =
+        (refs.iter().map(|m| super::engines::CoreSync::of(m).unwrap())).collect();
     let mut n = 0;
     for f in &cores[0].functions {
         let mut reach = super::Reach::default();
-        for cf in &super::resolve_all(cs, &f.name, &mut reach).unwrap() {
+        for cf in &super::resolve_all(cs, &syncs, &f.name, &mut reach).unwrap() {
             let reached = super::reached_sets(cf, &reach);
             n += super::scan(cf, &reach, &reached, true).unwrap().plans.len();
         }
